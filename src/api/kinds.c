@@ -1,0 +1,200 @@
+/* kinds.c - the table of served kinds (see kinds.h). */
+#include "api/kinds.h"
+
+#include "api/objects.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const api_field pod_fields[] = {
+    {"spec.nodeName", "spec.nodeName", NULL},
+    {"spec.restartPolicy", "spec.restartPolicy", NULL},
+    {"spec.schedulerName", "spec.schedulerName", NULL},
+    {"spec.serviceAccountName", "spec.serviceAccountName", NULL},
+    {"spec.hostNetwork", "spec.hostNetwork", "false"},
+    {"status.phase", "status.phase", NULL},
+    {"status.podIP", "status.podIP", NULL},
+    {"status.nominatedNodeName", "status.nominatedNodeName", NULL},
+    {NULL, NULL, NULL},
+};
+static const api_field event_fields[] = {
+    {"involvedObject.kind", "involvedObject.kind", NULL},
+    {"involvedObject.namespace", "involvedObject.namespace", NULL},
+    {"involvedObject.name", "involvedObject.name", NULL},
+    {"involvedObject.uid", "involvedObject.uid", NULL},
+    {"involvedObject.apiVersion", "involvedObject.apiVersion", NULL},
+    {"involvedObject.resourceVersion", "involvedObject.resourceVersion", NULL},
+    {"involvedObject.fieldPath", "involvedObject.fieldPath", NULL},
+    {"reason", "reason", NULL},
+    {"reportingComponent", "reportingComponent", NULL},
+    {"source", "source.component", NULL},
+    {"type", "type", NULL},
+    {NULL, NULL, NULL},
+};
+static const api_field secret_fields[] = {{"type", "type", NULL}, {NULL, NULL, NULL}};
+static const api_field namespace_fields[] = {{"status.phase", "status.phase", NULL},
+                                             {NULL, NULL, NULL}};
+static const api_field node_fields[] = {{"spec.unschedulable", "spec.unschedulable", "false"},
+                                        {NULL, NULL, NULL}};
+static const api_field replicas_fields[] = {{"status.replicas", "status.replicas", "0"},
+                                            {NULL, NULL, NULL}};
+
+#define CORE "", "v1"
+static const api_kind builtin[] = {
+    {CORE, "Namespace", "namespaces", "namespace", "ns", NULL, false, API_SUB_STATUS,
+     API_NAME_LABEL, namespace_fields, namespace_defaults, NULL},
+    {CORE, "Pod", "pods", "pod", "po", "all", true, API_SUB_STATUS | API_SUB_BINDING,
+     API_NAME_SUBDOMAIN, pod_fields, pod_defaults, pod_validate},
+    {CORE, "Node", "nodes", "node", "no", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN,
+     node_fields, NULL, NULL},
+    {CORE, "ResourceQuota", "resourcequotas", "resourcequota", "quota", NULL, true,
+     API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, NULL, NULL},
+    {CORE, "LimitRange", "limitranges", "limitrange", "limits", NULL, true, 0,
+     API_NAME_SUBDOMAIN, NULL, NULL, NULL},
+    {CORE, "Service", "services", "service", "svc", "all", true, API_SUB_STATUS,
+     API_NAME_DNS1035, NULL, service_defaults, NULL},
+    {CORE, "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", "pvc",
+     NULL, true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, pvc_defaults, NULL},
+    {CORE, "ConfigMap", "configmaps", "configmap", "cm", NULL, true, 0, API_NAME_SUBDOMAIN,
+     NULL, NULL, NULL},
+    {CORE, "Secret", "secrets", "secret", NULL, NULL, true, 0, API_NAME_SUBDOMAIN,
+     secret_fields, secret_defaults, NULL},
+    {CORE, "ReplicationController", "replicationcontrollers", "replicationcontroller", "rc",
+     "all", true, API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields,
+     replicas_defaults, NULL},
+    {CORE, "ServiceAccount", "serviceaccounts", "serviceaccount", "sa", NULL, true, 0,
+     API_NAME_SUBDOMAIN, NULL, NULL, NULL},
+    {CORE, "Event", "events", "event", "ev", NULL, true, 0, API_NAME_PATH, event_fields, NULL,
+     NULL},
+    {"scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", "pc", NULL,
+     false, 0, API_NAME_SUBDOMAIN, NULL, priorityclass_defaults, NULL},
+    {"storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", "sc", NULL, false,
+     0, API_NAME_SUBDOMAIN, NULL, storageclass_defaults, NULL},
+    {"apps", "v1", "Deployment", "deployments", "deployment", "deploy", "all", true,
+     API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, NULL, deployment_defaults, NULL},
+    {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", "rs", "all", true,
+     API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults,
+     NULL},
+};
+#undef CORE
+
+#define MAX_KINDS 64
+static const api_kind *extra[MAX_KINDS];
+static size_t nextra;
+
+#define NBUILTIN (sizeof builtin / sizeof *builtin)
+
+size_t api_kind_count(void)
+{
+    return NBUILTIN + nextra;
+}
+
+const api_kind *api_kind_at(size_t i)
+{
+    if (i < NBUILTIN) return &builtin[i];
+    return i - NBUILTIN < nextra ? extra[i - NBUILTIN] : NULL;
+}
+
+int api_kind_register(const api_kind *k)
+{
+    if (nextra == MAX_KINDS) return -1;
+    extra[nextra++] = k;
+    return 0;
+}
+
+const api_kind *api_kind_find(const char *group, const char *version, const char *resource)
+{
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        if (strcmp(k->group, group) == 0 && strcmp(k->version, version) == 0 &&
+            strcmp(k->resource, resource) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+const api_kind *api_kind_by_kind(const char *api_version, const char *kind)
+{
+    char av[256];
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        api_kind_api_version(k, av, sizeof av);
+        if (strcmp(av, api_version) == 0 && strcmp(k->kind, kind) == 0) return k;
+    }
+    return NULL;
+}
+
+void api_kind_api_version(const api_kind *k, char *buf, size_t n)
+{
+    if (*k->group)
+        snprintf(buf, n, "%s/%s", k->group, k->version);
+    else
+        snprintf(buf, n, "%s", k->version);
+}
+
+void api_kind_store_resource(const api_kind *k, char *buf, size_t n)
+{
+    if (*k->group)
+        snprintf(buf, n, "%s.%s", k->resource, k->group);
+    else
+        snprintf(buf, n, "%s", k->resource);
+}
+
+int api_kind_key(const api_kind *k, const char *ns, const char *name, char *buf, size_t n)
+{
+    char res[256];
+    api_kind_store_resource(k, res, sizeof res);
+    int len = snprintf(buf, n, "%s/%s/%s", res, k->namespaced && ns ? ns : "", name ? name : "");
+    return len < 0 || (size_t)len >= n ? -1 : len;
+}
+
+json_t *api_json_path(const json_t *obj, const char *dotted)
+{
+    char seg[256];
+    const json_t *cur = obj;
+    while (cur && *dotted) {
+        const char *dot = strchr(dotted, '.');
+        size_t len = dot ? (size_t)(dot - dotted) : strlen(dotted);
+        if (len >= sizeof seg) return NULL;
+        memcpy(seg, dotted, len);
+        seg[len] = '\0';
+        cur = json_object_get(cur, seg);
+        dotted += len + (dot ? 1 : 0);
+    }
+    return (json_t *)cur;
+}
+
+static json_t *field_string(const json_t *v, const char *dflt)
+{
+    char buf[64];
+    if (json_is_string(v)) return json_string(json_string_value(v));
+    if (json_is_true(v)) return json_string("true");
+    if (json_is_false(v)) return json_string("false");
+    if (json_is_integer(v)) {
+        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+        return json_string(buf);
+    }
+    return json_string(dflt ? dflt : "");
+}
+
+json_t *api_kind_fields(const api_kind *k, const json_t *obj)
+{
+    json_t *f = json_object();
+    json_t *meta = json_object_get(obj, "metadata");
+    json_object_set_new(f, "metadata.name", field_string(json_object_get(meta, "name"), NULL));
+    if (k->namespaced)
+        json_object_set_new(f, "metadata.namespace",
+                            field_string(json_object_get(meta, "namespace"), NULL));
+    for (const api_field *af = k->fields; af && af->label; af++)
+        json_object_set_new(f, af->label, field_string(api_json_path(obj, af->path), af->dflt));
+    return f;
+}
+
+bool api_kind_has_field(const api_kind *k, const char *label)
+{
+    if (strcmp(label, "metadata.name") == 0 || strcmp(label, "metadata.namespace") == 0)
+        return true;
+    for (const api_field *af = k->fields; af && af->label; af++)
+        if (strcmp(af->label, label) == 0) return true;
+    return false;
+}

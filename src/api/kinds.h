@@ -1,0 +1,78 @@
+/* kinds.h - the registry of served kinds.
+ *
+ * Every served resource is one api_kind row: its names for discovery, its
+ * scope, its subresources and its hooks (defaulting, validation, selector
+ * fields). Handlers, discovery, OpenAPI and table printing all read this
+ * table, so adding a kind is adding a row (api_kind_register for kinds
+ * defined elsewhere, e.g. capsule.clastix.io). Rows are static and immutable.
+ */
+#ifndef ALLOT_API_KINDS_H
+#define ALLOT_API_KINDS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+enum {
+    API_SUB_STATUS = 1 << 0,  /* status subresource: main resource ignores status */
+    API_SUB_BINDING = 1 << 1, /* pods/binding */
+    API_SUB_SCALE = 1 << 2,   /* scale subresource */
+};
+
+typedef enum {
+    API_NAME_SUBDOMAIN, /* DNS-1123 subdomain (most kinds) */
+    API_NAME_LABEL,     /* DNS-1123 label (namespaces) */
+    API_NAME_DNS1035,   /* DNS-1035 label (services) */
+    API_NAME_PATH,      /* path segment only (nodes, events, priorityclasses) */
+} api_name_rule;
+
+/* A field-selector label and where its value lives in the object. */
+typedef struct api_field {
+    const char *label; /* "spec.nodeName" */
+    const char *path;  /* dotted path, usually equal to label */
+    const char *dflt;  /* value when absent (e.g. "false"), or NULL for "" */
+} api_field;
+
+typedef struct api_kind api_kind;
+struct api_kind {
+    const char *group;      /* "" for core */
+    const char *version;    /* "v1" */
+    const char *kind;       /* "Pod" */
+    const char *resource;   /* "pods" */
+    const char *singular;   /* "pod" */
+    const char *short_names; /* comma-separated, e.g. "po" (NULL: none) */
+    const char *categories;  /* comma-separated, e.g. "all" */
+    bool namespaced;
+    unsigned subresources;
+    api_name_rule name_rule;
+    const api_field *fields; /* extra field-selector labels, {NULL} terminated, or NULL */
+
+    /* Hooks; NULL means nothing to do. `old` is NULL on create. */
+    void (*defaults)(json_t *obj);
+    void (*validate)(const json_t *obj, const json_t *old, json_t *causes);
+};
+
+size_t api_kind_count(void);
+const api_kind *api_kind_at(size_t i);
+/* By URL parts; version must match. NULL if not served. */
+const api_kind *api_kind_find(const char *group, const char *version, const char *resource);
+/* By apiVersion ("v1", "apps/v1") and kind ("Pod"). */
+const api_kind *api_kind_by_kind(const char *api_version, const char *kind);
+/* Add a kind at startup (before serving). The row must outlive the process. */
+int api_kind_register(const api_kind *k);
+
+/* "v1" or "apps/v1". */
+void api_kind_api_version(const api_kind *k, char *buf, size_t n);
+/* Store resource name: "pods", "deployments.apps". */
+void api_kind_store_resource(const api_kind *k, char *buf, size_t n);
+/* Store key "<resource>/<ns>/<name>" (ns "" for cluster scope); returns length or -1. */
+int api_kind_key(const api_kind *k, const char *ns, const char *name, char *buf, size_t n);
+/* Flat {label: value} for field selectors, metadata.name/namespace included. Caller owns. */
+json_t *api_kind_fields(const api_kind *k, const json_t *obj);
+/* Whether a field-selector label is supported for this kind. */
+bool api_kind_has_field(const api_kind *k, const char *label);
+
+/* Dotted-path lookup ("spec.nodeName"); NULL when absent. Borrowed reference. */
+json_t *api_json_path(const json_t *obj, const char *dotted);
+
+#endif

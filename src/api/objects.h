@@ -1,0 +1,28 @@
+/* objects.h - per-kind defaulting and validation hooks (upstream SetDefaults_*),
+ * plus helpers common to every object. All functions edit `obj` in place. */
+#ifndef ALLOT_API_OBJECTS_H
+#define ALLOT_API_OBJECTS_H
+
+#include <jansson.h>
+
+void namespace_defaults(json_t *obj);
+void pod_defaults(json_t *obj);
+void pod_validate(const json_t *obj, const json_t *old, json_t *causes);
+void service_defaults(json_t *obj);
+void pvc_defaults(json_t *obj);
+void secret_defaults(json_t *obj);
+void replicas_defaults(json_t *obj);
+void deployment_defaults(json_t *obj);
+void priorityclass_defaults(json_t *obj);
+void storageclass_defaults(json_t *obj);
+
+/* The pod's QoS class ("BestEffort", "Burstable", "Guaranteed") as upstream
+ * computes it from spec (containers and init containers). */
+const char *pod_qos_class(const json_t *pod);
+
+/* Get obj[key], creating an empty object there when absent or not an object. */
+json_t *json_object_ensure(json_t *obj, const char *key);
+/* Set obj[key] = value unless key is present (steals value). */
+void json_default_new(json_t *obj, const char *key, json_t *value);
+
+#endif

@@ -1,0 +1,219 @@
+/* status.c - Kubernetes Status objects and field error lists (see status.h). */
+#include "api/status.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    int http;
+    const char *reason;
+} reason_table[] = {
+    [API_OK] = {200, ""},
+#define X(name, code, reason) [name] = {code, reason},
+    API_REASONS(X)
+#undef X
+};
+
+int api_errcode_http(api_errcode c)
+{
+    return reason_table[c].http;
+}
+
+const char *api_errcode_reason(api_errcode c)
+{
+    return reason_table[c].reason;
+}
+
+void api_err_init(api_err *e)
+{
+    e->code = API_OK;
+    e->message[0] = '\0';
+    e->details = NULL;
+}
+
+void api_err_clear(api_err *e)
+{
+    json_decref(e->details);
+    api_err_init(e);
+}
+
+int api_err_set(api_err *e, api_errcode code, const char *fmt, ...)
+{
+    va_list ap;
+    e->code = code;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void api_err_details(api_err *e, const char *name, const char *group, const char *kind)
+{
+    if (!e->details) e->details = json_object();
+    if (name) json_object_set_new(e->details, "name", json_string(name));
+    if (group && *group) json_object_set_new(e->details, "group", json_string(group));
+    if (kind) json_object_set_new(e->details, "kind", json_string(kind));
+}
+
+/* Upstream names the resource "pods" or "deployments.apps" in messages. */
+static void qualified(char *buf, size_t n, const char *group, const char *resource)
+{
+    if (group && *group)
+        snprintf(buf, n, "%s.%s", resource, group);
+    else
+        snprintf(buf, n, "%s", resource);
+}
+
+int api_err_not_found(api_err *e, const char *group, const char *resource, const char *name)
+{
+    char gr[256];
+    qualified(gr, sizeof gr, group, resource);
+    api_err_set(e, API_NOT_FOUND, "%s \"%s\" not found", gr, name);
+    api_err_details(e, name, group, resource);
+    return -1;
+}
+
+int api_err_already_exists(api_err *e, const char *group, const char *resource, const char *name)
+{
+    char gr[256];
+    qualified(gr, sizeof gr, group, resource);
+    api_err_set(e, API_ALREADY_EXISTS, "%s \"%s\" already exists", gr, name);
+    api_err_details(e, name, group, resource);
+    return -1;
+}
+
+int api_err_conflict(api_err *e, const char *group, const char *resource, const char *name,
+                     const char *why)
+{
+    char gr[256];
+    qualified(gr, sizeof gr, group, resource);
+    api_err_set(e, API_CONFLICT, "Operation cannot be fulfilled on %s \"%s\": %s", gr, name, why);
+    api_err_details(e, name, group, resource);
+    return -1;
+}
+
+static json_t *status_base(void)
+{
+    return json_pack("{s:s, s:s, s:{}}", "kind", "Status", "apiVersion", "v1", "metadata");
+}
+
+json_t *api_err_status(const api_err *e)
+{
+    json_t *st = status_base();
+    json_object_set_new(st, "status", json_string("Failure"));
+    json_object_set_new(st, "message", json_string(e->message));
+    json_object_set_new(st, "reason", json_string(api_errcode_reason(e->code)));
+    if (e->details) json_object_set(st, "details", e->details);
+    json_object_set_new(st, "code", json_integer(api_errcode_http(e->code)));
+    return st;
+}
+
+json_t *api_status_success(const char *name, const char *group, const char *kind)
+{
+    json_t *st = status_base();
+    json_object_set_new(st, "status", json_string("Success"));
+    if (name || kind) {
+        json_t *d = json_object();
+        if (name) json_object_set_new(d, "name", json_string(name));
+        if (group && *group) json_object_set_new(d, "group", json_string(group));
+        if (kind) json_object_set_new(d, "kind", json_string(kind));
+        json_object_set_new(st, "details", d);
+    }
+    return st;
+}
+
+/* ---- field errors ---- */
+
+static const struct {
+    const char *reason;
+    const char *prefix;
+} ferr_table[] = {
+    [FERR_INVALID] = {"FieldValueInvalid", "Invalid value"},
+    [FERR_REQUIRED] = {"FieldValueRequired", "Required value"},
+    [FERR_FORBIDDEN] = {"FieldValueForbidden", "Forbidden"},
+    [FERR_NOT_SUPPORTED] = {"FieldValueNotSupported", "Unsupported value"},
+    [FERR_DUPLICATE] = {"FieldValueDuplicate", "Duplicate value"},
+    [FERR_TOO_LONG] = {"FieldValueTooLong", "Too long"},
+    [FERR_TYPE_INVALID] = {"FieldValueTypeInvalid", "Invalid value"},
+};
+
+/* Upstream prints values with %#v-like rules: strings quoted, numbers bare. */
+static void format_value(char *buf, size_t n, const json_t *v)
+{
+    if (!v) {
+        snprintf(buf, n, "null");
+    } else if (json_is_string(v)) {
+        snprintf(buf, n, "\"%s\"", json_string_value(v));
+    } else {
+        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        snprintf(buf, n, "%s", s ? s : "");
+        free(s);
+    }
+}
+
+void ferr_add(json_t *list, ferr_type t, const char *field, const json_t *value, const char *detail)
+{
+    char msg[1024], val[512];
+    const char *p = ferr_table[t].prefix;
+    switch (t) {
+    case FERR_INVALID:
+    case FERR_TYPE_INVALID:
+    case FERR_NOT_SUPPORTED:
+        format_value(val, sizeof val, value);
+        if (detail && *detail)
+            snprintf(msg, sizeof msg, "%s: %s: %s", p, val, detail);
+        else
+            snprintf(msg, sizeof msg, "%s: %s", p, val);
+        break;
+    case FERR_DUPLICATE:
+        format_value(val, sizeof val, value);
+        snprintf(msg, sizeof msg, "%s: %s", p, val);
+        break;
+    default:
+        if (detail && *detail)
+            snprintf(msg, sizeof msg, "%s: %s", p, detail);
+        else
+            snprintf(msg, sizeof msg, "%s", p);
+    }
+    json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "reason", ferr_table[t].reason,
+                                          "message", msg, "field", field));
+}
+
+void ferr_addf(json_t *list, ferr_type t, const char *field, const json_t *value, const char *fmt,
+               ...)
+{
+    char detail[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    ferr_add(list, t, field, value, detail);
+}
+
+void ferr_add_str(json_t *list, ferr_type t, const char *field, const char *value,
+                  const char *detail)
+{
+    json_t *v = value ? json_string(value) : NULL;
+    ferr_add(list, t, field, v, detail);
+    json_decref(v);
+}
+
+int api_err_invalid(api_err *e, const char *group, const char *kind, const char *name,
+                    json_t *list)
+{
+    char agg[1536];
+    size_t n = json_array_size(list), off = 0;
+    agg[0] = '\0';
+    if (n > 1) off += snprintf(agg + off, sizeof agg - off, "[");
+    for (size_t i = 0; i < n && off < sizeof agg; i++) {
+        json_t *c = json_array_get(list, i);
+        off += snprintf(agg + off, sizeof agg - off, "%s%s: %s", i ? ", " : "",
+                        json_string_value(json_object_get(c, "field")),
+                        json_string_value(json_object_get(c, "message")));
+    }
+    if (n > 1 && off < sizeof agg) snprintf(agg + off, sizeof agg - off, "]");
+    api_err_set(e, API_INVALID, "%s \"%s\" is invalid: %s", kind, name ? name : "", agg);
+    api_err_details(e, name, group, kind);
+    json_object_set_new(e->details, "causes", list);
+    return -1;
+}

@@ -1,0 +1,575 @@
+/* registry.c - create/update/delete with Kubernetes semantics (see registry.h). */
+#include "registry/registry.h"
+
+#include "api/objects.h"
+#include "api/validation.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#define MAX_ADMISSION 16
+static const reg_admission *admission[MAX_ADMISSION];
+static size_t nadmission;
+
+int reg_admission_register(const reg_admission *a)
+{
+    if (nadmission == MAX_ADMISSION) return -1;
+    admission[nadmission++] = a;
+    return 0;
+}
+
+/* ---- small helpers ---- */
+
+static void random_bytes(void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t got = getrandom(p, n, 0);
+        if (got <= 0) abort(); /* the kernel's CSPRNG does not fail once seeded */
+        p += got;
+        n -= (size_t)got;
+    }
+}
+
+void reg_new_uid(char out[37])
+{
+    unsigned char b[16];
+    random_bytes(b, sizeof b);
+    b[6] = (b[6] & 0x0f) | 0x40; /* version 4 */
+    b[8] = (b[8] & 0x3f) | 0x80; /* RFC 4122 variant */
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+void reg_now_rfc3339(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* generateName suffix: upstream's alphabet without vowels and confusables. */
+static void random_suffix(char out[6])
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    unsigned char b[5];
+    random_bytes(b, sizeof b);
+    for (int i = 0; i < 5; i++) out[i] = alphabet[b[i] % (sizeof alphabet - 1)];
+    out[5] = '\0';
+}
+
+static const char *meta_str(const json_t *obj, const char *field)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+}
+
+static void set_rv(json_t *obj, int64_t rv)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)rv);
+    json_object_set_new(json_object_ensure(obj, "metadata"), "resourceVersion", json_string(buf));
+}
+
+static const api_kind *kind_for_key(const char *key)
+{
+    char res[256];
+    const char *slash = strchr(key, '/');
+    size_t n = slash ? (size_t)(slash - key) : strlen(key);
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        api_kind_store_resource(k, res, sizeof res);
+        if (strlen(res) == n && strncmp(res, key, n) == 0) return k;
+    }
+    return NULL;
+}
+
+void reg_indexer(const char *key, const json_t *obj, store_index *out)
+{
+    json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+    out->labels = json_is_object(labels) ? json_incref(labels) : NULL;
+    const api_kind *k = kind_for_key(key);
+    out->fields = k ? api_kind_fields(k, obj) : NULL;
+}
+
+static store_obj *txn_get_obj(store_txn *t, const api_kind *k, const char *ns, const char *name)
+{
+    char key[768];
+    if (api_kind_key(k, ns, name, key, sizeof key) < 0) return NULL;
+    return store_txn_get(t, key);
+}
+
+static int put_obj(store_txn *t, const api_kind *k, const char *ns, const char *name, json_t *obj,
+                   api_err *e)
+{
+    char key[768];
+    set_rv(obj, store_txn_rev(t));
+    if (api_kind_key(k, ns, name, key, sizeof key) < 0 || store_txn_put(t, key, obj, NULL) != 0)
+        return api_err_set(e, API_INTERNAL, "store write failed");
+    return 0;
+}
+
+static int commit(store_txn *t, api_err *e)
+{
+    if (store_commit(t) != 0) return api_err_set(e, API_INTERNAL, "store commit failed");
+    return 0;
+}
+
+/* ---- namespace lifecycle (upstream NamespaceLifecycle admission) ---- */
+
+static bool is_terminating(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    if (json_object_get(meta, "deletionTimestamp")) return true;
+    const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+    return phase && strcmp(phase, "Terminating") == 0;
+}
+
+static int namespace_admit(store_txn *t, const api_kind *k, const char *ns, const char *name,
+                           api_err *e)
+{
+    char key[512];
+    snprintf(key, sizeof key, "namespaces//%s", ns);
+    store_obj *o = store_txn_get(t, key);
+    if (!o) return api_err_not_found(e, "", "namespaces", ns);
+    json_t *nsobj = store_obj_parse(o);
+    store_obj_unref(o);
+    bool terminating = nsobj && is_terminating(nsobj);
+    json_decref(nsobj);
+    if (!terminating) return 0;
+    api_err_set(e, API_FORBIDDEN,
+                "%s \"%s\" is forbidden: unable to create new content in namespace %s because it "
+                "is being terminated",
+                k->resource, name, ns);
+    api_err_details(e, name, k->group, k->resource);
+    json_object_set_new(e->details, "causes",
+                        json_pack("[{s:s, s:s, s:s}]", "reason", "NamespaceTerminating", "message",
+                                  "namespace is being terminated", "field", "metadata.namespace"));
+    /* upstream's cause message names the namespace */
+    char msg[300];
+    snprintf(msg, sizeof msg, "namespace %s is being terminated", ns);
+    json_object_set_new(json_array_get(json_object_get(e->details, "causes"), 0), "message",
+                        json_string(msg));
+    return -1;
+}
+
+static int run_admission(store_txn *t, const api_kind *k, reg_op op, const char *sub,
+                         json_t *obj, const json_t *old, bool dry_run, api_err *e)
+{
+    for (size_t i = 0; i < nadmission; i++)
+        if (admission[i]->admit(t, k, op, sub, obj, old, dry_run, e) != 0) return -1;
+    return 0;
+}
+
+/* ---- validation ---- */
+
+static int name_rule(const api_kind *k)
+{
+    switch (k->name_rule) {
+    case API_NAME_LABEL:
+        return VAL_NAME_LABEL;
+    case API_NAME_DNS1035:
+        return VAL_NAME_DNS1035;
+    case API_NAME_PATH:
+        return VAL_NAME_PATH_SEGMENT;
+    default:
+        return VAL_NAME_SUBDOMAIN;
+    }
+}
+
+static int validate(const api_kind *k, const json_t *obj, const json_t *old, api_err *e)
+{
+    json_t *causes = json_array();
+    const json_t *meta = json_object_get(obj, "metadata");
+    val_object_meta(meta, k->namespaced, name_rule(k), causes);
+    if (old) val_object_meta_update(meta, json_object_get(old, "metadata"), causes);
+    if (k->validate) k->validate(obj, old, causes);
+    if (json_array_size(causes) == 0) {
+        json_decref(causes);
+        return 0;
+    }
+    return api_err_invalid(e, k->group, k->kind, meta_str(obj, "name"), causes);
+}
+
+/* Kinds whose status is owned by the server and reset on create. */
+static bool status_reset_on_create(const api_kind *k)
+{
+    return (k->subresources & API_SUB_STATUS) && strcmp(k->resource, "nodes") != 0;
+}
+
+static bool tracks_generation(const api_kind *k)
+{
+    return (k->subresources & API_SUB_STATUS) && strcmp(k->resource, "namespaces") != 0 &&
+           strcmp(k->resource, "nodes") != 0;
+}
+
+/* ---- create ---- */
+
+static int prepare_create(const api_kind *k, const char *ns, json_t *obj, api_err *e)
+{
+    json_t *meta = json_object_ensure(obj, "metadata");
+    const char *objns = json_string_value(json_object_get(meta, "namespace"));
+    if (k->namespaced) {
+        if (objns && *objns && strcmp(objns, ns) != 0)
+            return api_err_set(e, API_BAD_REQUEST,
+                               "the namespace of the provided object does not match the namespace "
+                               "sent on the request");
+        json_object_set_new(meta, "namespace", json_string(ns));
+    } else {
+        json_object_del(meta, "namespace");
+    }
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    if (rv && *rv)
+        return api_err_set(e, API_BAD_REQUEST,
+                           "resourceVersion should not be set on objects to be created");
+    char uid[37], ts[32];
+    reg_new_uid(uid);
+    reg_now_rfc3339(ts, sizeof ts);
+    json_object_set_new(meta, "uid", json_string(uid));
+    json_object_set_new(meta, "creationTimestamp", json_string(ts));
+    json_object_del(meta, "deletionTimestamp");
+    json_object_del(meta, "deletionGracePeriodSeconds");
+    json_object_del(meta, "resourceVersion");
+    json_object_del(meta, "selfLink");
+    if (tracks_generation(k)) json_object_set_new(meta, "generation", json_integer(1));
+    if (status_reset_on_create(k)) json_object_del(obj, "status");
+    if (k->defaults) k->defaults(obj);
+    return 0;
+}
+
+int reg_create(store *st, const api_kind *k, const char *ns, const json_t *in, bool dry_run,
+               json_t **out, api_err *e)
+{
+    json_t *obj = json_deep_copy(in);
+    store_txn *t = NULL;
+    if (!obj) return api_err_set(e, API_INTERNAL, "out of memory");
+    if (prepare_create(k, ns, obj, e) != 0) goto fail;
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *gen = json_string_value(json_object_get(meta, "generateName"));
+    bool generated = !meta_str(obj, "name") && gen && *gen;
+    if (generated) { /* a placeholder so validation sees a name of the final length */
+        char name[512], sfx[6];
+        random_suffix(sfx);
+        snprintf(name, sizeof name, "%s%s", gen, sfx);
+        json_object_set_new(meta, "name", json_string(name));
+    }
+    if (validate(k, obj, NULL, e) != 0) goto fail;
+
+    t = store_begin(st);
+    if (!t) {
+        api_err_set(e, API_INTERNAL, "out of memory");
+        goto fail;
+    }
+    if (k->namespaced && namespace_admit(t, k, ns, meta_str(obj, "name"), e) != 0) goto fail;
+    for (int tries = 0;; tries++) {
+        store_obj *existing = txn_get_obj(t, k, ns, meta_str(obj, "name"));
+        if (!existing) break;
+        store_obj_unref(existing);
+        if (!generated || tries == 8) {
+            api_err_already_exists(e, k->group, k->resource, meta_str(obj, "name"));
+            goto fail;
+        }
+        char name[512], sfx[6];
+        random_suffix(sfx);
+        snprintf(name, sizeof name, "%s%s", gen, sfx);
+        json_object_set_new(meta, "name", json_string(name));
+    }
+    if (run_admission(t, k, REG_CREATE, "", obj, NULL, dry_run, e) != 0) goto fail;
+    if (dry_run) {
+        store_abort(t);
+        *out = obj;
+        return 0;
+    }
+    char name[512];
+    snprintf(name, sizeof name, "%s", meta_str(obj, "name"));
+    if (put_obj(t, k, ns, name, obj, e) != 0) goto fail;
+    if (commit(t, e) != 0) {
+        json_decref(obj);
+        return -1;
+    }
+    *out = obj;
+    return 0;
+fail:
+    store_abort(t);
+    json_decref(obj);
+    return -1;
+}
+
+/* ---- update ---- */
+
+static const char *const immutable_meta[] = {"uid",       "creationTimestamp", "deletionTimestamp",
+                                             "deletionGracePeriodSeconds", "generation", NULL};
+
+static int prepare_update(const api_kind *k, const char *ns, const char *name, const char *sub,
+                          const json_t *cur, json_t **pnew, api_err *e)
+{
+    json_t *nw = *pnew;
+    json_t *meta = json_object_ensure(nw, "metadata");
+    const char *nname = json_string_value(json_object_get(meta, "name"));
+    if (nname && strcmp(nname, name) != 0)
+        return api_err_set(e, API_BAD_REQUEST,
+                           "the name of the object (%s) does not match the name on the URL (%s)",
+                           nname, name);
+    const char *nns = json_string_value(json_object_get(meta, "namespace"));
+    if (k->namespaced && nns && *nns && strcmp(nns, ns) != 0)
+        return api_err_set(e, API_BAD_REQUEST,
+                           "the namespace of the provided object does not match the namespace "
+                           "sent on the request");
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    const char *currv = meta_str(cur, "resourceVersion");
+    if (rv && *rv && (!currv || strcmp(rv, currv) != 0))
+        return api_err_conflict(e, k->group, k->resource, name,
+                                "the object has been modified; please apply your changes to the "
+                                "latest version and try again");
+    /* Unconditional update: the request applies to the stored version. */
+    if ((!rv || !*rv) && currv) json_object_set_new(meta, "resourceVersion", json_string(currv));
+
+    if (strcmp(sub, "status") == 0) {
+        /* The status subresource changes status only. */
+        json_t *merged = json_deep_copy(cur);
+        json_t *status = json_object_get(nw, "status");
+        if (status)
+            json_object_set(merged, "status", status);
+        else
+            json_object_del(merged, "status");
+        json_decref(nw);
+        *pnew = nw = merged;
+        return 0;
+    }
+    json_object_set_new(meta, "name", json_string(name));
+    if (k->namespaced)
+        json_object_set_new(meta, "namespace", json_string(ns));
+    else
+        json_object_del(meta, "namespace");
+    const json_t *curmeta = json_object_get(cur, "metadata");
+    for (const char *const *f = immutable_meta; *f; f++) {
+        json_t *v = json_object_get(curmeta, *f);
+        if (v)
+            json_object_set(meta, *f, v);
+        else
+            json_object_del(meta, *f);
+    }
+    if ((k->subresources & API_SUB_STATUS) && !*sub) { /* main resource: status is not ours */
+        json_t *status = json_object_get(cur, "status");
+        if (status)
+            json_object_set(nw, "status", status);
+        else
+            json_object_del(nw, "status");
+    }
+    if (tracks_generation(k) &&
+        !json_equal(json_object_get(cur, "spec"), json_object_get(nw, "spec"))) {
+        json_int_t g = json_integer_value(json_object_get(curmeta, "generation"));
+        json_object_set_new(meta, "generation", json_integer(g + 1));
+    }
+    if (k->defaults) k->defaults(nw);
+    return 0;
+}
+
+static bool finalizers_empty(const json_t *obj)
+{
+    return json_array_size(json_object_get(json_object_get(obj, "metadata"), "finalizers")) == 0;
+}
+
+/* Equal but for resourceVersion: an update that changes nothing is not written. */
+static bool same_object(const json_t *a, const json_t *b)
+{
+    json_t *ca = json_deep_copy(a), *cb = json_deep_copy(b);
+    json_object_del(json_object_get(ca, "metadata"), "resourceVersion");
+    json_object_del(json_object_get(cb, "metadata"), "resourceVersion");
+    bool eq = json_equal(ca, cb);
+    json_decref(ca);
+    json_decref(cb);
+    return eq;
+}
+
+static int delete_now(store_txn *t, const api_kind *k, const char *ns, const char *name,
+                      json_t *last, api_err *e)
+{
+    char key[768];
+    set_rv(last, store_txn_rev(t));
+    if (api_kind_key(k, ns, name, key, sizeof key) < 0 || store_txn_delete(t, key, last) != 0)
+        return api_err_set(e, API_INTERNAL, "store delete failed");
+    return 0;
+}
+
+int reg_update(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,
+               reg_mutate_fn fn, void *ctx, bool dry_run, json_t **out, api_err *e)
+{
+    json_t *cur = NULL, *nw = NULL;
+    store_txn *t = store_begin(st);
+    if (!t) return api_err_set(e, API_INTERNAL, "out of memory");
+    store_obj *o = txn_get_obj(t, k, ns, name);
+    if (!o) {
+        api_err_not_found(e, k->group, k->resource, name);
+        goto fail;
+    }
+    cur = store_obj_parse(o);
+    store_obj_unref(o);
+    if (!cur) {
+        api_err_set(e, API_INTERNAL, "stored object is corrupt");
+        goto fail;
+    }
+    nw = fn(cur, ctx, e);
+    if (!nw) goto fail;
+    if (prepare_update(k, ns, name, sub ? sub : "", cur, &nw, e) != 0) goto fail;
+    if (validate(k, nw, cur, e) != 0) goto fail;
+    if (run_admission(t, k, REG_UPDATE, sub ? sub : "", nw, cur, dry_run, e) != 0) goto fail;
+    if (dry_run || same_object(cur, nw)) {
+        store_abort(t);
+        json_decref(cur);
+        *out = nw;
+        return 0;
+    }
+    int rc;
+    if (json_object_get(json_object_get(nw, "metadata"), "deletionTimestamp") &&
+        finalizers_empty(nw) && strcmp(k->resource, "namespaces") != 0)
+        rc = delete_now(t, k, ns, name, nw, e); /* the last finalizer is gone */
+    else
+        rc = put_obj(t, k, ns, name, nw, e);
+    if (rc != 0) goto fail;
+    json_decref(cur);
+    if (commit(t, e) != 0) {
+        json_decref(nw);
+        return -1;
+    }
+    *out = nw;
+    return 0;
+fail:
+    store_abort(t);
+    json_decref(cur);
+    json_decref(nw);
+    return -1;
+}
+
+/* ---- delete ---- */
+
+static void add_finalizer(json_t *meta, const char *f)
+{
+    json_t *list = json_object_get(meta, "finalizers");
+    if (!json_is_array(list)) {
+        list = json_array();
+        json_object_set_new(meta, "finalizers", list);
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v) if (json_is_string(v) && !strcmp(json_string_value(v), f)) return;
+    json_array_append_new(list, json_string(f));
+}
+
+static int check_preconditions(const api_kind *k, const char *name, const json_t *cur,
+                               const reg_delete_opts *o, api_err *e)
+{
+    char why[512];
+    const char *uid = meta_str(cur, "uid"), *rv = meta_str(cur, "resourceVersion");
+    if (o->pre_uid && (!uid || strcmp(o->pre_uid, uid) != 0)) {
+        snprintf(why, sizeof why, "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+                 o->pre_uid, uid ? uid : "");
+        return api_err_conflict(e, k->group, k->resource, name, why);
+    }
+    if (o->pre_rv && (!rv || strcmp(o->pre_rv, rv) != 0)) {
+        snprintf(why, sizeof why,
+                 "Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in "
+                 "object meta: %s",
+                 o->pre_rv, rv ? rv : "");
+        return api_err_conflict(e, k->group, k->resource, name, why);
+    }
+    return 0;
+}
+
+static bool is_system_namespace(const char *name)
+{
+    return !strcmp(name, "default") || !strcmp(name, "kube-system") ||
+           !strcmp(name, "kube-public");
+}
+
+int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
+               const reg_delete_opts *o, json_t **out, bool *gone, api_err *e)
+{
+    json_t *cur = NULL;
+    store_txn *t = store_begin(st);
+    if (!t) return api_err_set(e, API_INTERNAL, "out of memory");
+    store_obj *so = txn_get_obj(t, k, ns, name);
+    if (!so) {
+        api_err_not_found(e, k->group, k->resource, name);
+        goto fail;
+    }
+    cur = store_obj_parse(so);
+    store_obj_unref(so);
+    if (!cur) {
+        api_err_set(e, API_INTERNAL, "stored object is corrupt");
+        goto fail;
+    }
+    if (check_preconditions(k, name, cur, o, e) != 0) goto fail;
+    json_t *meta = json_object_ensure(cur, "metadata");
+    bool is_ns = strcmp(k->resource, "namespaces") == 0 && !*k->group;
+    if (is_ns && is_system_namespace(name)) {
+        api_err_set(e, API_FORBIDDEN, "namespaces \"%s\" is forbidden: this namespace may not be deleted",
+                    name);
+        api_err_details(e, name, "", "namespaces");
+        goto fail;
+    }
+    bool marking = json_object_get(meta, "deletionTimestamp") == NULL;
+    if (o->propagation && marking) {
+        if (!strcmp(o->propagation, "Orphan")) add_finalizer(meta, "orphan");
+        if (!strcmp(o->propagation, "Foreground")) add_finalizer(meta, "foregroundDeletion");
+    }
+    *gone = !is_ns && finalizers_empty(cur);
+    if (!*gone) {
+        /* Finalizers pending (or a namespace, which its controller empties first). */
+        if (marking) {
+            char ts[32];
+            reg_now_rfc3339(ts, sizeof ts);
+            json_object_set_new(meta, "deletionTimestamp", json_string(ts));
+            json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+            if (is_ns)
+                json_object_set_new(json_object_ensure(cur, "status"), "phase",
+                                    json_string("Terminating"));
+        }
+        if (o->dry_run || !marking) {
+            store_abort(t);
+            *out = cur;
+            return 0;
+        }
+        if (put_obj(t, k, ns, name, cur, e) != 0) goto fail;
+    } else {
+        if (o->dry_run) {
+            store_abort(t);
+            *out = cur;
+            return 0;
+        }
+        if (run_admission(t, k, REG_DELETE, "", cur, cur, false, e) != 0) goto fail;
+        if (delete_now(t, k, ns, name, cur, e) != 0) goto fail;
+    }
+    if (commit(t, e) != 0) {
+        json_decref(cur);
+        return -1;
+    }
+    *out = cur;
+    return 0;
+fail:
+    store_abort(t);
+    json_decref(cur);
+    return -1;
+}
+
+json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, api_err *e)
+{
+    char key[768];
+    if (api_kind_key(k, ns, name, key, sizeof key) < 0) {
+        api_err_not_found(e, k->group, k->resource, name);
+        return NULL;
+    }
+    store_obj *o = store_get(st, key);
+    if (!o) {
+        api_err_not_found(e, k->group, k->resource, name);
+        return NULL;
+    }
+    json_t *obj = store_obj_parse(o);
+    store_obj_unref(o);
+    if (!obj) api_err_set(e, API_INTERNAL, "stored object is corrupt");
+    return obj;
+}

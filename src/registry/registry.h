@@ -1,0 +1,75 @@
+/* registry.h - Kubernetes object semantics on top of the store.
+ *
+ * Create, update, delete as the API server defines them: server-set
+ * metadata (uid, creationTimestamp, generation, resourceVersion), defaulting,
+ * validation, admission, optimistic concurrency, finalizers and graceful
+ * deletion, namespace lifecycle. The HTTP handlers and the controllers both
+ * go through here, so every write obeys the same rules.
+ *
+ * Each call is one store transaction: admission (e.g. quota) reads and
+ * writes inside the same transaction as the object, so a charge and the
+ * object it charges for commit together or not at all.
+ */
+#ifndef ALLOT_REGISTRY_REGISTRY_H
+#define ALLOT_REGISTRY_REGISTRY_H
+
+#include "api/kinds.h"
+#include "api/status.h"
+#include "store/store.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+typedef enum { REG_CREATE, REG_UPDATE, REG_DELETE } reg_op;
+
+/* An admission plugin: runs inside the write transaction, after defaulting
+ * and validation. It may modify `obj` (mutating) and write other objects
+ * through the transaction (e.g. quota status). Returns 0 or -1 with `e` set. */
+typedef struct reg_admission {
+    const char *name;
+    int (*admit)(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
+                 const json_t *old, bool dry_run, api_err *e);
+} reg_admission;
+
+/* Plugins run in registration order; register before serving. */
+int reg_admission_register(const reg_admission *a);
+
+/* Store indexer for store_open: labels and selector fields per object. */
+void reg_indexer(const char *key, const json_t *obj, store_index *out);
+
+/* Create `obj` (borrowed; copied) in namespace ns ("" for cluster scope).
+ * On success *out is the stored object (caller owns). */
+int reg_create(store *st, const api_kind *k, const char *ns, const json_t *obj, bool dry_run,
+               json_t **out, api_err *e);
+
+/* Compute the desired object from the current one (borrowed). Returns a new
+ * object, or NULL with e set. */
+typedef json_t *(*reg_mutate_fn)(const json_t *cur, void *ctx, api_err *e);
+
+/* Update (PUT, PATCH, status writes). `sub` is "" or "status". The mutation
+ * runs inside the transaction, so it always sees the latest object; a
+ * resourceVersion in the result is a precondition (409 Conflict). */
+int reg_update(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,
+               reg_mutate_fn fn, void *ctx, bool dry_run, json_t **out, api_err *e);
+
+typedef struct reg_delete_opts {
+    bool dry_run;
+    long long grace_seconds; /* -1 when not given */
+    const char *propagation; /* "Orphan" | "Background" | "Foreground" | NULL */
+    const char *pre_uid;     /* preconditions, or NULL */
+    const char *pre_rv;
+} reg_delete_opts;
+
+/* Delete. *out is the object: as removed (*gone true) or as marked for
+ * deletion with deletionTimestamp (finalizers pending, *gone false). */
+int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
+               const reg_delete_opts *o, json_t **out, bool *gone, api_err *e);
+
+/* Fetch and parse one object; NULL (and 404 in e) if absent. */
+json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, api_err *e);
+
+/* Helpers shared with controllers. */
+void reg_new_uid(char out[37]);
+void reg_now_rfc3339(char *buf, size_t n);
+
+#endif

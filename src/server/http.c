@@ -1,0 +1,262 @@
+/* http.c - libmicrohttpd glue: TLS, request bodies, authentication, responses.
+ *
+ * One thread per connection: handlers block while their write becomes
+ * durable (group commit) and watches block between events, so a thread per
+ * connection keeps both simple. Bodies are accumulated up to upstream's 3 MiB
+ * limit; past it the request is answered 413 without buffering the rest.
+ */
+#include "server/http.h"
+
+#include "server/log.h"
+#include "server/metrics.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct http_server {
+    server *srv;
+    struct MHD_Daemon *d;
+};
+
+typedef struct conn_state {
+    dbuf body;
+    bool too_large;
+    double t0;
+} conn_state;
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *query(const req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    stream *st = cls;
+    long n = st->read(st->ctx, buf, max);
+    return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+static void stream_free_cb(void *cls)
+{
+    stream *st = cls;
+    st->free(st->ctx);
+    free(st);
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *c, resp *rs)
+{
+    struct MHD_Response *r;
+    if (rs->st.read) {
+        stream *st = malloc(sizeof *st);
+        if (!st) {
+            rs->st.free(rs->st.ctx);
+            return MHD_NO;
+        }
+        *st = rs->st;
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_cb, st,
+                                              stream_free_cb);
+        if (!r) {
+            stream_free_cb(st);
+            return MHD_NO;
+        }
+    } else {
+        char *body = rs->raw;
+        size_t len = rs->raw_len;
+        if (!body) {
+            body = rs->json ? json_dumps(rs->json, JSON_COMPACT) : strdup("");
+            len = body ? strlen(body) : 0;
+        }
+        rs->raw = NULL;
+        r = MHD_create_response_from_buffer(len, body ? body : "", body ? MHD_RESPMEM_MUST_FREE
+                                                                        : MHD_RESPMEM_PERSISTENT);
+        if (!r) {
+            free(body);
+            return MHD_NO;
+        }
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            rs->content_type ? rs->content_type : "application/json");
+    MHD_add_response_header(r, "Cache-Control", "no-cache, private");
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)rs->code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void resp_clear(resp *rs)
+{
+    json_decref(rs->json);
+    free(rs->raw);
+}
+
+static bool is_health(const char *url)
+{
+    return !strcmp(url, "/healthz") || !strcmp(url, "/livez") || !strcmp(url, "/readyz") ||
+           !strncmp(url, "/healthz/", 9) || !strncmp(url, "/livez/", 7) ||
+           !strncmp(url, "/readyz/", 8);
+}
+
+static void handle(http_server *h, struct MHD_Connection *c, const char *url, const char *method,
+                   conn_state *cs, resp *rs, req *rq)
+{
+    server *srv = h->srv;
+    rq->srv = srv;
+    rq->method = method;
+    rq->path = url;
+    rq->query = query;
+    rq->conn = c;
+    rq->verb = method;
+    snprintf(rq->resource, sizeof rq->resource, "%s", "");
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    rq->fd = ci ? ci->connect_fd : -1;
+    rs->code = 200;
+
+    if (is_health(url)) {
+        rq->verb = "HEALTH";
+        rs->raw = strdup(srv->stopping ? "shutting down" : "ok");
+        rs->raw_len = rs->raw ? strlen(rs->raw) : 0;
+        rs->content_type = "text/plain; charset=utf-8";
+        if (srv->stopping) rs->code = 503;
+        return;
+    }
+    const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    rq->user = authz ? auth_check_bearer(srv->auth, authz) : NULL;
+    if (!rq->user) {
+        resp_errf(rs, API_UNAUTHORIZED, "Unauthorized");
+        return;
+    }
+    if (cs->too_large) {
+        resp_errf(rs, API_TOO_LARGE, "Request entity too large: limit is %d", MAX_BODY_BYTES);
+        return;
+    }
+    if (!strcmp(url, "/metrics")) {
+        rq->verb = "GET";
+        rs->raw = metrics_render(srv->m, srv->st, &rs->raw_len);
+        rs->content_type = "text/plain; version=0.0.4; charset=utf-8";
+        return;
+    }
+    rq->body = cs->body.p;
+    rq->body_len = cs->body.len;
+    rq->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    rq->accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    rest_handle(rq, rs);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
+{
+    http_server *h = cls;
+    conn_state *cs = *con_cls;
+    if (!cs) {
+        cs = calloc(1, sizeof *cs);
+        if (!cs) return MHD_NO;
+        dbuf_init(&cs->body, MAX_BODY_BYTES);
+        cs->t0 = mono();
+        *con_cls = cs;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!cs->too_large && dbuf_add(&cs->body, upload, *upload_size) != 0) {
+            cs->too_large = true;
+            dbuf_free(&cs->body);
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    resp rs = {0};
+    req rq = {0};
+    handle(h, c, url, method, cs, &rs, &rq);
+    enum MHD_Result ret = send_resp(c, &rs);
+    double secs = mono() - cs->t0;
+    metrics_request(h->srv->m, rq.verb, rq.resource, rs.code, secs);
+    if (rs.code >= 500)
+        log_msg(LOG_ERROR, "request failed", "\"verb\":\"%s\",\"path\":\"%.200s\",\"code\":%d",
+                rq.verb, url, rs.code);
+    else
+        log_msg(LOG_DEBUG, "request",
+                "\"verb\":\"%s\",\"path\":\"%.200s\",\"code\":%d,\"seconds\":%.6f", rq.verb,
+                url, rs.code, secs);
+    resp_clear(&rs);
+    return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    conn_state *cs = *con_cls;
+    if (!cs) return;
+    dbuf_free(&cs->body);
+    free(cs);
+    *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '"')) msg[--n] = '\0';
+    for (char *p = msg; *p; p++)
+        if (*p == '"' || *p == '\\') *p = '\'';
+    log_msg(LOG_DEBUG, "http", "\"detail\":\"%s\"", msg);
+}
+
+http_server *http_start(server *srv, const char *bind_addr, int port, const char *cert_pem,
+                        const char *key_pem, char *err, size_t errlen)
+{
+    struct addrinfo hints = {0}, *ai = NULL;
+    char portstr[16];
+    snprintf(portstr, sizeof portstr, "%d", port);
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(bind_addr, portstr, &hints, &ai) != 0 || !ai) {
+        snprintf(err, errlen, "invalid --bind-address %s", bind_addr);
+        return NULL;
+    }
+    http_server *h = calloc(1, sizeof *h);
+    if (!h) {
+        freeaddrinfo(ai);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    h->srv = srv;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_TLS | MHD_USE_ERROR_LOG;
+    if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h,
+                            MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                            MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+                            MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+                            MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (!h->d) {
+        snprintf(err, errlen, "cannot listen on %s:%d", bind_addr, port);
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+void http_stop(http_server *h)
+{
+    if (!h) return;
+    MHD_stop_daemon(h->d);
+    free(h);
+}

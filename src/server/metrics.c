@@ -1,0 +1,198 @@
+/* metrics.c - request counters and latency histograms, plus store gauges read
+ * at scrape time. Series are few (verb x resource x code), kept in a map under
+ * one mutex: a request costs one lock and a lookup. */
+#include "server/metrics.h"
+
+#include "api/kinds.h"
+#include "core/dbuf.h"
+#include "core/strmap.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NBUCKETS 13
+static const double buckets[NBUCKETS] = {.001, .0025, .005, .01, .025, .05, .1,
+                                         .25,  .5,    1,    2.5, 5,   10};
+
+typedef struct series {
+    char *key; /* "verb\x1fresource\x1fcode" */
+    char verb[24], resource[128];
+    int code;
+    unsigned long long count;
+} series;
+
+typedef struct hist {
+    char *key; /* "verb\x1fresource" */
+    char verb[24], resource[128];
+    unsigned long long counts[NBUCKETS + 1];
+    double sum;
+} hist;
+
+struct metrics {
+    pthread_mutex_t mu;
+    strmap *requests, *latency;
+    long watches;
+};
+
+metrics *metrics_new(void)
+{
+    metrics *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    pthread_mutex_init(&m->mu, NULL);
+    m->requests = strmap_new();
+    m->latency = strmap_new();
+    if (!m->requests || !m->latency) {
+        metrics_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void free_map(strmap *map)
+{
+    if (!map) return;
+    void *v;
+    for (size_t it = 0; strmap_next(map, &it, NULL, &v);) {
+        free(*(char **)v); /* both structs start with their key */
+        free(v);
+    }
+    strmap_free(map);
+}
+
+void metrics_free(metrics *m)
+{
+    if (!m) return;
+    free_map(m->requests);
+    free_map(m->latency);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+void metrics_request(metrics *m, const char *verb, const char *resource, int code, double seconds)
+{
+    if (!m) return;
+    char key[256];
+    snprintf(key, sizeof key, "%s\x1f%s\x1f%d", verb, resource, code);
+    pthread_mutex_lock(&m->mu);
+    series *s = strmap_get(m->requests, key);
+    if (!s && (s = calloc(1, sizeof *s))) {
+        s->key = strdup(key);
+        snprintf(s->verb, sizeof s->verb, "%s", verb);
+        snprintf(s->resource, sizeof s->resource, "%s", resource);
+        s->code = code;
+        if (!s->key || strmap_put(m->requests, s->key, s, NULL) != 0) {
+            free(s->key);
+            free(s);
+            s = NULL;
+        }
+    }
+    if (s) s->count++;
+    snprintf(key, sizeof key, "%s\x1f%s", verb, resource);
+    hist *h = strmap_get(m->latency, key);
+    if (!h && (h = calloc(1, sizeof *h))) {
+        h->key = strdup(key);
+        snprintf(h->verb, sizeof h->verb, "%s", verb);
+        snprintf(h->resource, sizeof h->resource, "%s", resource);
+        if (!h->key || strmap_put(m->latency, h->key, h, NULL) != 0) {
+            free(h->key);
+            free(h);
+            h = NULL;
+        }
+    }
+    if (h) {
+        for (int i = 0; i < NBUCKETS; i++)
+            if (seconds <= buckets[i]) h->counts[i]++;
+        h->counts[NBUCKETS]++;
+        h->sum += seconds;
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_watch_delta(metrics *m, int delta)
+{
+    if (!m) return;
+    pthread_mutex_lock(&m->mu);
+    m->watches += delta;
+    pthread_mutex_unlock(&m->mu);
+}
+
+static void render_requests(metrics *m, dbuf *b)
+{
+    dbuf_adds(b, "# HELP apiserver_request_total Requests by verb, resource and HTTP code.\n"
+                 "# TYPE apiserver_request_total counter\n");
+    void *v;
+    for (size_t it = 0; strmap_next(m->requests, &it, NULL, &v);) {
+        series *s = v;
+        dbuf_printf(b, "apiserver_request_total{verb=\"%s\",resource=\"%s\",code=\"%d\"} %llu\n",
+                    s->verb, s->resource, s->code, s->count);
+    }
+    dbuf_adds(b, "# HELP apiserver_request_duration_seconds Request latency.\n"
+                 "# TYPE apiserver_request_duration_seconds histogram\n");
+    for (size_t it = 0; strmap_next(m->latency, &it, NULL, &v);) {
+        hist *h = v;
+        for (int i = 0; i < NBUCKETS; i++)
+            dbuf_printf(b,
+                        "apiserver_request_duration_seconds_bucket{verb=\"%s\",resource=\"%s\","
+                        "le=\"%g\"} %llu\n",
+                        h->verb, h->resource, buckets[i], h->counts[i]);
+        dbuf_printf(b,
+                    "apiserver_request_duration_seconds_bucket{verb=\"%s\",resource=\"%s\","
+                    "le=\"+Inf\"} %llu\n",
+                    h->verb, h->resource, h->counts[NBUCKETS]);
+        dbuf_printf(b, "apiserver_request_duration_seconds_sum{verb=\"%s\",resource=\"%s\"} %.6f\n",
+                    h->verb, h->resource, h->sum);
+        dbuf_printf(b,
+                    "apiserver_request_duration_seconds_count{verb=\"%s\",resource=\"%s\"} %llu\n",
+                    h->verb, h->resource, h->counts[NBUCKETS]);
+    }
+}
+
+static void render_store(store *st, dbuf *b)
+{
+    store_stats ss;
+    store_get_stats(st, &ss);
+    dbuf_adds(b, "# HELP allot_store_commit_duration_seconds Durable batch commit latency.\n"
+                 "# TYPE allot_store_commit_duration_seconds histogram\n");
+    for (int i = 0; i < 11; i++)
+        dbuf_printf(b, "allot_store_commit_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                    store_commit_buckets[i], (unsigned long long)ss.commit_hist[i]);
+    dbuf_printf(b, "allot_store_commit_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+                (unsigned long long)ss.commit_hist[11]);
+    dbuf_printf(b, "allot_store_commit_duration_seconds_sum %.6f\n", ss.commit_seconds_sum);
+    dbuf_printf(b, "allot_store_commit_duration_seconds_count %llu\n",
+                (unsigned long long)ss.batches);
+    dbuf_printf(b,
+                "# HELP allot_store_batch_size Transactions' writes per durable batch.\n"
+                "# TYPE allot_store_batch_size summary\n"
+                "allot_store_batch_size_sum %llu\nallot_store_batch_size_count %llu\n"
+                "# HELP allot_store_transactions_total Committed transactions.\n"
+                "# TYPE allot_store_transactions_total counter\n"
+                "allot_store_transactions_total %llu\n"
+                "# HELP allot_store_revision Current store revision.\n"
+                "# TYPE allot_store_revision gauge\nallot_store_revision %lld\n",
+                (unsigned long long)ss.batch_ops, (unsigned long long)ss.batches,
+                (unsigned long long)ss.commits, (long long)store_revision(st));
+    dbuf_adds(b, "# HELP allot_objects Stored objects by resource.\n# TYPE allot_objects gauge\n");
+    char res[256];
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        api_kind_store_resource(api_kind_at(i), res, sizeof res);
+        dbuf_printf(b, "allot_objects{resource=\"%s\"} %zu\n", res, store_count(st, res));
+    }
+}
+
+char *metrics_render(metrics *m, store *st, size_t *len)
+{
+    dbuf b;
+    dbuf_init(&b, (size_t)16 << 20);
+    pthread_mutex_lock(&m->mu);
+    render_requests(m, &b);
+    dbuf_printf(&b,
+                "# HELP allot_watches Open watch streams.\n# TYPE allot_watches gauge\n"
+                "allot_watches %ld\n",
+                m->watches);
+    pthread_mutex_unlock(&m->mu);
+    render_store(st, &b);
+    return dbuf_take(&b, len);
+}

@@ -1,0 +1,730 @@
+/* rest.c - the Kubernetes REST surface: routes a request to a verb on a kind.
+ *
+ * Paths: /api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUB]] and the same under
+ * /apis/GROUP/VERSION, the legacy /watch/ prefix, and the discovery, OpenAPI
+ * and health endpoints. Object semantics live in the registry; this file
+ * decodes requests, checks them against the URL and encodes responses.
+ */
+#include "server/server.h"
+
+#include "api/discovery.h"
+#include "api/kinds.h"
+#include "api/openapi.h"
+#include "api/patch.h"
+#include "api/table.h"
+#include "core/dbuf.h"
+#include "core/selector.h"
+#include "registry/registry.h"
+#include "server/filter.h"
+#include "server/metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_LIST_BYTES ((size_t)1 << 31)
+
+typedef struct route {
+    const api_kind *kind;
+    char ns[256];
+    char name[256];
+    char sub[64];
+    bool watch;
+} route;
+
+/* ---- responses ---- */
+
+void resp_json(resp *r, int code, json_t *body)
+{
+    r->code = code;
+    json_decref(r->json);
+    r->json = body;
+}
+
+void resp_err(resp *r, const api_err *e)
+{
+    resp_json(r, api_errcode_http(e->code), api_err_status(e));
+}
+
+void resp_errf(resp *r, api_errcode code, const char *fmt, ...)
+{
+    api_err e;
+    api_err_init(&e);
+    va_list ap;
+    va_start(ap, fmt);
+    e.code = code;
+    vsnprintf(e.message, sizeof e.message, fmt, ap);
+    va_end(ap);
+    resp_err(r, &e);
+    api_err_clear(&e);
+}
+
+int64_t now_unix(void)
+{
+    return (int64_t)time(NULL);
+}
+
+void format_time(int64_t t, char *buf, size_t n)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static bool wants_table(const req *rq)
+{
+    return rq->accept && strstr(rq->accept, "as=Table") != NULL;
+}
+
+static bool is_dry_run(const req *rq)
+{
+    const char *d = rq->query(rq, "dryRun");
+    return d && strcmp(d, "All") == 0;
+}
+
+/* ---- routing ---- */
+
+static int split_path(const char *path, char segs[][256], int max)
+{
+    int n = 0;
+    const char *p = path;
+    while (*p) {
+        while (*p == '/') p++;
+        if (!*p) break;
+        const char *end = strchr(p, '/');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (n == max || len >= 256) return -1;
+        memcpy(segs[n], p, len);
+        segs[n][len] = '\0';
+        n++;
+        p += len;
+    }
+    return n;
+}
+
+/* Resolve segments after /api/v1 or /apis/G/V. Returns 0, or -1 for 404. */
+static int resolve(const char *group, const char *version, char segs[][256], int n, route *rt)
+{
+    int i = 0;
+    if (i < n && strcmp(segs[i], "watch") == 0) {
+        rt->watch = true;
+        i++;
+    }
+    if (n - i >= 3 && strcmp(segs[i], "namespaces") == 0) {
+        /* namespaces/NAME/{status,finalize} is the namespace's own subresource */
+        bool ns_sub = n - i == 3 && (!strcmp(segs[i + 2], "status") || !strcmp(segs[i + 2], "finalize"));
+        if (!ns_sub) {
+            snprintf(rt->ns, sizeof rt->ns, "%s", segs[i + 1]);
+            i += 2;
+        }
+    }
+    if (i >= n) return -1;
+    rt->kind = api_kind_find(group, version, segs[i]);
+    if (!rt->kind) return -1;
+    if (rt->ns[0] && !rt->kind->namespaced) return -1;
+    if (i + 1 < n) snprintf(rt->name, sizeof rt->name, "%s", segs[i + 1]);
+    if (i + 2 < n) snprintf(rt->sub, sizeof rt->sub, "%s", segs[i + 2]);
+    if (i + 3 < n) return -1;
+    return 0;
+}
+
+/* ---- decoding ---- */
+
+static json_t *decode_body(const req *rq, const route *rt, bool check_kind, api_err *e)
+{
+    if (!rq->body || rq->body_len == 0) {
+        api_err_set(e, API_BAD_REQUEST, "the request body is empty");
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *obj = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!obj) {
+        api_err_set(e, API_BAD_REQUEST, "couldn't get version/kind; json parse error: %s",
+                    jerr.text);
+        return NULL;
+    }
+    if (!json_is_object(obj)) {
+        api_err_set(e, API_BAD_REQUEST,
+                    "couldn't get version/kind; json parse error: json: cannot unmarshal %s into "
+                    "Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
+                    "Kind string \"json:\\\"kind,omitempty\\\"\" }",
+                    json_is_array(obj) ? "array" : "value");
+        json_decref(obj);
+        return NULL;
+    }
+    json_t *meta = json_object_get(obj, "metadata");
+    if (meta && !json_is_object(meta)) {
+        api_err_set(e, API_BAD_REQUEST,
+                    "json: cannot unmarshal %s into Go struct field %s.metadata of type "
+                    "v1.ObjectMeta",
+                    json_is_string(meta) ? "string" : "value", rt->kind->kind);
+        json_decref(obj);
+        return NULL;
+    }
+    if (!check_kind) return obj;
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    char want[128];
+    api_kind_api_version(rt->kind, want, sizeof want);
+    if (!kind || !*kind) {
+        api_err_set(e, API_BAD_REQUEST, "Object 'Kind' is missing in '%.200s'", rq->body);
+    } else if (av && *av && strcmp(av, want) != 0) {
+        api_err_set(e, API_BAD_REQUEST,
+                    "the API version in the data (%s) does not match the expected API version (%s)",
+                    av, want);
+    } else if (strcmp(kind, rt->kind->kind) != 0) {
+        api_err_set(e, API_BAD_REQUEST,
+                    "the kind in the data (%s) does not match the expected kind (%s)", kind,
+                    rt->kind->kind);
+    } else {
+        json_object_set_new(obj, "apiVersion", json_string(want));
+        return obj;
+    }
+    json_decref(obj);
+    return NULL;
+}
+
+static bool json_content(const req *rq)
+{
+    const char *ct = rq->content_type;
+    return !ct || !*ct || strncmp(ct, "application/json", 16) == 0;
+}
+
+static void unsupported_media(resp *rs, const req *rq)
+{
+    resp_errf(rs, API_UNSUPPORTED_MEDIA,
+              "the body of the request was in an unknown format - accepted media types include: "
+              "application/json, application/yaml, application/vnd.kubernetes.protobuf, "
+              "application/cbor");
+}
+
+/* ---- object responses ---- */
+
+static void respond_object(const req *rq, resp *rs, const route *rt, int code, json_t *obj)
+{
+    if (wants_table(rq)) {
+        json_t *items = json_array();
+        json_array_append_new(items, obj);
+        json_t *tbl = table_build(rt->kind, items, rq->query(rq, "includeObject"), now_unix(), NULL);
+        json_decref(items);
+        resp_json(rs, code, tbl);
+        return;
+    }
+    resp_json(rs, code, obj);
+}
+
+static void do_get(req *rq, resp *rs, const route *rt)
+{
+    api_err e;
+    api_err_init(&e);
+    json_t *obj = reg_get(rq->srv->st, rt->kind, rt->ns, rt->name, &e);
+    if (!obj) {
+        resp_err(rs, &e);
+        api_err_clear(&e);
+        return;
+    }
+    respond_object(rq, rs, rt, 200, obj);
+}
+
+/* ---- list ---- */
+
+static void list_prefix(const route *rt, char *buf, size_t n)
+{
+    char res[256];
+    api_kind_store_resource(rt->kind, res, sizeof res);
+    if (rt->kind->namespaced && rt->ns[0])
+        snprintf(buf, n, "%s/%s/", res, rt->ns);
+    else
+        snprintf(buf, n, "%s/", res);
+}
+
+/* Continue tokens are opaque to clients: "<rv>:<last key>". */
+static int parse_continue(const char *tok, const char *prefix, char *after, size_t n, api_err *e)
+{
+    const char *colon = strchr(tok, ':');
+    if (!colon || strncmp(colon + 1, prefix, strlen(prefix)) != 0)
+        return api_err_set(e, API_BAD_REQUEST, "continue key is not valid: invalid continue token");
+    snprintf(after, n, "%s", colon + 1);
+    return 0;
+}
+
+static void do_list(req *rq, resp *rs, const route *rt)
+{
+    api_err e;
+    api_err_init(&e);
+    list_filter f;
+    char prefix[600], after[800] = "";
+    list_prefix(rt, prefix, sizeof prefix);
+    if (filter_parse(rq, rt->kind, &f, &e) != 0) goto fail;
+    const char *cont = rq->query(rq, "continue"), *lim = rq->query(rq, "limit");
+    if (cont && *cont && parse_continue(cont, prefix, after, sizeof after, &e) != 0) goto fail;
+    long limit = lim ? strtol(lim, NULL, 10) : 0;
+    if (limit < 0) limit = 0;
+
+    store_obj **objs = NULL;
+    size_t n = 0;
+    int64_t rev = 0;
+    bool more = false;
+    /* Selectors filter after the store's page: fetch everything matching the prefix
+     * when filtering, and cut the page here. */
+    bool filtering = f.labels || f.fields;
+    if (store_list(rq->srv->st, prefix, after[0] ? after : NULL, filtering ? 0 : (size_t)limit,
+                   &objs, &n, &rev, &more) != 0) {
+        api_err_set(&e, API_INTERNAL, "list failed");
+        goto fail;
+    }
+    size_t kept = 0;
+    const char *last_key = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (filtering && (!filter_match(&f, objs[i]) || (limit && kept == (size_t)limit))) {
+            if (limit && kept == (size_t)limit && filter_match(&f, objs[i])) more = true;
+            store_obj_unref(objs[i]);
+            continue;
+        }
+        objs[kept++] = objs[i];
+        last_key = objs[i]->key;
+    }
+    char contbuf[900] = "";
+    if (more && last_key) snprintf(contbuf, sizeof contbuf, "%lld:%s", (long long)rev, last_key);
+
+    char av[128];
+    api_kind_api_version(rt->kind, av, sizeof av);
+    if (wants_table(rq)) {
+        json_t *items = json_array();
+        for (size_t i = 0; i < kept; i++) json_array_append_new(items, store_obj_parse(objs[i]));
+        char rvs[32];
+        snprintf(rvs, sizeof rvs, "%lld", (long long)rev);
+        json_t *lm = json_pack("{s:s}", "resourceVersion", rvs);
+        if (contbuf[0]) json_object_set_new(lm, "continue", json_string(contbuf));
+        resp_json(rs, 200,
+                  table_build(rt->kind, items, rq->query(rq, "includeObject"), now_unix(), lm));
+        json_decref(items);
+        json_decref(lm);
+    } else {
+        /* Fast path: splice the stored JSON; nothing is parsed. */
+        dbuf b;
+        dbuf_init(&b, MAX_LIST_BYTES);
+        int rc = dbuf_printf(&b, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{"
+                                 "\"resourceVersion\":\"%lld\"",
+                             rt->kind->kind, av, (long long)rev);
+        if (contbuf[0]) rc |= dbuf_printf(&b, ",\"continue\":\"%s\"", contbuf);
+        rc |= dbuf_adds(&b, "},\"items\":[");
+        for (size_t i = 0; i < kept; i++) {
+            if (i) rc |= dbuf_add(&b, ",", 1);
+            rc |= dbuf_add(&b, objs[i]->json, objs[i]->len);
+        }
+        rc |= dbuf_adds(&b, "]}");
+        if (rc != 0) {
+            dbuf_free(&b);
+            api_err_set(&e, API_INTERNAL, "list too large");
+        } else {
+            rs->code = 200;
+            rs->raw = dbuf_take(&b, &rs->raw_len);
+        }
+    }
+    for (size_t i = 0; i < kept; i++) store_obj_unref(objs[i]);
+    free(objs);
+    filter_free(&f);
+    if (e.code) resp_err(rs, &e);
+    api_err_clear(&e);
+    return;
+fail:
+    filter_free(&f);
+    resp_err(rs, &e);
+    api_err_clear(&e);
+}
+
+/* ---- create ---- */
+
+static void do_binding(req *rq, resp *rs, const route *rt);
+
+static void do_create(req *rq, resp *rs, const route *rt)
+{
+    api_err e;
+    api_err_init(&e);
+    if (!json_content(rq)) return unsupported_media(rs, rq);
+    if (rt->sub[0]) {
+        if (!strcmp(rt->sub, "binding") && (rt->kind->subresources & API_SUB_BINDING))
+            return do_binding(rq, rs, rt);
+        resp_errf(rs, API_METHOD_NOT_ALLOWED, "the server does not allow this method on the requested resource");
+        return;
+    }
+    if (rt->name[0]) {
+        resp_errf(rs, API_METHOD_NOT_ALLOWED,
+                  "the server does not allow this method on the requested resource");
+        return;
+    }
+    json_t *obj = decode_body(rq, rt, true, &e), *out = NULL;
+    if (!obj || reg_create(rq->srv->st, rt->kind, rt->ns, obj, is_dry_run(rq), &out, &e) != 0) {
+        json_decref(obj);
+        resp_err(rs, &e);
+        api_err_clear(&e);
+        return;
+    }
+    json_decref(obj);
+    respond_object(rq, rs, rt, 201, out);
+}
+
+/* ---- update and patch ---- */
+
+static json_t *mutate_replace(const json_t *cur, void *ctx, api_err *e)
+{
+    return json_deep_copy(ctx);
+}
+
+typedef struct patch_ctx {
+    const req *rq;
+    const api_kind *kind;
+} patch_ctx;
+
+static json_t *mutate_patch(const json_t *cur, void *ctx, api_err *e)
+{
+    patch_ctx *pc = ctx;
+    return patch_apply(pc->rq->content_type, cur, pc->rq->body, pc->rq->body_len, pc->kind->kind,
+                       e);
+}
+
+static bool sub_allowed(const route *rt)
+{
+    if (!rt->sub[0]) return true;
+    if (!strcmp(rt->sub, "status")) return rt->kind->subresources & API_SUB_STATUS;
+    return false;
+}
+
+static void do_update(req *rq, resp *rs, const route *rt, bool patch)
+{
+    api_err e;
+    api_err_init(&e);
+    if (!rt->name[0] || !sub_allowed(rt)) {
+        resp_errf(rs, API_METHOD_NOT_ALLOWED,
+                  "the server does not allow this method on the requested resource");
+        return;
+    }
+    json_t *body = NULL, *out = NULL;
+    int rc;
+    if (patch) {
+        patch_ctx pc = {rq, rt->kind};
+        rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_patch, &pc,
+                        is_dry_run(rq), &out, &e);
+    } else {
+        if (!json_content(rq)) return unsupported_media(rs, rq);
+        body = decode_body(rq, rt, true, &e);
+        rc = body ? reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_replace,
+                               body, is_dry_run(rq), &out, &e)
+                  : -1;
+    }
+    json_decref(body);
+    if (rc != 0) {
+        resp_err(rs, &e);
+        api_err_clear(&e);
+        return;
+    }
+    respond_object(rq, rs, rt, 200, out);
+}
+
+/* ---- pods/binding ---- */
+
+typedef struct bind_ctx {
+    const char *node;
+} bind_ctx;
+
+static json_t *mutate_bind(const json_t *cur, void *ctx, api_err *e)
+{
+    bind_ctx *bc = ctx;
+    const json_t *spec = json_object_get(cur, "spec");
+    const char *existing = json_string_value(json_object_get(spec, "nodeName"));
+    const char *name = json_string_value(json_object_get(json_object_get(cur, "metadata"), "name"));
+    if (existing && *existing) {
+        api_err_conflict(e, "", "pods/binding", name ? name : "", "");
+        snprintf(e->message, sizeof e->message,
+                 "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned "
+                 "to node \"%s\"",
+                 name ? name : "", name ? name : "", existing);
+        return NULL;
+    }
+    if (json_object_get(json_object_get(cur, "metadata"), "deletionTimestamp")) {
+        api_err_conflict(e, "", "pods/binding", name ? name : "", "pod is being deleted");
+        return NULL;
+    }
+    json_t *nw = json_deep_copy(cur);
+    json_object_set_new(json_object_get(nw, "spec"), "nodeName", json_string(bc->node));
+    return nw;
+}
+
+static void do_binding(req *rq, resp *rs, const route *rt)
+{
+    api_err e;
+    api_err_init(&e);
+    json_error_t jerr;
+    json_t *b = rq->body ? json_loadb(rq->body, rq->body_len, 0, &jerr) : NULL, *out = NULL;
+    const char *node = json_string_value(json_object_get(json_object_get(b, "target"), "name"));
+    if (!b || !node || !*node) {
+        json_t *causes = json_array();
+        ferr_add(causes, FERR_REQUIRED, "target.name", NULL, NULL);
+        api_err_invalid(&e, "", "Binding", rt->name, causes);
+    } else {
+        bind_ctx bc = {node};
+        /* A binding goes through the status path too: spec.nodeName is set by
+         * the registry only through this mutation. */
+        if (reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, "binding", mutate_bind, &bc,
+                       is_dry_run(rq), &out, &e) == 0) {
+            json_decref(out);
+            json_decref(b);
+            resp_json(rs, 201, api_status_success(NULL, NULL, NULL));
+            return;
+        }
+    }
+    json_decref(b);
+    resp_err(rs, &e);
+    api_err_clear(&e);
+}
+
+/* ---- delete ---- */
+
+static int delete_opts(const req *rq, reg_delete_opts *o, json_t **hold, api_err *e)
+{
+    *o = (reg_delete_opts){is_dry_run(rq), -1, NULL, NULL, NULL};
+    *hold = NULL;
+    const char *g = rq->query(rq, "gracePeriodSeconds"), *p = rq->query(rq, "propagationPolicy");
+    if (g) o->grace_seconds = strtoll(g, NULL, 10);
+    if (p) o->propagation = p;
+    if (rq->body && rq->body_len) {
+        json_error_t jerr;
+        json_t *b = json_loadb(rq->body, rq->body_len, 0, &jerr);
+        if (!json_is_object(b)) {
+            json_decref(b);
+            return api_err_set(e, API_BAD_REQUEST, "couldn't decode DeleteOptions: %s",
+                               jerr.text);
+        }
+        *hold = b;
+        json_t *v;
+        if ((v = json_object_get(b, "gracePeriodSeconds")) && json_is_integer(v))
+            o->grace_seconds = json_integer_value(v);
+        if ((v = json_object_get(b, "propagationPolicy")) && json_is_string(v))
+            o->propagation = json_string_value(v);
+        json_t *pre = json_object_get(b, "preconditions");
+        o->pre_uid = json_string_value(json_object_get(pre, "uid"));
+        o->pre_rv = json_string_value(json_object_get(pre, "resourceVersion"));
+        json_t *dr = json_object_get(b, "dryRun");
+        if (json_is_array(dr) && json_array_size(dr) &&
+            !strcmp(json_string_value(json_array_get(dr, 0)) ?: "", "All"))
+            o->dry_run = true;
+    }
+    if (o->propagation && strcmp(o->propagation, "Orphan") && strcmp(o->propagation, "Background") &&
+        strcmp(o->propagation, "Foreground")) {
+        json_t *causes = json_array();
+        ferr_add_str(causes, FERR_NOT_SUPPORTED, "propagationPolicy", o->propagation,
+                     "supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"");
+        api_err_invalid(e, "meta.k8s.io", "DeleteOptions", "", causes);
+        return -1;
+    }
+    return 0;
+}
+
+/* Upstream returns the object for kinds with graceful deletion, a Status otherwise. */
+static bool returns_object(const api_kind *k)
+{
+    return !*k->group && (!strcmp(k->resource, "pods") || !strcmp(k->resource, "namespaces"));
+}
+
+static void do_delete(req *rq, resp *rs, const route *rt)
+{
+    api_err e;
+    api_err_init(&e);
+    reg_delete_opts o;
+    json_t *hold = NULL, *out = NULL;
+    bool gone = false;
+    if (rt->sub[0]) {
+        resp_errf(rs, API_METHOD_NOT_ALLOWED,
+                  "the server does not allow this method on the requested resource");
+        return;
+    }
+    if (delete_opts(rq, &o, &hold, &e) != 0 ||
+        reg_delete(rq->srv->st, rt->kind, rt->ns, rt->name, &o, &out, &gone, &e) != 0) {
+        json_decref(hold);
+        resp_err(rs, &e);
+        api_err_clear(&e);
+        return;
+    }
+    json_decref(hold);
+    if (returns_object(rt->kind) || !gone) {
+        respond_object(rq, rs, rt, 200, out);
+        return;
+    }
+    json_t *st = api_status_success(rt->name, rt->kind->group, rt->kind->resource);
+    json_t *uid = json_object_get(json_object_get(out, "metadata"), "uid");
+    if (uid) json_object_set(json_object_get(st, "details"), "uid", uid);
+    json_decref(out);
+    resp_json(rs, 200, st);
+}
+
+static void do_delete_collection(req *rq, resp *rs, const route *rt)
+{
+    api_err e;
+    api_err_init(&e);
+    list_filter f;
+    reg_delete_opts o;
+    json_t *hold = NULL;
+    char prefix[600];
+    list_prefix(rt, prefix, sizeof prefix);
+    if (filter_parse(rq, rt->kind, &f, &e) != 0 || delete_opts(rq, &o, &hold, &e) != 0) {
+        filter_free(&f);
+        json_decref(hold);
+        resp_err(rs, &e);
+        api_err_clear(&e);
+        return;
+    }
+    store_obj **objs = NULL;
+    size_t n = 0;
+    store_list(rq->srv->st, prefix, NULL, 0, &objs, &n, NULL, NULL);
+    for (size_t i = 0; i < n; i++) {
+        if (filter_match(&f, objs[i])) {
+            json_t *out = NULL;
+            bool gone;
+            api_err_clear(&e);
+            if (reg_delete(rq->srv->st, rt->kind, objs[i]->ns, objs[i]->name, &o, &out, &gone,
+                           &e) == 0)
+                json_decref(out);
+        }
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    filter_free(&f);
+    json_decref(hold);
+    api_err_clear(&e);
+    resp_json(rs, 200, api_status_success(NULL, NULL, NULL));
+}
+
+/* ---- discovery, OpenAPI, version ---- */
+
+static bool serve_meta(req *rq, resp *rs, char segs[][256], int n)
+{
+    const char *accept = rq->accept ? rq->accept : "";
+    bool aggregated = strstr(accept, "as=APIGroupDiscoveryList") != NULL;
+    if (n == 1 && !strcmp(segs[0], "api")) {
+        if (aggregated) {
+            resp_json(rs, 200, disc_aggregated(true));
+            rs->content_type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+        } else {
+            resp_json(rs, 200, disc_core_versions(rq->srv->address));
+        }
+        return true;
+    }
+    if (n == 1 && !strcmp(segs[0], "apis")) {
+        if (aggregated) {
+            resp_json(rs, 200, disc_aggregated(false));
+            rs->content_type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+        } else {
+            resp_json(rs, 200, disc_group_list());
+        }
+        return true;
+    }
+    if (n == 2 && !strcmp(segs[0], "api") && !strcmp(segs[1], "v1")) {
+        resp_json(rs, 200, disc_resource_list("", "v1"));
+        return true;
+    }
+    if (n == 2 && !strcmp(segs[0], "apis")) {
+        json_t *g = disc_group(segs[1]);
+        if (!g) return false;
+        resp_json(rs, 200, g);
+        return true;
+    }
+    if (n == 3 && !strcmp(segs[0], "apis")) {
+        json_t *l = disc_resource_list(segs[1], segs[2]);
+        if (!l) return false;
+        resp_json(rs, 200, l);
+        return true;
+    }
+    if (n == 1 && !strcmp(segs[0], "version")) {
+        resp_json(rs, 200, disc_version());
+        return true;
+    }
+    if (n == 2 && !strcmp(segs[0], "openapi") && !strcmp(segs[1], "v2")) {
+        resp_json(rs, 200, openapi_v2());
+        return true;
+    }
+    if (n >= 2 && !strcmp(segs[0], "openapi") && !strcmp(segs[1], "v3")) {
+        json_t *doc = NULL;
+        if (n == 2)
+            doc = openapi_v3_root();
+        else if (n == 4 && !strcmp(segs[2], "api"))
+            doc = openapi_v3_group_version("", segs[3]);
+        else if (n == 5 && !strcmp(segs[2], "apis"))
+            doc = openapi_v3_group_version(segs[3], segs[4]);
+        if (!doc) return false;
+        resp_json(rs, 200, doc);
+        return true;
+    }
+    return false;
+}
+
+static void not_found(resp *rs)
+{
+    resp_errf(rs, API_NOT_FOUND, "the server could not find the requested resource");
+    json_t *st = rs->json;
+    json_object_set_new(st, "details", json_pack("{s:[{s:s, s:s}]}", "causes", "reason",
+                                                 "UnexpectedServerResponse", "message",
+                                                 "404 page not found"));
+}
+
+void rest_handle(req *rq, resp *rs)
+{
+    char segs[10][256];
+    int n = split_path(rq->path, segs, 10);
+    route rt;
+    memset(&rt, 0, sizeof rt);
+    rq->verb = "GET";
+    if (n < 0) return not_found(rs);
+    if (!strcmp(rq->method, "GET") && serve_meta(rq, rs, segs, n)) return;
+
+    int base;
+    if (n >= 2 && !strcmp(segs[0], "api") && !strcmp(segs[1], "v1")) {
+        base = 2;
+        if (resolve("", "v1", segs + base, n - base, &rt) != 0) return not_found(rs);
+    } else if (n >= 3 && !strcmp(segs[0], "apis")) {
+        base = 3;
+        if (resolve(segs[1], segs[2], segs + base, n - base, &rt) != 0) return not_found(rs);
+    } else {
+        return not_found(rs);
+    }
+    api_kind_store_resource(rt.kind, rq->resource, sizeof rq->resource);
+    const char *w = rq->query(rq, "watch");
+    if (w && (!strcmp(w, "true") || !strcmp(w, "1"))) rt.watch = true;
+
+    const char *m = rq->method;
+    if (!strcmp(m, "GET")) {
+        if (rt.watch) {
+            rq->verb = "WATCH";
+            watch_start(rq, rs, rt.kind, rt.ns, rt.name[0] ? rt.name : NULL);
+        } else if (rt.name[0]) {
+            rq->verb = "GET";
+            if (rt.sub[0] && !sub_allowed(&rt)) return not_found(rs);
+            do_get(rq, rs, &rt);
+        } else {
+            rq->verb = "LIST";
+            do_list(rq, rs, &rt);
+        }
+    } else if (!strcmp(m, "POST")) {
+        rq->verb = "POST";
+        do_create(rq, rs, &rt);
+    } else if (!strcmp(m, "PUT")) {
+        rq->verb = "PUT";
+        do_update(rq, rs, &rt, false);
+    } else if (!strcmp(m, "PATCH")) {
+        rq->verb = "PATCH";
+        do_update(rq, rs, &rt, true);
+    } else if (!strcmp(m, "DELETE")) {
+        rq->verb = rt.name[0] ? "DELETE" : "DELETECOLLECTION";
+        if (rt.name[0])
+            do_delete(rq, rs, &rt);
+        else
+            do_delete_collection(rq, rs, &rt);
+    } else {
+        rq->verb = m;
+        resp_errf(rs, API_METHOD_NOT_ALLOWED,
+                  "the server does not allow this method on the requested resource");
+    }
+}

@@ -1,0 +1,80 @@
+/* server.h - allotd's serving context and the request/response types shared
+ * by the HTTP glue (http.c), the REST handlers (rest.c) and watches (watch.c). */
+#ifndef ALLOT_SERVER_SERVER_H
+#define ALLOT_SERVER_SERVER_H
+
+#include "api/status.h"
+#include "server/auth.h"
+#include "store/store.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAX_BODY_BYTES (3 * 1024 * 1024) /* upstream's request size limit */
+
+typedef struct metrics metrics;
+
+typedef struct server {
+    store *st;
+    auth_t *auth;
+    metrics *m;
+    char address[300]; /* host:port clients reach us at (discovery) */
+    volatile int stopping;
+    int64_t started_at;
+} server;
+
+/* What a handler needs from the HTTP request. */
+typedef struct req {
+    server *srv;
+    const char *method;
+    const char *path;
+    const char *body; /* NUL-terminated, may be NULL */
+    size_t body_len;
+    const char *content_type;
+    const char *accept;
+    const auth_user *user;
+    /* Query parameters, URL-decoded, by name (NULL when absent). */
+    const char *(*query)(const struct req *r, const char *name);
+    void *conn; /* opaque for query() */
+    int fd;     /* the client socket, to notice a hang-up during a long watch */
+    /* Filled by the handler for metrics. */
+    const char *verb;
+    char resource[128];
+} req;
+
+/* A streamed body (watch): called until it returns -1 (end). It writes up to
+ * `max` bytes into buf and returns how many; it may block for a bounded time. */
+typedef struct stream {
+    long (*read)(void *ctx, char *buf, size_t max);
+    void (*free)(void *ctx);
+    void *ctx;
+} stream;
+
+typedef struct resp {
+    int code;
+    json_t *json; /* body as JSON (owned), or */
+    char *raw;    /* a serialized body (owned, malloc) */
+    size_t raw_len;
+    const char *content_type; /* default application/json */
+    stream st;                /* when st.read is set: a streamed body */
+} resp;
+
+/* Set a JSON body / an error Status. */
+void resp_json(resp *r, int code, json_t *body);
+void resp_err(resp *r, const api_err *e);
+void resp_errf(resp *r, api_errcode code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Entry point for everything under /api, /apis, discovery, openapi, health. */
+void rest_handle(req *rq, resp *rs);
+
+/* Watch on a collection; fills rs with a stream. */
+void watch_start(req *rq, resp *rs, const void *kind, const char *ns, const char *name);
+
+int64_t now_unix(void);
+/* RFC 3339 UTC seconds ("2026-11-21T10:00:00Z"). */
+void format_time(int64_t unix_seconds, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,286 @@
+/* watch.c - streaming watches (GET ...?watch=true).
+ *
+ * A watch is a stream of JSON lines {"type", "object"} read by the HTTP layer
+ * through stream.read. It starts with synthetic ADDED events for the current
+ * state when no resourceVersion is given (or "0"), then follows the store's
+ * durable event history. Label/field selectors apply to both the new and the
+ * previous value, so an object that stops matching is seen as DELETED and one
+ * that starts matching as ADDED, as upstream's watch cache does.
+ *
+ * The reader blocks for at most one second at a time, so it notices server
+ * shutdown, the client hanging up and the timeout promptly.
+ */
+#include "server/server.h"
+
+#include "api/kinds.h"
+#include "api/table.h"
+#include "core/dbuf.h"
+#include "core/selector.h"
+#include "server/filter.h"
+#include "server/metrics.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_TIMEOUT_S 1800
+#define BOOKMARK_EVERY_S 5
+#define WAIT_SLICE_MS 1000
+
+typedef struct watch_ctx {
+    server *srv;
+    const api_kind *kind;
+    store_watch *w;
+    list_filter f;
+    char *name; /* single-object watch, or NULL */
+    int fd;
+    bool table, table_header_sent, bookmarks, initial_end_bookmark;
+    char *include_object;
+    store_obj **initial;
+    size_t ninitial, next_initial;
+    int64_t initial_rev;
+    int64_t deadline, last_send;
+    dbuf out;
+    size_t out_pos;
+    bool done;
+} watch_ctx;
+
+static bool matches(const watch_ctx *c, const store_obj *o)
+{
+    if (!o) return false;
+    if (c->name && strcmp(o->name, c->name) != 0) return false;
+    return filter_match(&c->f, o);
+}
+
+static int64_t mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
+static const char *type_name(store_ev_type t)
+{
+    return t == STORE_EV_ADDED ? "ADDED" : t == STORE_EV_MODIFIED ? "MODIFIED" : "DELETED";
+}
+
+static void emit(watch_ctx *c, const char *type, const store_obj *o)
+{
+    if (!c->table) {
+        dbuf_printf(&c->out, "{\"type\":\"%s\",\"object\":", type);
+        dbuf_add(&c->out, o->json, o->len);
+        dbuf_adds(&c->out, "}\n");
+        return;
+    }
+    json_t *items = json_array();
+    json_array_append_new(items, store_obj_parse(o));
+    json_t *tbl = table_build(c->kind, items, c->include_object, now_unix(), NULL);
+    json_decref(items);
+    if (c->table_header_sent) json_object_set_new(tbl, "columnDefinitions", json_array());
+    c->table_header_sent = true;
+    json_t *ev = json_pack("{s:s, s:o}", "type", type, "object", tbl);
+    char *text = json_dumps(ev, JSON_COMPACT);
+    json_decref(ev);
+    if (text) {
+        dbuf_adds(&c->out, text);
+        dbuf_adds(&c->out, "\n");
+        free(text);
+    }
+}
+
+static void emit_bookmark(watch_ctx *c, int64_t rv, bool initial_end)
+{
+    char av[128];
+    api_kind_api_version(c->kind, av, sizeof av);
+    dbuf_printf(&c->out,
+                "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
+                "\"metadata\":{\"resourceVersion\":\"%lld\"%s}}}\n",
+                c->kind->kind, av, (long long)rv,
+                initial_end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
+}
+
+static void emit_error(watch_ctx *c, const api_err *e)
+{
+    json_t *ev = json_pack("{s:s, s:o}", "type", "ERROR", "object", api_err_status(e));
+    char *text = json_dumps(ev, JSON_COMPACT);
+    json_decref(ev);
+    if (text) {
+        dbuf_adds(&c->out, text);
+        dbuf_adds(&c->out, "\n");
+        free(text);
+    }
+}
+
+static bool client_gone(int fd)
+{
+    if (fd < 0) return false;
+    struct pollfd p = {fd, POLLRDHUP, 0};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* Produce the next event (or bookmark) into c->out, waiting a bounded time. */
+static void produce(watch_ctx *c)
+{
+    if (c->next_initial < c->ninitial) {
+        store_obj *o = c->initial[c->next_initial++];
+        if (matches(c, o)) emit(c, "ADDED", o);
+        if (c->next_initial == c->ninitial && c->initial_end_bookmark)
+            emit_bookmark(c, c->initial_rev, true);
+        return;
+    }
+    store_event ev;
+    int rc = store_watch_next(c->w, &ev, WAIT_SLICE_MS);
+    if (rc < 0) {
+        if (!c->srv->stopping) {
+            api_err e;
+            api_err_init(&e);
+            api_err_set(&e, API_GONE, "too old resource version: %lld (%lld)",
+                        (long long)store_watch_position(c->w),
+                        (long long)store_oldest_revision(c->srv->st));
+            emit_error(c, &e);
+            api_err_clear(&e);
+        }
+        c->done = true;
+        return;
+    }
+    if (rc == 0) {
+        if (c->bookmarks && mono_now() - c->last_send >= BOOKMARK_EVERY_S) {
+            emit_bookmark(c, store_watch_position(c->w), false);
+        }
+        return;
+    }
+    bool now = matches(c, ev.obj);
+    bool before = ev.type == STORE_EV_MODIFIED && matches(c, ev.prev);
+    if (ev.type == STORE_EV_DELETED) {
+        if (now) emit(c, "DELETED", ev.obj);
+    } else if (ev.type == STORE_EV_ADDED) {
+        if (now) emit(c, "ADDED", ev.obj);
+    } else if (now) {
+        /* A MODIFIED whose previous value is unknown (restart) counts as matching. */
+        emit(c, before || !ev.prev ? "MODIFIED" : "ADDED", ev.obj);
+    } else if (before) {
+        emit(c, "DELETED", ev.obj);
+    }
+    store_obj_unref(ev.obj);
+    store_obj_unref(ev.prev);
+}
+
+static long watch_read(void *ctx, char *buf, size_t max)
+{
+    watch_ctx *c = ctx;
+    for (;;) {
+        if (c->out_pos < c->out.len) {
+            size_t n = c->out.len - c->out_pos;
+            if (n > max) n = max;
+            memcpy(buf, c->out.p + c->out_pos, n);
+            c->out_pos += n;
+            if (c->out_pos == c->out.len) {
+                c->out.len = 0;
+                c->out_pos = 0;
+            }
+            c->last_send = mono_now();
+            return (long)n;
+        }
+        if (c->done || c->srv->stopping || mono_now() >= c->deadline || client_gone(c->fd))
+            return -1;
+        produce(c);
+    }
+}
+
+static void watch_free(void *ctx)
+{
+    watch_ctx *c = ctx;
+    for (size_t i = c->next_initial; i < c->ninitial; i++) store_obj_unref(c->initial[i]);
+    for (size_t i = 0; i < c->next_initial; i++) store_obj_unref(c->initial[i]);
+    free(c->initial);
+    store_watch_close(c->w);
+    filter_free(&c->f);
+    free(c->name);
+    free(c->include_object);
+    dbuf_free(&c->out);
+    metrics_watch_delta(c->srv->m, -1);
+    free(c);
+}
+
+void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const char *name)
+{
+    const api_kind *k = kindp;
+    char prefix[600], res[256];
+    watch_ctx *c = calloc(1, sizeof *c);
+    if (!c) return resp_errf(rs, API_INTERNAL, "out of memory");
+    c->srv = rq->srv;
+    c->kind = k;
+    c->fd = rq->fd;
+    c->table = rq->accept && strstr(rq->accept, "as=Table");
+    dbuf_init(&c->out, (size_t)64 << 20);
+    api_err e;
+    api_err_init(&e);
+    if (filter_parse(rq, k, &c->f, &e) != 0) {
+        resp_err(rs, &e);
+        api_err_clear(&e);
+        goto fail;
+    }
+    if (name) c->name = strdup(name);
+    const char *io = rq->query(rq, "includeObject");
+    if (io) c->include_object = strdup(io);
+    const char *bm = rq->query(rq, "allowWatchBookmarks");
+    c->bookmarks = bm && !strcmp(bm, "true");
+    const char *to = rq->query(rq, "timeoutSeconds");
+    long timeout = to ? strtol(to, NULL, 10) : 0;
+    c->deadline = mono_now() + (timeout > 0 ? timeout : DEFAULT_TIMEOUT_S);
+    c->last_send = mono_now();
+
+    api_kind_store_resource(k, res, sizeof res);
+    if (k->namespaced && ns && *ns)
+        snprintf(prefix, sizeof prefix, "%s/%s/", res, ns);
+    else
+        snprintf(prefix, sizeof prefix, "%s/", res);
+
+    const char *rvs = rq->query(rq, "resourceVersion");
+    const char *sie = rq->query(rq, "sendInitialEvents");
+    bool initial = !rvs || !*rvs || !strcmp(rvs, "0") || (sie && !strcmp(sie, "true"));
+    int64_t from = 0;
+    if (rvs && *rvs) {
+        char *end;
+        from = strtoll(rvs, &end, 10);
+        if (*end || from < 0) {
+            api_err_set(&e, API_BAD_REQUEST, "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid syntax", rvs);
+            resp_err(rs, &e);
+            api_err_clear(&e);
+            goto fail;
+        }
+    }
+    if (initial) {
+        store_list(rq->srv->st, prefix, NULL, 0, &c->initial, &c->ninitial, &c->initial_rev, NULL);
+        from = c->initial_rev;
+        c->initial_end_bookmark = sie && !strcmp(sie, "true") && c->bookmarks;
+    }
+    bool expired = false;
+    c->w = store_watch_open(rq->srv->st, prefix, from, &expired);
+    if (!c->w && !expired) {
+        resp_errf(rs, API_INTERNAL, "out of memory");
+        goto fail;
+    }
+    if (expired) {
+        /* Upstream answers 200 and sends the 410 as the stream's only event. */
+        api_err_set(&e, API_GONE, "too old resource version: %lld (%lld)", (long long)from,
+                    (long long)store_oldest_revision(rq->srv->st));
+        emit_error(c, &e);
+        api_err_clear(&e);
+        c->done = true;
+    }
+    metrics_watch_delta(rq->srv->m, 1);
+    rs->code = 200;
+    rs->st = (stream){watch_read, watch_free, c};
+    return;
+fail:
+    filter_free(&c->f);
+    free(c->name);
+    free(c->include_object);
+    for (size_t i = 0; i < c->ninitial; i++) store_obj_unref(c->initial[i]);
+    free(c->initial);
+    dbuf_free(&c->out);
+    free(c);
+}

@@ -1,0 +1,893 @@
+/* store.c - in-memory index, serialized transactions, group commit, watch history.
+ *
+ * Layout: one table per resource (strmap key -> store_obj). Transactions hold
+ * `txn_lock` from begin to commit, so they run one at a time; that is what
+ * makes check-then-write (quota) safe. Readers take `index_lock` shared and
+ * never wait for the disk.
+ *
+ * Durability is group commit: a committing transaction applies its writes to
+ * the index, queues them for the writer thread, releases `txn_lock` and waits
+ * until the writer reports its revision durable. The writer persists whatever
+ * has queued up in one backend transaction, so many concurrent commits share
+ * one fsync. Watch events are published only after they are durable.
+ */
+#include "store/store.h"
+
+#include "core/strmap.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_HISTORY 100000
+
+const double store_commit_buckets[11] = {.0005, .001, .0025, .005, .01, .025,
+                                         .05,   .1,   .25,   .5,   1};
+
+typedef struct rtable {
+    char *resource;
+    strmap *objs; /* key -> store_obj* */
+} rtable;
+
+/* A write waiting for the disk, with what watchers will need. */
+typedef struct pending {
+    store_ev_type type;
+    store_obj *obj;  /* new value, or last value for DELETED */
+    store_obj *prev; /* may be NULL */
+} pending;
+
+typedef struct pendq {
+    pending *v;
+    size_t n, cap;
+} pendq;
+
+struct store {
+    store_backend be;
+    store_indexer indexer;
+
+    pthread_mutex_t txn_lock;    /* one transaction at a time */
+    pthread_rwlock_t index_lock; /* tables and rev */
+    strmap *tables;              /* resource -> rtable* */
+    int64_t rev;                 /* last applied revision */
+
+    pthread_mutex_t mu;  /* everything below */
+    pthread_cond_t work; /* writer: pending queue non-empty */
+    pthread_cond_t done; /* durable revision advanced (committers and watchers) */
+    pendq queue;
+    int64_t durable_rev;
+    int64_t queued_rev;
+    bool closing;
+    pthread_t writer;
+
+    /* Watch history: a ring of events numbered by a global sequence. */
+    store_event *ring;
+    size_t ring_cap;
+    uint64_t seq_first; /* oldest sequence still in the ring */
+    uint64_t seq_end;   /* next sequence to assign */
+    int64_t history_start; /* a watch may start after any revision >= this */
+    size_t watchers;
+    uint64_t since_compact;
+
+    store_stats stats;
+};
+
+struct store_txn {
+    store *s;
+    int64_t rev;
+    pending *w; /* write set, in order */
+    size_t n, cap;
+    int failed;
+};
+
+struct store_watch {
+    store *s;
+    char *prefix;
+    size_t prefix_len;
+    uint64_t next_seq;
+    int64_t position;
+};
+
+/* ---- objects ---- */
+
+void store_obj_ref(store_obj *o)
+{
+    atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
+}
+
+static void index_clear(store_index *idx)
+{
+    json_decref(idx->labels);
+    json_decref(idx->fields);
+    if (idx->ext && idx->ext_free) idx->ext_free(idx->ext);
+    memset(idx, 0, sizeof *idx);
+}
+
+void store_obj_unref(store_obj *o)
+{
+    if (!o) return;
+    if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) != 1) return;
+    index_clear(&o->idx);
+    free(o->key);
+    free(o->nsname);
+    free(o->json);
+    free(o);
+}
+
+json_t *store_obj_parse(const store_obj *o)
+{
+    return json_loadb(o->json, o->len, 0, NULL);
+}
+
+/* Takes ownership of json and idx. */
+static store_obj *obj_new(const char *key, int64_t rv, char *json, size_t len, store_index *idx)
+{
+    store_obj *o = calloc(1, sizeof *o);
+    if (!o) return NULL;
+    atomic_init(&o->refs, 1);
+    o->rv = rv;
+    o->key = strdup(key);
+    const char *a = strchr(key, '/');
+    const char *b = a ? strchr(a + 1, '/') : NULL;
+    if (!o->key || !b) {
+        free(o->key);
+        free(o);
+        return NULL;
+    }
+    size_t nslen = (size_t)(b - a - 1), namelen = strlen(b + 1);
+    o->nsname = malloc(nslen + namelen + 2);
+    if (!o->nsname) {
+        free(o->key);
+        free(o);
+        return NULL;
+    }
+    memcpy(o->nsname, a + 1, nslen);
+    o->nsname[nslen] = '\0';
+    memcpy(o->nsname + nslen + 1, b + 1, namelen + 1);
+    o->ns = o->nsname;
+    o->name = o->nsname + nslen + 1;
+    o->json = json;
+    o->len = len;
+    if (idx) o->idx = *idx;
+    return o;
+}
+
+static store_obj *obj_from_text(store *s, const char *key, int64_t rv, const char *text,
+                                size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) return NULL;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    store_index idx = {0};
+    if (s->indexer) {
+        json_t *parsed = json_loadb(text, len, 0, NULL);
+        if (parsed) s->indexer(key, parsed, &idx);
+        json_decref(parsed);
+    }
+    store_obj *o = obj_new(key, rv, copy, len, &idx);
+    if (!o) {
+        free(copy);
+        index_clear(&idx);
+    }
+    return o;
+}
+
+/* ---- tables ---- */
+
+static size_t resource_len(const char *key)
+{
+    const char *slash = strchr(key, '/');
+    return slash ? (size_t)(slash - key) : strlen(key);
+}
+
+static rtable *table_for(store *s, const char *key, bool create)
+{
+    char res[256];
+    size_t n = resource_len(key);
+    if (n >= sizeof res) return NULL;
+    memcpy(res, key, n);
+    res[n] = '\0';
+    rtable *t = strmap_get(s->tables, res);
+    if (t || !create) return t;
+    t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->resource = strdup(res);
+    t->objs = strmap_new();
+    if (!t->resource || !t->objs || strmap_put(s->tables, t->resource, t, NULL) != 0) {
+        free(t->resource);
+        strmap_free(t->objs);
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Replace (or remove, when o is NULL) the indexed object at key. Caller holds index_lock. */
+static int index_set(store *s, const char *key, store_obj *o)
+{
+    rtable *t = table_for(s, key, o != NULL);
+    if (!t) return o ? -1 : 0;
+    void *old = NULL;
+    if (o) {
+        if (strmap_put(t->objs, o->key, o, &old) != 0) return -1;
+        store_obj_ref(o);
+    } else {
+        old = strmap_del(t->objs, key);
+    }
+    store_obj_unref(old);
+    return 0;
+}
+
+static store_obj *index_get(store *s, const char *key)
+{
+    rtable *t = table_for(s, key, false);
+    return t ? strmap_get(t->objs, key) : NULL;
+}
+
+/* ---- watch history ---- */
+
+static void ring_push(store *s, store_ev_type type, store_obj *obj, store_obj *prev)
+{
+    if (s->seq_end - s->seq_first == s->ring_cap) {
+        store_event *old = &s->ring[s->seq_first % s->ring_cap];
+        s->history_start = old->rv; /* watches must start at or after this */
+        store_obj_unref(old->obj);
+        store_obj_unref(old->prev);
+        s->seq_first++;
+    }
+    store_event *e = &s->ring[s->seq_end % s->ring_cap];
+    e->type = type;
+    e->rv = obj->rv;
+    e->obj = obj;
+    e->prev = prev;
+    store_obj_ref(obj);
+    if (prev) store_obj_ref(prev);
+    s->seq_end++;
+}
+
+/* First sequence whose revision is > after. Caller holds mu. */
+static uint64_t ring_seek(store *s, int64_t after)
+{
+    uint64_t lo = s->seq_first, hi = s->seq_end;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (s->ring[mid % s->ring_cap].rv <= after)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- loading ---- */
+
+static void load_object(void *ctx, const char *key, int64_t rv, const char *json, size_t len)
+{
+    store *s = ctx;
+    store_obj *o = obj_from_text(s, key, rv, json, len);
+    if (!o) return;
+    if (index_set(s, key, o) != 0)
+        fprintf(stderr, "{\"level\":\"error\",\"msg\":\"store: cannot index %s\"}\n", key);
+    store_obj_unref(o);
+}
+
+static void load_event(void *ctx, const store_op *ev)
+{
+    store *s = ctx;
+    if (s->seq_end == s->seq_first) s->history_start = ev->rv - 1;
+    store_obj *cur = index_get(s, ev->key);
+    store_obj *o = NULL;
+    if (cur && cur->rv == ev->rv) {
+        o = cur; /* share the indexed object */
+        store_obj_ref(o);
+    } else {
+        o = obj_from_text(s, ev->key, ev->rv, ev->json, ev->len);
+    }
+    if (!o) return;
+    ring_push(s, ev->type, o, NULL); /* previous values are not persisted */
+    store_obj_unref(o);
+}
+
+/* ---- writer thread ---- */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void stats_observe(store *s, double secs, size_t ops)
+{
+    s->stats.batches++;
+    s->stats.batch_ops += ops;
+    s->stats.commit_seconds_sum += secs;
+    for (int i = 0; i < 11; i++)
+        if (secs <= store_commit_buckets[i]) s->stats.commit_hist[i]++;
+    s->stats.commit_hist[11]++;
+}
+
+static void *writer_main(void *arg)
+{
+    store *s = arg;
+    pendq batch = {0};
+    store_op *ops = NULL;
+    size_t ops_cap = 0;
+    char err[512];
+
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (s->queue.n == 0 && !s->closing) pthread_cond_wait(&s->work, &s->mu);
+        if (s->queue.n == 0 && s->closing) break;
+        pendq tmp = s->queue; /* swap: committers keep queueing while we write */
+        s->queue = batch;
+        batch = tmp;
+        pthread_mutex_unlock(&s->mu);
+
+        if (batch.n > ops_cap) {
+            ops_cap = batch.n * 2;
+            ops = realloc(ops, ops_cap * sizeof *ops);
+            if (!ops) abort();
+        }
+        for (size_t i = 0; i < batch.n; i++) {
+            pending *p = &batch.v[i];
+            ops[i] = (store_op){p->type, p->obj->rv, p->obj->key, p->obj->json, p->obj->len};
+        }
+        double t0 = now_seconds();
+        if (s->be.write_batch(s->be.impl, ops, batch.n, err, sizeof err) != 0) {
+            /* Memory already holds these writes; continuing would serve data that
+             * is not on disk. Stop, and let a restart reload the durable state. */
+            fprintf(stderr, "{\"level\":\"fatal\",\"msg\":\"store: write failed: %s\"}\n", err);
+            abort();
+        }
+        double secs = now_seconds() - t0;
+
+        pthread_mutex_lock(&s->mu);
+        stats_observe(s, secs, batch.n);
+        for (size_t i = 0; i < batch.n; i++) {
+            pending *p = &batch.v[i];
+            ring_push(s, p->type, p->obj, p->prev);
+            store_obj_unref(p->obj);
+            store_obj_unref(p->prev);
+        }
+        s->durable_rev = batch.v[batch.n - 1].obj->rv;
+        s->since_compact += batch.n;
+        batch.n = 0;
+        pthread_cond_broadcast(&s->done);
+        if (s->since_compact >= s->ring_cap / 4 && s->be.compact) {
+            int64_t keep = s->ring[s->seq_first % s->ring_cap].rv;
+            s->since_compact = 0;
+            pthread_mutex_unlock(&s->mu);
+            s->be.compact(s->be.impl, keep);
+            pthread_mutex_lock(&s->mu);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(batch.v);
+    free(ops);
+    return NULL;
+}
+
+/* ---- open / close ---- */
+
+store *store_open(store_backend *be, store_indexer indexer, const store_config *cfg, char *err,
+                  size_t errlen)
+{
+    store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->be = *be;
+    s->indexer = indexer;
+    s->ring_cap = cfg && cfg->event_history ? cfg->event_history : DEFAULT_HISTORY;
+    s->ring = calloc(s->ring_cap, sizeof *s->ring);
+    s->tables = strmap_new();
+    if (!s->ring || !s->tables) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    pthread_mutex_init(&s->txn_lock, NULL);
+    pthread_rwlock_init(&s->index_lock, NULL);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->done, &ca);
+    pthread_condattr_destroy(&ca);
+
+    int64_t rev = 0;
+    s->history_start = -1;
+    if (s->be.load(s->be.impl, s, load_object, load_event, &rev, err, errlen) != 0) goto fail;
+    s->rev = s->durable_rev = s->queued_rev = rev;
+    if (s->seq_end == s->seq_first) s->history_start = rev;
+    if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+        snprintf(err, errlen, "cannot start writer thread");
+        goto fail;
+    }
+    return s;
+fail:
+    /* Partially loaded tables are released the same way as on close. */
+    s->closing = true;
+    store_close(s);
+    return NULL;
+}
+
+static void tables_free(store *s)
+{
+    if (!s->tables) return;
+    const char *k;
+    void *v;
+    for (size_t it = 0; strmap_next(s->tables, &it, &k, &v);) {
+        rtable *t = v;
+        void *o;
+        for (size_t j = 0; strmap_next(t->objs, &j, NULL, &o);) store_obj_unref(o);
+        strmap_free(t->objs);
+        free(t->resource);
+        free(t);
+    }
+    strmap_free(s->tables);
+}
+
+void store_close(store *s)
+{
+    if (!s) return;
+    bool started = !s->closing;
+    pthread_mutex_lock(&s->mu);
+    s->closing = true;
+    pthread_cond_broadcast(&s->work);
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->mu);
+    if (started) pthread_join(s->writer, NULL);
+    for (uint64_t q = s->seq_first; q < s->seq_end; q++) {
+        store_obj_unref(s->ring[q % s->ring_cap].obj);
+        store_obj_unref(s->ring[q % s->ring_cap].prev);
+    }
+    free(s->ring);
+    free(s->queue.v);
+    tables_free(s);
+    if (s->be.close) s->be.close(s->be.impl);
+    free(s);
+}
+
+/* ---- reads ---- */
+
+int64_t store_revision(store *s)
+{
+    pthread_rwlock_rdlock(&s->index_lock);
+    int64_t r = s->rev;
+    pthread_rwlock_unlock(&s->index_lock);
+    return r;
+}
+
+int64_t store_oldest_revision(store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int64_t r = s->history_start;
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+store_obj *store_get(store *s, const char *key)
+{
+    pthread_rwlock_rdlock(&s->index_lock);
+    store_obj *o = index_get(s, key);
+    if (o) store_obj_ref(o);
+    pthread_rwlock_unlock(&s->index_lock);
+    return o;
+}
+
+size_t store_count(store *s, const char *resource)
+{
+    pthread_rwlock_rdlock(&s->index_lock);
+    rtable *t = strmap_get(s->tables, resource);
+    size_t n = t ? strmap_count(t->objs) : 0;
+    pthread_rwlock_unlock(&s->index_lock);
+    return n;
+}
+
+static int cmp_obj_key(const void *a, const void *b)
+{
+    return strcmp((*(store_obj *const *)a)->key, (*(store_obj *const *)b)->key);
+}
+
+/* Collect references to objects under prefix (unsorted). Caller holds a lock. */
+static int collect(store *s, const char *prefix, store_obj ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    rtable *t = table_for(s, prefix, false);
+    if (!t) return 0;
+    size_t plen = strlen(prefix), cap = strmap_count(t->objs);
+    store_obj **v = malloc((cap ? cap : 1) * sizeof *v);
+    if (!v) return -1;
+    void *val;
+    size_t k = 0;
+    for (size_t it = 0; strmap_next(t->objs, &it, NULL, &val);) {
+        store_obj *o = val;
+        if (strncmp(o->key, prefix, plen) != 0) continue;
+        store_obj_ref(o);
+        v[k++] = o;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+int store_list(store *s, const char *prefix, const char *after_key, size_t limit,
+               store_obj ***out, size_t *n, int64_t *rev, bool *more)
+{
+    store_obj **v;
+    size_t k;
+    pthread_rwlock_rdlock(&s->index_lock);
+    int rc = collect(s, prefix, &v, &k);
+    if (rev) *rev = s->rev;
+    pthread_rwlock_unlock(&s->index_lock);
+    if (rc != 0) return -1;
+    qsort(v, k, sizeof *v, cmp_obj_key);
+    size_t start = 0;
+    if (after_key)
+        while (start < k && strcmp(v[start]->key, after_key) <= 0) store_obj_unref(v[start++]);
+    size_t end = k;
+    if (limit && k - start > limit) end = start + limit;
+    for (size_t i = end; i < k; i++) store_obj_unref(v[i]);
+    if (more) *more = end < k;
+    if (start) memmove(v, v + start, (end - start) * sizeof *v);
+    *out = v;
+    *n = end - start;
+    return 0;
+}
+
+/* ---- transactions ---- */
+
+store_txn *store_begin(store *s)
+{
+    store_txn *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->s = s;
+    pthread_mutex_lock(&s->txn_lock);
+    t->rev = s->rev + 1; /* only transactions move rev, and we hold txn_lock */
+    return t;
+}
+
+int64_t store_txn_rev(store_txn *t)
+{
+    return t->rev;
+}
+
+static pending *txn_find(store_txn *t, const char *key)
+{
+    for (size_t i = t->n; i-- > 0;)
+        if (strcmp(t->w[i].obj->key, key) == 0) return &t->w[i];
+    return NULL;
+}
+
+store_obj *store_txn_get(store_txn *t, const char *key)
+{
+    pending *p = txn_find(t, key);
+    store_obj *o;
+    if (p)
+        o = p->type == STORE_EV_DELETED ? NULL : p->obj;
+    else
+        o = index_get(t->s, key); /* we are the only writer: no lock needed to read */
+    if (o) store_obj_ref(o);
+    return o;
+}
+
+int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n)
+{
+    store_obj **v;
+    size_t k;
+    if (collect(t->s, prefix, &v, &k) != 0) return -1;
+    size_t plen = strlen(prefix);
+    for (size_t i = 0; i < t->n; i++) {
+        pending *p = &t->w[i];
+        if (strncmp(p->obj->key, prefix, plen) != 0) continue;
+        size_t j = 0;
+        while (j < k && strcmp(v[j]->key, p->obj->key) != 0) j++;
+        if (j < k) {
+            store_obj_unref(v[j]);
+            v[j] = v[--k];
+        }
+        if (p->type == STORE_EV_DELETED) continue;
+        store_obj **nv = realloc(v, (k + 1) * sizeof *v);
+        if (!nv) {
+            for (size_t q = 0; q < k; q++) store_obj_unref(v[q]);
+            free(v);
+            return -1;
+        }
+        v = nv;
+        store_obj_ref(p->obj);
+        v[k++] = p->obj;
+    }
+    qsort(v, k, sizeof *v, cmp_obj_key);
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+static int txn_push(store_txn *t, store_ev_type type, store_obj *o)
+{
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 4;
+        pending *nw = realloc(t->w, nc * sizeof *nw);
+        if (!nw) return -1;
+        t->w = nw;
+        t->cap = nc;
+    }
+    t->w[t->n++] = (pending){type, o, NULL};
+    return 0;
+}
+
+static char *serialize(const json_t *obj, size_t *len)
+{
+    char *text = json_dumps(obj, JSON_COMPACT);
+    if (text) *len = strlen(text);
+    return text;
+}
+
+int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx)
+{
+    size_t len = 0;
+    store_index local = {0};
+    char *text = serialize(obj, &len);
+    if (!text) goto fail;
+    if (idx)
+        local = *idx;
+    else if (t->s->indexer)
+        t->s->indexer(key, obj, &local);
+    store_obj *o = obj_new(key, t->rev, text, len, &local);
+    if (!o) goto fail;
+    store_obj *cur = store_txn_get(t, key);
+    store_ev_type type = cur ? STORE_EV_MODIFIED : STORE_EV_ADDED;
+    store_obj_unref(cur);
+    if (txn_push(t, type, o) != 0) {
+        store_obj_unref(o);
+        t->failed = 1;
+        return -1;
+    }
+    return 0;
+fail:
+    free(text);
+    index_clear(idx ? idx : &local);
+    t->failed = 1;
+    return -1;
+}
+
+int store_txn_delete(store_txn *t, const char *key, const json_t *last)
+{
+    size_t len = 0;
+    char *text = serialize(last, &len);
+    store_index idx = {0};
+    if (!text) goto fail;
+    if (t->s->indexer) t->s->indexer(key, last, &idx);
+    store_obj *o = obj_new(key, t->rev, text, len, &idx);
+    if (!o) goto fail;
+    if (txn_push(t, STORE_EV_DELETED, o) != 0) {
+        store_obj_unref(o);
+        goto fail_noidx;
+    }
+    return 0;
+fail:
+    free(text);
+    index_clear(&idx);
+fail_noidx:
+    t->failed = 1;
+    return -1;
+}
+
+static void txn_free(store_txn *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        store_obj_unref(t->w[i].obj);
+        store_obj_unref(t->w[i].prev);
+    }
+    free(t->w);
+    free(t);
+}
+
+void store_abort(store_txn *t)
+{
+    if (!t) return;
+    pthread_mutex_unlock(&t->s->txn_lock);
+    txn_free(t);
+}
+
+static int queue_reserve(pendq *q, size_t extra)
+{
+    if (q->n + extra <= q->cap) return 0;
+    size_t nc = (q->n + extra) * 2;
+    pending *nv = realloc(q->v, nc * sizeof *nv);
+    if (!nv) return -1;
+    q->v = nv;
+    q->cap = nc;
+    return 0;
+}
+
+int store_commit(store_txn *t)
+{
+    store *s = t->s;
+    if (t->failed) {
+        store_abort(t);
+        return -1;
+    }
+    if (t->n == 0) { /* nothing written: no revision consumed */
+        store_abort(t);
+        return 0;
+    }
+    /* Make every allocation before touching the index, so that once it changes
+     * nothing can fail. `mu` is held across the apply so the writer cannot swap
+     * the queue between the reservation and the append (lock order: mu, then
+     * index_lock; nothing takes them the other way round). */
+    pthread_mutex_lock(&s->mu);
+    int rc = queue_reserve(&s->queue, t->n);
+    for (size_t i = 0; rc == 0 && i < t->n; i++)
+        if (!table_for(s, t->w[i].obj->key, true)) rc = -1;
+    if (rc != 0) {
+        pthread_mutex_unlock(&s->mu);
+        store_abort(t);
+        return -1;
+    }
+    pthread_rwlock_wrlock(&s->index_lock);
+    for (size_t i = 0; i < t->n; i++) {
+        pending *p = &t->w[i];
+        store_obj *cur = index_get(s, p->obj->key);
+        if (cur) store_obj_ref(cur);
+        p->prev = cur;
+        /* Only a hash-table grow can fail here; out of memory mid-apply is fatal,
+         * as in Redis, rather than leaving the index half-updated. */
+        if (index_set(s, p->obj->key, p->type == STORE_EV_DELETED ? NULL : p->obj) != 0)
+            abort();
+    }
+    s->rev = t->rev;
+    pthread_rwlock_unlock(&s->index_lock);
+    memcpy(s->queue.v + s->queue.n, t->w, t->n * sizeof *t->w);
+    s->queue.n += t->n;
+    s->queued_rev = t->rev;
+    s->stats.commits++;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+
+    /* The queue now owns the write set's references. */
+    int64_t rev = t->rev;
+    t->n = 0;
+    pthread_mutex_unlock(&s->txn_lock);
+    txn_free(t);
+
+    pthread_mutex_lock(&s->mu);
+    while (s->durable_rev < rev && !s->closing) pthread_cond_wait(&s->done, &s->mu);
+    rc = s->durable_rev >= rev ? 0 : -1;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* ---- watches ---- */
+
+store_watch *store_watch_open(store *s, const char *prefix, int64_t after, bool *expired)
+{
+    *expired = false;
+    store_watch *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->s = s;
+    w->prefix = strdup(prefix);
+    w->prefix_len = strlen(prefix);
+    if (!w->prefix) {
+        free(w);
+        return NULL;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (after < s->history_start) {
+        pthread_mutex_unlock(&s->mu);
+        *expired = true;
+        free(w->prefix);
+        free(w);
+        return NULL;
+    }
+    w->next_seq = ring_seek(s, after);
+    w->position = after;
+    s->watchers++;
+    pthread_mutex_unlock(&s->mu);
+    return w;
+}
+
+int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
+{
+    store *s = w->s;
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        if (w->next_seq < s->seq_first) break; /* fell out of history */
+        while (w->next_seq < s->seq_end) {
+            store_event *e = &s->ring[w->next_seq % s->ring_cap];
+            w->next_seq++;
+            w->position = e->rv;
+            if (strncmp(e->obj->key, w->prefix, w->prefix_len) != 0) continue;
+            *ev = *e;
+            store_obj_ref(ev->obj);
+            if (ev->prev) store_obj_ref(ev->prev);
+            pthread_mutex_unlock(&s->mu);
+            return 1;
+        }
+        if (s->durable_rev > w->position) w->position = s->durable_rev;
+        if (s->closing) break;
+        int rc = pthread_cond_timedwait(&s->done, &s->mu, &deadline);
+        if (rc == ETIMEDOUT) {
+            pthread_mutex_unlock(&s->mu);
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return -1;
+}
+
+int64_t store_watch_position(store_watch *w)
+{
+    pthread_mutex_lock(&w->s->mu);
+    int64_t p = w->position;
+    pthread_mutex_unlock(&w->s->mu);
+    return p;
+}
+
+void store_watch_close(store_watch *w)
+{
+    if (!w) return;
+    pthread_mutex_lock(&w->s->mu);
+    w->s->watchers--;
+    pthread_mutex_unlock(&w->s->mu);
+    free(w->prefix);
+    free(w);
+}
+
+void store_watch_wake_all(store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->mu);
+}
+
+size_t store_watch_count(store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->watchers;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+void store_get_stats(store *s, store_stats *out)
+{
+    pthread_mutex_lock(&s->mu);
+    *out = s->stats;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- memory backend ---- */
+
+static int mem_load(void *impl, void *ctx,
+                    void (*on_object)(void *, const char *, int64_t, const char *, size_t),
+                    void (*on_event)(void *, const store_op *), int64_t *rev, char *err,
+                    size_t errlen)
+{
+    *rev = 0;
+    return 0;
+}
+
+static int mem_write(void *impl, const store_op *ops, size_t n, char *err, size_t errlen)
+{
+    return 0;
+}
+
+void store_memory_backend(store_backend *out)
+{
+    *out = (store_backend){NULL, mem_load, mem_write, NULL, NULL};
+}

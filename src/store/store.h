@@ -1,0 +1,164 @@
+/* store.h - the object store: one interface for every backend.
+ *
+ * Objects are JSON documents under keys "<resource>/<namespace>/<name>"
+ * (namespace empty for cluster-scoped kinds; resource qualified by group
+ * for non-core kinds, e.g. "deployments.apps/ns/web"). One store-wide
+ * revision orders every write; all writes of one transaction share it.
+ *
+ * Invariants this module keeps:
+ *  - Transactions are serialized: a transaction sees every write committed
+ *    before it, and nothing can commit between its reads and its writes.
+ *    Quota admission relies on this to never pass a hard limit.
+ *  - store_commit returns only once the backend has made the write durable.
+ *    Watchers see an event only after it is durable, in revision order.
+ *  - If the backend cannot persist a batch the process aborts: memory must
+ *    never diverge from disk silently (the same rule as PostgreSQL's fsync panic).
+ *
+ * Objects handed out (store_obj) are immutable and reference counted;
+ * every function returning one returns a new reference: store_obj_unref it.
+ * Reads run under a shared lock and never touch the backend.
+ */
+#ifndef ALLOT_STORE_STORE_H
+#define ALLOT_STORE_STORE_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct store store;
+typedef struct store_txn store_txn;
+typedef struct store_watch store_watch;
+
+/* Derived data the layer above attaches to each object when it is written
+ * or loaded: selector fields and an opaque per-object cache (e.g. quota usage). */
+typedef struct store_index {
+    json_t *labels;          /* metadata.labels, owned (may be NULL) */
+    json_t *fields;          /* flat {"spec.nodeName": "n1", ...}, owned (may be NULL) */
+    void *ext;               /* owned; freed with ext_free */
+    void (*ext_free)(void *);
+} store_index;
+
+typedef struct store_obj {
+    atomic_int refs;
+    int64_t rv;         /* revision that last wrote this object */
+    char *key;          /* "pods/ns/name" */
+    const char *ns;     /* into nsname: namespace ("" when cluster-scoped) */
+    const char *name;
+    char *nsname;       /* ns '\0' name */
+    char *json;         /* compact JSON, metadata.resourceVersion == rv */
+    size_t len;
+    store_index idx;
+} store_obj;
+
+void store_obj_ref(store_obj *o);
+void store_obj_unref(store_obj *o);
+/* Parse the stored JSON (caller owns the result). */
+json_t *store_obj_parse(const store_obj *o);
+
+/* The layer above computes a store_index from a parsed object; the store calls
+ * it when loading from disk. Must be pure and thread-safe. */
+typedef void (*store_indexer)(const char *key, const json_t *obj, store_index *out);
+
+/* ---- backend interface (persistence) ---- */
+typedef enum { STORE_EV_ADDED = 1, STORE_EV_MODIFIED, STORE_EV_DELETED } store_ev_type;
+
+/* One write as the backend sees it; also one retained watch event. */
+typedef struct store_op {
+    store_ev_type type;
+    int64_t rv;
+    const char *key;
+    const char *json; /* new value, or the last value for DELETED */
+    size_t len;
+} store_op;
+
+typedef struct store_backend {
+    void *impl;
+    /* Report every stored object, then every retained event (oldest first), and
+     * the last revision. Called once, before anything else. */
+    int (*load)(void *impl, void *ctx,
+                void (*on_object)(void *ctx, const char *key, int64_t rv, const char *json,
+                                  size_t len),
+                void (*on_event)(void *ctx, const store_op *ev), int64_t *rev, char *err,
+                size_t errlen);
+    /* Persist ops (already in revision order) durably; 0 or -1. */
+    int (*write_batch)(void *impl, const store_op *ops, size_t n, char *err, size_t errlen);
+    /* Drop events older than rv (watch history); best effort. */
+    void (*compact)(void *impl, int64_t rv);
+    void (*close)(void *impl);
+} store_backend;
+
+/* SQLite backend in DIR/allot.db (WAL, synchronous=FULL). */
+int store_sqlite_open(const char *dir, store_backend *out, char *err, size_t errlen);
+/* Memory-only backend for tests: durable for the life of the process. */
+void store_memory_backend(store_backend *out);
+
+/* ---- the store ---- */
+typedef struct store_config {
+    size_t event_history; /* events kept for watch resumption (default 100000) */
+} store_config;
+
+/* Takes ownership of the backend (closed by store_close). NULL on error. */
+store *store_open(store_backend *be, store_indexer indexer, const store_config *cfg, char *err,
+                  size_t errlen);
+void store_close(store *s);
+
+int64_t store_revision(store *s);          /* last committed revision */
+int64_t store_oldest_revision(store *s);   /* oldest revision a watch may start after */
+
+store_obj *store_get(store *s, const char *key);
+size_t store_count(store *s, const char *resource);
+
+/* Objects whose key starts with `prefix` ("pods/" or "pods/ns/"), sorted by key,
+ * starting after `after_key` (NULL: from the start), at most `limit` (0: all).
+ * *out is malloc'd (caller frees the array and unrefs each); *rev is the
+ * revision the snapshot reflects; *more tells whether objects remain. */
+int store_list(store *s, const char *prefix, const char *after_key, size_t limit,
+               store_obj ***out, size_t *n, int64_t *rev, bool *more);
+
+/* Transactions. store_begin takes the store's write lock; commit or abort
+ * releases it. Reads inside a transaction see its own writes. */
+store_txn *store_begin(store *s);
+int64_t store_txn_rev(store_txn *t); /* the revision this transaction commits at */
+store_obj *store_txn_get(store_txn *t, const char *key);
+/* List inside a transaction (sees own writes): same contract as store_list. */
+int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n);
+/* Put a new value (serialized now; `obj` stays the caller's). `idx` ownership
+ * moves to the store (NULL: computed with the indexer). */
+int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx);
+/* Delete; `last` is the object as it is removed (its resourceVersion set to the
+ * transaction revision), delivered to watchers. */
+int store_txn_delete(store_txn *t, const char *key, const json_t *last);
+/* Apply, release the lock, wait until durable. Returns 0, or -1 (nothing applied). */
+int store_commit(store_txn *t);
+void store_abort(store_txn *t);
+
+/* Watches over keys with `prefix`, from revision `after` exclusive.
+ * Returns NULL with *expired set when `after` is older than the history. */
+typedef struct store_event {
+    store_ev_type type;
+    int64_t rv;
+    store_obj *obj;  /* new value, or last value for DELETED (a reference: unref it) */
+    store_obj *prev; /* previous value for MODIFIED/DELETED, or NULL (a reference) */
+} store_event;
+
+store_watch *store_watch_open(store *s, const char *prefix, int64_t after, bool *expired);
+/* Next event: 1 got one, 0 timed out, -1 expired (fell out of history) or store closing. */
+int store_watch_next(store_watch *w, store_event *ev, int timeout_ms);
+int64_t store_watch_position(store_watch *w);
+void store_watch_close(store_watch *w);
+/* Wake every watcher (e.g. on shutdown). */
+void store_watch_wake_all(store *s);
+size_t store_watch_count(store *s);
+
+/* Metrics. */
+typedef struct store_stats {
+    uint64_t commits, batches, batch_ops;
+    double commit_seconds_sum;
+    uint64_t commit_hist[12]; /* cumulative le: .0005 .001 .0025 .005 .01 .025 .05 .1 .25 .5 1 +Inf */
+} store_stats;
+void store_get_stats(store *s, store_stats *out);
+extern const double store_commit_buckets[11];
+
+#endif

@@ -1,0 +1,253 @@
+/* test_store.c - the store's invariants, on the memory and SQLite backends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "store/store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void labels_indexer(const char *key, const json_t *obj, store_index *out)
+{
+    json_t *l = json_object_get(json_object_get(obj, "metadata"), "labels");
+    out->labels = l ? json_incref(l) : NULL;
+}
+
+static store *open_memory(size_t history)
+{
+    store_backend be;
+    char err[256];
+    store_memory_backend(&be);
+    store_config cfg = {history};
+    store *s = store_open(&be, labels_indexer, &cfg, err, sizeof err);
+    assert_non_null(s);
+    return s;
+}
+
+static store *open_sqlite(const char *dir)
+{
+    store_backend be;
+    char err[256];
+    assert_int_equal(store_sqlite_open(dir, &be, err, sizeof err), 0);
+    store *s = store_open(&be, labels_indexer, NULL, err, sizeof err);
+    assert_non_null(s);
+    return s;
+}
+
+static void put(store *s, const char *key, const char *value)
+{
+    store_txn *t = store_begin(s);
+    json_t *obj = json_pack("{s:s, s:{s:{s:s}}}", "v", value, "metadata", "labels", "app", value);
+    assert_int_equal(store_txn_put(t, key, obj, NULL), 0);
+    json_decref(obj);
+    assert_int_equal(store_commit(t), 0);
+}
+
+static void del(store *s, const char *key)
+{
+    store_txn *t = store_begin(s);
+    store_obj *o = store_txn_get(t, key);
+    assert_non_null(o);
+    json_t *last = store_obj_parse(o);
+    store_obj_unref(o);
+    assert_int_equal(store_txn_delete(t, key, last), 0);
+    json_decref(last);
+    assert_int_equal(store_commit(t), 0);
+}
+
+static void test_put_get_revision(void **state)
+{
+    store *s = open_memory(0);
+    assert_int_equal(store_revision(s), 0);
+    put(s, "pods/a/x", "1");
+    put(s, "pods/a/y", "2");
+    assert_int_equal(store_revision(s), 2);
+    store_obj *o = store_get(s, "pods/a/x");
+    assert_non_null(o);
+    assert_int_equal(o->rv, 1);
+    assert_string_equal(o->ns, "a");
+    assert_string_equal(o->name, "x");
+    assert_non_null(o->idx.labels);
+    store_obj_unref(o);
+    assert_null(store_get(s, "pods/a/z"));
+    assert_int_equal(store_count(s, "pods"), 2);
+    store_close(s);
+}
+
+static void test_txn_sees_own_writes_and_abort_discards(void **state)
+{
+    store *s = open_memory(0);
+    store_txn *t = store_begin(s);
+    json_t *obj = json_pack("{s:i}", "n", 1);
+    store_txn_put(t, "cm/ns/a", obj, NULL);
+    store_obj *seen = store_txn_get(t, "cm/ns/a");
+    assert_non_null(seen);
+    assert_int_equal(seen->rv, store_txn_rev(t));
+    store_obj_unref(seen);
+    store_obj **v;
+    size_t n;
+    assert_int_equal(store_txn_list(t, "cm/ns/", &v, &n), 0);
+    assert_int_equal(n, 1);
+    store_obj_unref(v[0]);
+    free(v);
+    store_abort(t);
+    json_decref(obj);
+    assert_null(store_get(s, "cm/ns/a"));
+    assert_int_equal(store_revision(s), 0);
+    store_close(s);
+}
+
+static void test_list_sorted_paged(void **state)
+{
+    store *s = open_memory(0);
+    put(s, "pods/b/2", "x");
+    put(s, "pods/a/1", "x");
+    put(s, "pods/b/1", "x");
+    put(s, "svc/b/1", "x");
+    store_obj **v;
+    size_t n;
+    int64_t rev;
+    bool more;
+    assert_int_equal(store_list(s, "pods/", NULL, 2, &v, &n, &rev, &more), 0);
+    assert_int_equal(n, 2);
+    assert_true(more);
+    assert_string_equal(v[0]->key, "pods/a/1");
+    assert_string_equal(v[1]->key, "pods/b/1");
+    char after[64];
+    snprintf(after, sizeof after, "%s", v[1]->key);
+    store_obj_unref(v[0]);
+    store_obj_unref(v[1]);
+    free(v);
+    assert_int_equal(store_list(s, "pods/", after, 2, &v, &n, &rev, &more), 0);
+    assert_int_equal(n, 1);
+    assert_false(more);
+    assert_string_equal(v[0]->key, "pods/b/2");
+    store_obj_unref(v[0]);
+    free(v);
+    assert_int_equal(store_list(s, "pods/b/", NULL, 0, &v, &n, &rev, &more), 0);
+    assert_int_equal(n, 2);
+    store_obj_unref(v[0]);
+    store_obj_unref(v[1]);
+    free(v);
+    store_close(s);
+}
+
+static void test_watch_events_in_order(void **state)
+{
+    store *s = open_memory(0);
+    put(s, "pods/a/x", "1");
+    bool expired;
+    store_watch *w = store_watch_open(s, "pods/", store_revision(s), &expired);
+    assert_non_null(w);
+    put(s, "pods/a/x", "2");
+    put(s, "svc/a/x", "1"); /* other prefix: not seen */
+    del(s, "pods/a/x");
+    store_event ev;
+    assert_int_equal(store_watch_next(w, &ev, 1000), 1);
+    assert_int_equal(ev.type, STORE_EV_MODIFIED);
+    assert_non_null(ev.prev);
+    assert_int_equal(ev.prev->rv, 1);
+    store_obj_unref(ev.obj);
+    store_obj_unref(ev.prev);
+    assert_int_equal(store_watch_next(w, &ev, 1000), 1);
+    assert_int_equal(ev.type, STORE_EV_DELETED);
+    assert_int_equal(ev.rv, 4);
+    store_obj_unref(ev.obj);
+    store_obj_unref(ev.prev);
+    assert_int_equal(store_watch_next(w, &ev, 10), 0); /* nothing more: times out */
+    store_watch_close(w);
+    store_close(s);
+}
+
+static void test_watch_expires_past_history(void **state)
+{
+    store *s = open_memory(4);
+    for (int i = 0; i < 10; i++) put(s, "pods/a/x", "v");
+    bool expired = false;
+    assert_null(store_watch_open(s, "pods/", 2, &expired));
+    assert_true(expired);
+    store_watch *w = store_watch_open(s, "pods/", 7, &expired);
+    assert_non_null(w);
+    store_watch_close(w);
+    store_close(s);
+}
+
+typedef struct writer_arg {
+    store *s;
+    int id;
+} writer_arg;
+
+static void *writer(void *p)
+{
+    writer_arg *a = p;
+    for (int i = 0; i < 200; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "pods/n%d/p%d", a->id, i);
+        put(a->s, key, "x");
+    }
+    return NULL;
+}
+
+static void test_sqlite_concurrent_durable_restart(void **state)
+{
+    char dir[] = "/tmp/allot-store-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    store *s = open_sqlite(dir);
+    pthread_t th[8];
+    writer_arg args[8];
+    for (int i = 0; i < 8; i++) {
+        args[i] = (writer_arg){s, i};
+        pthread_create(&th[i], NULL, writer, &args[i]);
+    }
+    for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+    del(s, "pods/n0/p0");
+    store_stats st;
+    store_get_stats(s, &st);
+    assert_int_equal(st.commits, 1601);
+    int64_t rev = store_revision(s);
+    store_close(s);
+
+    s = open_sqlite(dir);
+    assert_int_equal(store_revision(s), rev);
+    assert_int_equal(store_count(s, "pods"), 1599);
+    assert_null(store_get(s, "pods/n0/p0"));
+    store_obj *o = store_get(s, "pods/n7/p199");
+    assert_non_null(o);
+    assert_non_null(o->idx.labels); /* the indexer ran on load */
+    store_obj_unref(o);
+    /* Watches resume across the restart from a recent revision. */
+    bool expired;
+    store_watch *w = store_watch_open(s, "pods/", rev - 1, &expired);
+    assert_non_null(w);
+    store_event ev;
+    assert_int_equal(store_watch_next(w, &ev, 1000), 1);
+    assert_int_equal(ev.type, STORE_EV_DELETED);
+    assert_string_equal(ev.obj->key, "pods/n0/p0");
+    store_obj_unref(ev.obj);
+    store_obj_unref(ev.prev);
+    store_watch_close(w);
+    store_close(s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_put_get_revision),
+        cmocka_unit_test(test_txn_sees_own_writes_and_abort_discards),
+        cmocka_unit_test(test_list_sorted_paged),
+        cmocka_unit_test(test_watch_events_in_order),
+        cmocka_unit_test(test_watch_expires_past_history),
+        cmocka_unit_test(test_sqlite_concurrent_durable_restart),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
