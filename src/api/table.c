@@ -1,0 +1,317 @@
+/* table.c - the Table frame: columns, rows, row objects, list metadata, and
+ * the time helpers every printer uses (see table.h). The per-kind printers
+ * live in table_printers.c. */
+#include "api/table.h"
+
+#include "api/table_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- time ---- */
+
+/* Unix seconds of Go's zero time.Time (0001-01-01T00:00:00Z): IsZero(). */
+#define GO_ZERO_TIME (-62135596800LL)
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+/* Reads exactly `n` digits; -1 when any is not a digit. */
+static int digits(const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+static bool parse_rfc3339(const char *s, int64_t *out)
+{
+    if (strlen(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
+        s[13] != ':' || s[16] != ':')
+        return false;
+    int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
+    int h = digits(s + 11, 2), mi = digits(s + 14, 2), se = digits(s + 17, 2);
+    if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+        se < 0 || se > 60)
+        return false;
+    const char *p = s + 19;
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9') return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    int64_t off = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int oh = digits(p + 1, 2), om = p[3] == ':' ? digits(p + 4, 2) : -1;
+        if (oh < 0 || om < 0) return false;
+        off = (*p == '-' ? -1 : 1) * (oh * 3600LL + om * 60LL);
+        p += 6;
+    } else {
+        return false;
+    }
+    if (*p) return false;
+    *out =
+        days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600LL + mi * 60LL + se - off;
+    return true;
+}
+
+bool table_parse_time(const json_t *v, int64_t *out)
+{
+    int64_t t;
+    if (!json_is_string(v) || !parse_rfc3339(json_string_value(v), &t) || t == GO_ZERO_TIME)
+        return false;
+    *out = t;
+    return true;
+}
+
+/* Time.UTC().Format(time.RFC3339) of unix seconds. */
+static void format_rfc3339(int64_t t, char *buf, size_t n)
+{
+    int64_t days = t / 86400, secs = t % 86400, y;
+    if (secs < 0) {
+        secs += 86400;
+        days--;
+    }
+    unsigned m, d;
+    civil_from_days(days, &y, &m, &d);
+    snprintf(buf, n, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", (long long)y, m, d,
+             (long long)(secs / 3600), (long long)(secs / 60 % 60), (long long)(secs % 60));
+}
+
+/* Mirrors duration.HumanDuration branch for branch (apimachinery/pkg/util/duration);
+ * with whole seconds, Go's int(d.Seconds()), d/time.Minute ... are plain divisions. */
+const char *table_human_duration(int64_t s, char *buf, size_t n)
+{
+    long long m = s / 60, h = s / 3600, days = h / 24;
+    if (s < -1)
+        snprintf(buf, n, "<invalid>");
+    else if (s < 0)
+        snprintf(buf, n, "0s");
+    else if (s < 60 * 2)
+        snprintf(buf, n, "%llds", (long long)s);
+    else if (m < 10 && s % 60 == 0)
+        snprintf(buf, n, "%lldm", m);
+    else if (m < 10)
+        snprintf(buf, n, "%lldm%llds", m, (long long)(s % 60));
+    else if (m < 60 * 3)
+        snprintf(buf, n, "%lldm", m);
+    else if (h < 8 && m % 60 == 0)
+        snprintf(buf, n, "%lldh", h);
+    else if (h < 8)
+        snprintf(buf, n, "%lldh%lldm", h, m % 60);
+    else if (h < 48)
+        snprintf(buf, n, "%lldh", h);
+    else if (h < 24 * 8 && h % 24 == 0)
+        snprintf(buf, n, "%lldd", days);
+    else if (h < 24 * 8)
+        snprintf(buf, n, "%lldd%lldh", days, h % 24);
+    else if (h < 24 * 365 * 2)
+        snprintf(buf, n, "%lldd", days);
+    else if (h < 24 * 365 * 8 && days % 365 == 0)
+        snprintf(buf, n, "%lldy", days / 365);
+    else if (h < 24 * 365 * 8)
+        snprintf(buf, n, "%lldy%lldd", days / 365, days % 365);
+    else
+        snprintf(buf, n, "%lldy", days / 365);
+    return buf;
+}
+
+const char *table_since(const json_t *ts, int64_t now, char *buf, size_t n)
+{
+    int64_t t;
+    if (!table_parse_time(ts, &t)) {
+        snprintf(buf, n, "<unknown>");
+        return buf;
+    }
+    return table_human_duration(now - t, buf, n);
+}
+
+/* ---- tbuf ---- */
+
+static bool tbuf_reserve(tbuf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap) return true;
+    if (b->len + extra + 1 > TBUF_MAX) return false;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    if (cap > TBUF_MAX) cap = TBUF_MAX;
+    char *p = realloc(b->p, cap);
+    if (!p) return false;
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+void tbuf_puts(tbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (!tbuf_reserve(b, n)) return;
+    memcpy(b->p + b->len, s, n + 1);
+    b->len += n;
+}
+
+void tbuf_printf(tbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !tbuf_reserve(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+const char *tbuf_str(const tbuf *b)
+{
+    return b->p ? b->p : "";
+}
+
+void tbuf_free(tbuf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ---- the Table ---- */
+
+/* upstream rest.DefaultTableConvertor: for kinds without a printer. */
+static const table_col default_cols[] = {
+    {"Name", "string", "name", TABLE_DESC_NAME, 0},
+    {"Created At", "date", "", TABLE_DESC_AGE, 0},
+    {NULL, NULL, NULL, NULL, 0},
+};
+
+static void default_row(const json_t *obj, int64_t now, json_t *cells)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    int64_t t;
+    char ts[40];
+    /* A missing timestamp is Go's zero time, which Format() still prints. */
+    format_rfc3339(table_parse_time(json_object_get(meta, "creationTimestamp"), &t) ? t
+                                                                                    : GO_ZERO_TIME,
+                   ts, sizeof ts);
+    json_array_append_new(cells, json_string(name ? name : ""));
+    json_array_append_new(cells, json_string(ts));
+}
+
+static const table_printer default_printer = {"", "", default_cols, default_row, NULL};
+
+static json_t *column_defs(const table_col *cols)
+{
+    json_t *defs = json_array();
+    for (const table_col *c = cols; c->name; c++)
+        json_array_append_new(defs, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name, "type",
+                                              c->type, "format", c->format, "description", c->desc,
+                                              "priority", c->priority));
+    return defs;
+}
+
+/* Table.metadata is a ListMeta: only the fields that are set. */
+static json_t *list_metadata(const json_t *list_meta)
+{
+    json_t *m = json_object();
+    const char *keys[] = {"resourceVersion", "continue"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = json_string_value(json_object_get(list_meta, keys[i]));
+        if (v && *v) json_object_set_new(m, keys[i], json_string(v));
+    }
+    json_t *rem = json_object_get(list_meta, "remainingItemCount");
+    if (json_is_integer(rem)) json_object_set(m, "remainingItemCount", rem);
+    return m;
+}
+
+typedef enum { INCLUDE_NONE, INCLUDE_METADATA, INCLUDE_OBJECT } include_mode;
+
+static include_mode include_parse(const char *s)
+{
+    if (s && strcmp(s, "None") == 0) return INCLUDE_NONE;
+    if (s && strcmp(s, "Object") == 0) return INCLUDE_OBJECT;
+    return INCLUDE_METADATA;
+}
+
+bool table_include_object_valid(const char *s)
+{
+    return !s || !*s || strcmp(s, "None") == 0 || strcmp(s, "Metadata") == 0 ||
+           strcmp(s, "Object") == 0;
+}
+
+/* The row's `object`, as the apiserver's asTable() sets it per includeObject. */
+static json_t *row_object(const api_kind *k, const json_t *obj, include_mode mode)
+{
+    if (mode == INCLUDE_NONE) return json_null();
+    if (mode == INCLUDE_METADATA) {
+        json_t *meta = json_object_get(obj, "metadata");
+        return json_pack("{s:s, s:s, s:o}", "kind", "PartialObjectMetadata", "apiVersion",
+                         "meta.k8s.io/v1", "metadata",
+                         json_is_object(meta) ? json_deep_copy(meta) : json_object());
+    }
+    json_t *full = json_deep_copy(obj);
+    if (k && !json_object_get(full, "kind")) {
+        char av[256];
+        api_kind_api_version(k, av, sizeof av);
+        json_object_set_new(full, "apiVersion", json_string(av));
+        json_object_set_new(full, "kind", json_string(k->kind));
+    }
+    return full;
+}
+
+json_t *table_build(const api_kind *k, const json_t *items, const char *include_object, int64_t now,
+                    const json_t *list_meta)
+{
+    const table_printer *p = k ? table_printer_find(k->group, k->resource) : NULL;
+    if (!p) p = &default_printer;
+    include_mode mode = include_parse(include_object);
+
+    json_t *rows = json_array();
+    size_t i;
+    json_t *obj;
+    json_array_foreach(items, i, obj)
+    {
+        if (!json_is_object(obj)) continue;
+        json_t *row = json_object();
+        json_t *cells = json_array();
+        p->row(obj, now, cells);
+        json_object_set_new(row, "cells", cells);
+        json_t *conds = p->conds ? p->conds(obj) : NULL;
+        if (conds) json_object_set_new(row, "conditions", conds);
+        json_object_set_new(row, "object", row_object(k, obj, mode));
+        json_array_append_new(rows, row);
+    }
+    return json_pack("{s:s, s:s, s:o, s:o, s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1",
+                     "metadata", list_metadata(list_meta), "columnDefinitions",
+                     column_defs(p->cols), "rows", rows);
+}
