@@ -1,0 +1,688 @@
+/* openapi.c - OpenAPI v3 and Swagger 2.0 documents (see openapi.h).
+ *
+ * One walk over the registry produces both formats: `oa_fmt` says which one
+ * is being written (where "$ref"s point, how parameters, bodies and
+ * responses are spelled). Paths, operations and their query parameters
+ * follow kube-apiserver 1.32; operations exist only for the verbs discovery
+ * advertises (disc_verbs, disc_subresources), so the two never disagree.
+ */
+#include "api/openapi.h"
+
+#include "api/discovery.h"
+#include "api/kinds.h"
+#include "api/patch.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define META "io.k8s.apimachinery.pkg.apis.meta.v1."
+
+typedef struct oa_fmt {
+    bool v3;
+    const char *ref; /* "#/components/schemas/" or "#/definitions/" */
+} oa_fmt;
+
+static const oa_fmt FMT_V3 = {true, "#/components/schemas/"};
+static const oa_fmt FMT_V2 = {false, "#/definitions/"};
+
+/* ---- Names ---------------------------------------------------------------- */
+
+/* Schema package as upstream names it: io.k8s.api.<first label> for built-in
+ * groups ("" is core), reversed domain for everything else (as for CRDs). */
+static void schema_pkg(const char *group, char *buf, size_t n)
+{
+    size_t glen = strlen(group);
+    bool builtin =
+        !*group || !strchr(group, '.') || (glen > 7 && strcmp(group + glen - 7, ".k8s.io") == 0);
+    if (!*group) {
+        snprintf(buf, n, "io.k8s.api.core");
+    } else if (builtin) {
+        snprintf(buf, n, "io.k8s.api.%.*s", (int)strcspn(group, "."), group);
+    } else {
+        size_t o = 0;
+        buf[0] = '\0';
+        for (size_t end = glen; end > 0 && o < n;) {
+            size_t start = end;
+            while (start > 0 && group[start - 1] != '.')
+                start--;
+            o += (size_t)snprintf(buf + o, n - o, "%s%.*s", o ? "." : "", (int)(end - start),
+                                  group + start);
+            end = start ? start - 1 : 0;
+        }
+    }
+}
+
+static void schema_name(const char *group, const char *version, const char *kind,
+                        const char *suffix, char *buf, size_t n)
+{
+    char pkg[256];
+    schema_pkg(group, pkg, sizeof pkg);
+    snprintf(buf, n, "%s.%s.%s%s", pkg, version, kind, suffix);
+}
+
+/* operationId stem ("CoreV1", "AppsV1", "CapsuleClastixIoV1beta2") and tag
+ * ("core_v1", "apps_v1", "capsuleClastixIo_v1beta2"), as upstream spells them. */
+static void group_camel(const char *group, bool upper_first, char *buf, size_t n)
+{
+    const char *g = *group ? group : "core";
+    size_t glen = strlen(g);
+    if (glen > 7 && strcmp(g + glen - 7, ".k8s.io") == 0) glen = strcspn(g, ".");
+    size_t o = 0;
+    bool up = upper_first;
+    for (size_t i = 0; i < glen && o + 1 < n; i++) {
+        if (g[i] == '.' || g[i] == '-') {
+            up = true;
+            continue;
+        }
+        buf[o++] = up ? (char)toupper((unsigned char)g[i]) : g[i];
+        up = false;
+    }
+    buf[o] = '\0';
+}
+
+static void op_stem(const char *group, const char *version, char *buf, size_t n)
+{
+    char g[128];
+    group_camel(group, true, g, sizeof g);
+    snprintf(buf, n, "%s%c%s", g, toupper((unsigned char)version[0]), version + 1);
+}
+
+static void op_tag(const char *group, const char *version, char *buf, size_t n)
+{
+    char g[128];
+    group_camel(group, false, g, sizeof g);
+    snprintf(buf, n, "%s_%s", g, version);
+}
+
+static json_t *ref_to(const oa_fmt *f, const char *schema)
+{
+    return json_pack("{s:o}", "$ref", json_sprintf("%s%s", f->ref, schema));
+}
+
+/* A property referring to another schema: v3 wraps the $ref in allOf so it can
+ * carry a description, as upstream does; v2 uses the $ref directly. */
+static json_t *ref_property(const oa_fmt *f, const char *schema, const char *desc)
+{
+    json_t *p = f->v3 ? json_pack("{s:[o], s:{}}", "allOf", ref_to(f, schema), "default")
+                      : ref_to(f, schema);
+    json_object_set_new(p, "description", json_string(desc));
+    return p;
+}
+
+static json_t *gvk_object(const char *group, const char *version, const char *kind)
+{
+    return json_pack("{s:s, s:s, s:s}", "group", group, "kind", kind, "version", version);
+}
+
+/* ---- Parameters ----------------------------------------------------------- */
+
+typedef struct oa_param {
+    const char *name;
+    const char *in;
+    const char *type;
+    const char *desc;
+} oa_param;
+
+/* Descriptions are shortened from upstream's; names, places and types are exact. */
+static const oa_param params[] = {
+    {"name", "path", "string", "name of the object"},
+    {"namespace", "path", "string", "object name and auth scope, such as for teams and projects"},
+    {"pretty", "query", "string", "If 'true', then the output is pretty printed."},
+    {"allowWatchBookmarks", "query", "boolean",
+     "allowWatchBookmarks requests watch events with type \"BOOKMARK\"."},
+    {"continue", "query", "string",
+     "The continue option should be set when retrieving more results from the server."},
+    {"dryRun", "query", "string",
+     "When present, indicates that modifications should not be persisted. Valid values are: - All"},
+    {"fieldManager", "query", "string",
+     "fieldManager is a name associated with the actor or entity that is making these changes."},
+    {"fieldSelector", "query", "string",
+     "A selector to restrict the list of returned objects by their fields. Defaults to "
+     "everything."},
+    {"fieldValidation", "query", "string",
+     "fieldValidation instructs the server on how to handle objects in the request containing "
+     "unknown or duplicate fields. Valid values are: - Ignore - Warn - Strict"},
+    {"force", "query", "boolean", "Force is going to \"force\" Apply requests."},
+    {"gracePeriodSeconds", "query", "integer",
+     "The duration in seconds before the object should be deleted."},
+    {"ignoreStoreReadErrorWithClusterBreakingPotential", "query", "boolean",
+     "if set to true, it will trigger an unsafe deletion of the resource in case the normal "
+     "deletion flow fails with a corrupt object error."},
+    {"labelSelector", "query", "string",
+     "A selector to restrict the list of returned objects by their labels. Defaults to "
+     "everything."},
+    {"limit", "query", "integer",
+     "limit is a maximum number of responses to return for a list call."},
+    {"orphanDependents", "query", "boolean", "Deprecated: please use the PropagationPolicy."},
+    {"propagationPolicy", "query", "string",
+     "Whether and how garbage collection will be performed. Orphan, Background or Foreground."},
+    {"resourceVersion", "query", "string",
+     "resourceVersion sets a constraint on what resource versions a request may be served from."},
+    {"resourceVersionMatch", "query", "string",
+     "resourceVersionMatch determines how resourceVersion is applied to list calls."},
+    {"sendInitialEvents", "query", "boolean",
+     "`sendInitialEvents=true` may be set together with `watch=true`."},
+    {"timeoutSeconds", "query", "integer", "Timeout for the list/watch call."},
+    {"watch", "query", "boolean",
+     "Watch for changes to the described resources and return them as a stream of add, update, and "
+     "remove notifications."},
+};
+
+static json_t *param_json(const oa_fmt *f, const char *name)
+{
+    const oa_param *p = NULL;
+    for (size_t i = 0; i < sizeof params / sizeof *params && !p; i++)
+        if (strcmp(params[i].name, name) == 0) p = &params[i];
+    if (!p) return NULL;
+    json_t *j = json_pack("{s:s, s:s, s:s}", "name", p->name, "in", p->in, "description", p->desc);
+    json_t *type = json_pack("{s:s, s:b}", "type", p->type, "uniqueItems", 1);
+    if (f->v3) {
+        json_object_set_new(j, "schema", type);
+    } else {
+        json_object_update(j, type);
+        json_decref(type);
+    }
+    if (strcmp(p->in, "path") == 0) json_object_set_new(j, "required", json_true());
+    return j;
+}
+
+static json_t *param_list(const oa_fmt *f, const char *const *names)
+{
+    json_t *arr = json_array();
+    for (; names && *names; names++)
+        json_array_append_new(arr, param_json(f, *names));
+    return arr;
+}
+
+static const char *const q_list[] = {"allowWatchBookmarks",
+                                     "continue",
+                                     "fieldSelector",
+                                     "labelSelector",
+                                     "limit",
+                                     "resourceVersion",
+                                     "resourceVersionMatch",
+                                     "sendInitialEvents",
+                                     "timeoutSeconds",
+                                     "watch",
+                                     NULL};
+static const char *const q_write[] = {"dryRun", "fieldManager", "fieldValidation", NULL};
+/* kubectl --validate=strict looks for fieldValidation here (see openapi.h). */
+static const char *const q_patch[] = {"dryRun", "fieldManager", "fieldValidation", "force", NULL};
+static const char *const q_delete[] = {
+    "dryRun",           "gracePeriodSeconds", "ignoreStoreReadErrorWithClusterBreakingPotential",
+    "orphanDependents", "propagationPolicy",  NULL};
+static const char *const q_delete_collection[] = {
+    "continue",
+    "dryRun",
+    "fieldSelector",
+    "gracePeriodSeconds",
+    "ignoreStoreReadErrorWithClusterBreakingPotential",
+    "labelSelector",
+    "limit",
+    "orphanDependents",
+    "propagationPolicy",
+    "resourceVersion",
+    "resourceVersionMatch",
+    "sendInitialEvents",
+    "timeoutSeconds",
+    NULL};
+
+/* ---- Operations ------------------------------------------------------------ */
+
+typedef enum { BODY_NONE, BODY_OBJECT, BODY_PATCH, BODY_DELETE } oa_body;
+typedef enum { RESP_OBJECT, RESP_LIST, RESP_STATUS } oa_resp;
+
+typedef struct oa_op {
+    const char *method;  /* path item key */
+    const char *action;  /* x-kubernetes-action */
+    const char *verb;    /* discovery verb that must be served */
+    const char *id_verb; /* operationId prefix */
+    const char *desc;    /* printf format taking the kind */
+    oa_body body;
+    oa_resp resp;
+    const char *const *query;
+    const char *codes; /* success codes, e.g. "200,201" */
+} oa_op;
+
+static const oa_op op_list = {
+    "get",     "list",    "list", "list", "list or watch objects of kind %s",
+    BODY_NONE, RESP_LIST, q_list, "200"};
+static const oa_op op_create = {"post",      "post",      "create", "create",     "create %s",
+                                BODY_OBJECT, RESP_OBJECT, q_write,  "200,201,202"};
+static const oa_op op_delete_collection = {
+    "delete",    "deletecollection", "deletecollection",  "delete", "delete collection of %s",
+    BODY_DELETE, RESP_STATUS,        q_delete_collection, "200"};
+static const oa_op op_read = {"get",     "get",       "get", "read", "read the specified %s",
+                              BODY_NONE, RESP_OBJECT, NULL,  "200"};
+static const oa_op op_replace = {
+    "put",       "put",       "update", "replace", "replace the specified %s",
+    BODY_OBJECT, RESP_OBJECT, q_write,  "200,201"};
+static const oa_op op_patch = {
+    "patch",    "patch",     "patch", "patch",  "partially update the specified %s",
+    BODY_PATCH, RESP_OBJECT, q_patch, "200,201"};
+static const oa_op op_delete = {"delete",    "delete",    "delete", "delete", "delete a %s",
+                                BODY_DELETE, RESP_STATUS, q_delete, "200,202"};
+
+/* What one path's operations are about. */
+typedef struct oa_target {
+    const api_kind *k;
+    const char *group, *version, *kind; /* the GVK the operations carry */
+    const char *id_tail;                /* operationId after the stem, e.g. "NamespacedPod" */
+} oa_target;
+
+static const char *code_text(const char *code)
+{
+    return strcmp(code, "201") == 0 ? "Created" : strcmp(code, "202") == 0 ? "Accepted" : "OK";
+}
+
+static json_t *responses(const oa_fmt *f, const oa_op *op, const oa_target *t)
+{
+    char schema[512];
+    if (op->resp == RESP_STATUS)
+        snprintf(schema, sizeof schema, META "Status");
+    else
+        schema_name(t->group, t->version, t->kind, op->resp == RESP_LIST ? "List" : "", schema,
+                    sizeof schema);
+    json_t *r = json_object();
+    for (const char *c = op->codes; *c; c += strspn(c, ",")) {
+        char code[4] = {0};
+        memcpy(code, c, 3);
+        c += strcspn(c, ",");
+        json_t *resp = json_pack("{s:s}", "description", code_text(code));
+        if (f->v3)
+            json_object_set_new(resp, "content",
+                                json_pack("{s:{s:o}, s:{s:o}}", "application/json", "schema",
+                                          ref_to(f, schema), "application/yaml", "schema",
+                                          ref_to(f, schema)));
+        else
+            json_object_set_new(resp, "schema", ref_to(f, schema));
+        json_object_set_new(r, code, resp);
+    }
+    json_object_set_new(r, "401", json_pack("{s:s}", "description", "Unauthorized"));
+    return r;
+}
+
+/* Body media types. Strategic merge patch is accepted by the server but not
+ * advertised: see openapi.h for why kubectl is better off not knowing. */
+static const char *const patch_types[] = {PATCH_CT_JSON, PATCH_CT_MERGE, NULL};
+static const char *const object_types[] = {"*/*", NULL};
+
+static void body_schema(const oa_op *op, const oa_target *t, char *buf, size_t n)
+{
+    if (op->body == BODY_PATCH)
+        snprintf(buf, n, META "Patch");
+    else if (op->body == BODY_DELETE)
+        snprintf(buf, n, META "DeleteOptions");
+    else
+        schema_name(t->group, t->version, t->kind, "", buf, n);
+}
+
+static void add_body_v3(json_t *o, const oa_op *op, const oa_target *t)
+{
+    char schema[512];
+    body_schema(op, t, schema, sizeof schema);
+    json_t *content = json_object();
+    for (const char *const *ct = op->body == BODY_PATCH ? patch_types : object_types; *ct; ct++)
+        json_object_set_new(content, *ct, json_pack("{s:o}", "schema", ref_to(&FMT_V3, schema)));
+    json_object_set_new(
+        o, "requestBody",
+        json_pack("{s:o, s:b}", "content", content, "required", op->body != BODY_DELETE));
+}
+
+static void add_body_v2(json_t *o, const oa_op *op, const oa_target *t)
+{
+    char schema[512];
+    body_schema(op, t, schema, sizeof schema);
+    json_t *body = json_pack("{s:s, s:s, s:b, s:o}", "name", "body", "in", "body", "required",
+                             op->body != BODY_DELETE, "schema", ref_to(&FMT_V2, schema));
+    json_array_append_new(json_object_get(o, "parameters"), body);
+    json_object_set_new(o, "consumes",
+                        op->body == BODY_PATCH ? json_pack("[s, s]", patch_types[0], patch_types[1])
+                                               : json_pack("[s]", "*/*"));
+}
+
+static json_t *operation(const oa_fmt *f, const oa_op *op, const oa_target *t)
+{
+    char desc[256], stem[256], id[640], tag[256];
+    snprintf(desc, sizeof desc, op->desc, t->kind);
+    op_stem(t->k->group, t->k->version, stem, sizeof stem);
+    op_tag(t->k->group, t->k->version, tag, sizeof tag);
+    snprintf(id, sizeof id, "%s%s%s%s", op->id_verb, stem,
+             op == &op_delete_collection ? "Collection" : "", t->id_tail);
+    json_t *o = json_pack("{s:[s], s:s, s:s, s:o}", "tags", tag, "description", desc, "operationId",
+                          id, "parameters", param_list(f, op->query));
+    if (!f->v3) {
+        json_object_set_new(o, "produces",
+                            json_pack("[s, s]", "application/json", "application/yaml"));
+        json_object_set_new(o, "schemes", json_pack("[s]", "https"));
+    }
+    if (op->body != BODY_NONE) (f->v3 ? add_body_v3 : add_body_v2)(o, op, t);
+    json_object_set_new(o, "responses", responses(f, op, t));
+    json_object_set_new(o, "x-kubernetes-action", json_string(op->action));
+    json_object_set_new(o, "x-kubernetes-group-version-kind",
+                        gvk_object(t->group, t->version, t->kind));
+    return o;
+}
+
+/* ---- Paths ------------------------------------------------------------------ */
+
+static void add_op(json_t *item, const oa_fmt *f, const oa_op *op, const oa_target *t)
+{
+    json_object_set_new(item, op->method, operation(f, op, t));
+}
+
+static json_t *path_item(const oa_fmt *f, bool with_name, bool with_ns)
+{
+    const char *names[4] = {NULL};
+    size_t n = 0;
+    if (with_name) names[n++] = "name";
+    if (with_ns) names[n++] = "namespace";
+    names[n] = "pretty";
+    return json_pack("{s:o}", "parameters", param_list(f, names));
+}
+
+static void gv_prefix(const api_kind *k, char *buf, size_t n)
+{
+    if (*k->group)
+        snprintf(buf, n, "/apis/%s/%s", k->group, k->version);
+    else
+        snprintf(buf, n, "/api/%s", k->version);
+}
+
+static void add_main_paths(json_t *paths, const oa_fmt *f, const api_kind *k)
+{
+    char pre[256], coll[512], item[600], tail[256];
+    gv_prefix(k, pre, sizeof pre);
+    snprintf(coll, sizeof coll, "%s%s/%s", pre, k->namespaced ? "/namespaces/{namespace}" : "",
+             k->resource);
+    snprintf(item, sizeof item, "%s/{name}", coll);
+    snprintf(tail, sizeof tail, "%s%s", k->namespaced ? "Namespaced" : "", k->kind);
+    oa_target t = {k, k->group, k->version, k->kind, tail};
+
+    json_t *c = path_item(f, false, k->namespaced);
+    if (disc_has_verb(k, "list")) add_op(c, f, &op_list, &t);
+    if (disc_has_verb(k, "create")) add_op(c, f, &op_create, &t);
+    if (disc_has_verb(k, "deletecollection")) add_op(c, f, &op_delete_collection, &t);
+    json_object_set_new(paths, coll, c);
+
+    json_t *i = path_item(f, true, k->namespaced);
+    if (disc_has_verb(k, "get")) add_op(i, f, &op_read, &t);
+    if (disc_has_verb(k, "update")) add_op(i, f, &op_replace, &t);
+    if (disc_has_verb(k, "patch")) add_op(i, f, &op_patch, &t);
+    if (disc_has_verb(k, "delete")) add_op(i, f, &op_delete, &t);
+    json_object_set_new(paths, item, i);
+
+    if (k->namespaced && disc_has_verb(k, "list")) {
+        char all[512], all_tail[256];
+        snprintf(all, sizeof all, "%s/%s", pre, k->resource);
+        snprintf(all_tail, sizeof all_tail, "%sForAllNamespaces", k->kind);
+        oa_target ta = {k, k->group, k->version, k->kind, all_tail};
+        json_t *a = path_item(f, false, false);
+        add_op(a, f, &op_list, &ta);
+        json_object_set_new(paths, all, a);
+    }
+}
+
+static bool sub_has(const disc_sub *s, const char *verb)
+{
+    for (const char *const *v = s->verbs; *v; v++)
+        if (strcmp(*v, verb) == 0) return true;
+    return false;
+}
+
+static void add_sub_path(json_t *paths, const oa_fmt *f, const api_kind *k, const disc_sub *s)
+{
+    char pre[256], path[700], tail[256];
+    gv_prefix(k, pre, sizeof pre);
+    snprintf(path, sizeof path, "%s%s/%s/{name}/%s", pre,
+             k->namespaced ? "/namespaces/{namespace}" : "", k->resource, s->name);
+    snprintf(tail, sizeof tail, "%s%s%c%s", k->namespaced ? "Namespaced" : "", k->kind,
+             toupper((unsigned char)s->name[0]), s->name + 1);
+    oa_target t = {k, s->group, s->version, s->kind, tail};
+    json_t *p = path_item(f, true, k->namespaced);
+    if (sub_has(s, "get")) add_op(p, f, &op_read, &t);
+    if (sub_has(s, "update")) add_op(p, f, &op_replace, &t);
+    if (sub_has(s, "patch")) add_op(p, f, &op_patch, &t);
+    if (sub_has(s, "create")) add_op(p, f, &op_create, &t);
+    json_object_set_new(paths, path, p);
+}
+
+/* ---- Schemas -------------------------------------------------------------- */
+
+static const char *const desc_api_version =
+    "APIVersion defines the versioned schema of this representation of an object.";
+static const char *const desc_kind =
+    "Kind is a string value representing the REST resource this object represents.";
+
+static json_t *string_prop(const char *desc)
+{
+    return json_pack("{s:s, s:s}", "type", "string", "description", desc);
+}
+
+static json_t *open_object(const char *desc)
+{
+    return json_pack("{s:s, s:s, s:b}", "type", "object", "description", desc,
+                     "x-kubernetes-preserve-unknown-fields", 1);
+}
+
+/* A kind's schema: the envelope is described, the body is left open. */
+static json_t *kind_schema(const oa_fmt *f, const char *g, const char *v, const char *kind)
+{
+    json_t *props =
+        json_pack("{s:o, s:o, s:o, s:o, s:o}", "apiVersion", string_prop(desc_api_version), "kind",
+                  string_prop(desc_kind), "metadata",
+                  ref_property(f, META "ObjectMeta", "Standard object's metadata."), "spec",
+                  open_object("Desired state; not described by allot's OpenAPI."), "status",
+                  open_object("Observed state; not described by allot's OpenAPI."));
+    char desc[256];
+    snprintf(desc, sizeof desc,
+             "%s as served by allot; fields other than apiVersion, kind and "
+             "metadata are not described.",
+             kind);
+    return json_pack("{s:s, s:s, s:o, s:b, s:[o]}", "description", desc, "type", "object",
+                     "properties", props, "x-kubernetes-preserve-unknown-fields", 1,
+                     "x-kubernetes-group-version-kind", gvk_object(g, v, kind));
+}
+
+static json_t *list_schema(const oa_fmt *f, const char *g, const char *v, const char *kind)
+{
+    char item[512], list_kind[256], desc[300];
+    schema_name(g, v, kind, "", item, sizeof item);
+    snprintf(list_kind, sizeof list_kind, "%sList", kind);
+    snprintf(desc, sizeof desc, "%s is a list of %s objects.", list_kind, kind);
+    json_t *items = json_pack(
+        "{s:s, s:s, s:o}", "type", "array", "description", "List of objects.", "items",
+        f->v3 ? json_pack("{s:[o], s:{}}", "allOf", ref_to(f, item), "default") : ref_to(f, item));
+    json_t *props = json_pack("{s:o, s:o, s:o, s:o}", "apiVersion", string_prop(desc_api_version),
+                              "items", items, "kind", string_prop(desc_kind), "metadata",
+                              ref_property(f, META "ListMeta", "Standard list metadata."));
+    return json_pack("{s:s, s:s, s:o, s:[s], s:[o]}", "description", desc, "type", "object",
+                     "properties", props, "required", "items", "x-kubernetes-group-version-kind",
+                     gvk_object(g, v, list_kind));
+}
+
+static void add_kind_schemas(json_t *schemas, const oa_fmt *f, const char *g, const char *v,
+                             const char *kind, bool with_list)
+{
+    char name[512];
+    schema_name(g, v, kind, "", name, sizeof name);
+    json_object_set_new(schemas, name, kind_schema(f, g, v, kind));
+    if (!with_list) return;
+    schema_name(g, v, kind, "List", name, sizeof name);
+    json_object_set_new(schemas, name, list_schema(f, g, v, kind));
+}
+
+static json_t *typed(const char *type, const char *format)
+{
+    json_t *j = json_pack("{s:s}", "type", type);
+    if (format) json_object_set_new(j, "format", json_string(format));
+    return j;
+}
+
+static json_t *string_map(void)
+{
+    return json_pack("{s:s, s:{s:s}}", "type", "object", "additionalProperties", "type", "string");
+}
+
+static json_t *meta_object_meta(void)
+{
+    json_t *props = json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:s, s:{s:s}}, s:{s:s, "
+        "s:{s:s, s:b}}}",
+        "name", typed("string", NULL), "generateName", typed("string", NULL), "namespace",
+        typed("string", NULL), "uid", typed("string", NULL), "resourceVersion",
+        typed("string", NULL), "generation", typed("integer", "int64"), "creationTimestamp",
+        typed("string", "date-time"), "deletionTimestamp", typed("string", "date-time"),
+        "deletionGracePeriodSeconds", typed("integer", "int64"), "labels", string_map(),
+        "annotations", string_map(), "finalizers", "type", "array", "items", "type", "string",
+        "ownerReferences", "type", "array", "items", "type", "object",
+        "x-kubernetes-preserve-unknown-fields", 1);
+    return json_pack("{s:s, s:s, s:o, s:b}", "description",
+                     "ObjectMeta is metadata that all persisted resources must have.", "type",
+                     "object", "properties", props, "x-kubernetes-preserve-unknown-fields", 1);
+}
+
+static void add_meta_schemas(json_t *schemas)
+{
+    json_object_set_new(schemas, META "ObjectMeta", meta_object_meta());
+    json_object_set_new(schemas, META "ListMeta",
+                        json_pack("{s:s, s:s, s:{s:o, s:o, s:o}}", "description",
+                                  "ListMeta describes metadata that synthetic resources must have.",
+                                  "type", "object", "properties", "continue", typed("string", NULL),
+                                  "remainingItemCount", typed("integer", "int64"),
+                                  "resourceVersion", typed("string", NULL)));
+    json_object_set_new(
+        schemas, META "Status",
+        json_pack("{s:s, s:s, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:b, s:[o]}", "description",
+                  "Status is a return value for calls that don't return other objects.", "type",
+                  "object", "properties", "apiVersion", typed("string", NULL), "kind",
+                  typed("string", NULL), "status", typed("string", NULL), "message",
+                  typed("string", NULL), "reason", typed("string", NULL), "code",
+                  typed("integer", "int32"), "details", typed("object", NULL),
+                  "x-kubernetes-preserve-unknown-fields", 1, "x-kubernetes-group-version-kind",
+                  gvk_object("", "v1", "Status")));
+    json_object_set_new(
+        schemas, META "DeleteOptions",
+        json_pack("{s:s, s:s, s:{s:o, s:o, s:o, s:o, s:o}, s:b}", "description",
+                  "DeleteOptions may be provided when deleting an API object.", "type", "object",
+                  "properties", "dryRun",
+                  json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type", "string"),
+                  "gracePeriodSeconds", typed("integer", "int64"), "orphanDependents",
+                  typed("boolean", NULL), "propagationPolicy", typed("string", NULL),
+                  "preconditions", typed("object", NULL), "x-kubernetes-preserve-unknown-fields",
+                  1));
+    json_object_set_new(schemas, META "Patch",
+                        json_pack("{s:s, s:s}", "description",
+                                  "Patch is provided to give a concrete name and type to the "
+                                  "Kubernetes PATCH request body.",
+                                  "type", "object"));
+}
+
+/* ---- Documents ------------------------------------------------------------- */
+
+/* Add paths and schemas of one kind to a document under construction. */
+static void add_kind(json_t *paths, json_t *schemas, const oa_fmt *f, const api_kind *k)
+{
+    add_main_paths(paths, f, k);
+    add_kind_schemas(schemas, f, k->group, k->version, k->kind, true);
+    disc_sub subs[DISC_MAX_SUBS];
+    size_t ns = disc_subresources(k, subs);
+    for (size_t i = 0; i < ns; i++) {
+        add_sub_path(paths, f, k, &subs[i]);
+        if (subs[i].own_gv || strcmp(subs[i].kind, k->kind) != 0)
+            add_kind_schemas(schemas, f, subs[i].group, subs[i].version, subs[i].kind, false);
+    }
+}
+
+static bool kind_in_gv(const api_kind *k, const char *group, const char *version)
+{
+    return strcmp(k->group, group) == 0 && strcmp(k->version, version) == 0;
+}
+
+json_t *openapi_v3_group_version(const char *group, const char *version)
+{
+    json_t *paths = json_object(), *schemas = json_object();
+    size_t served = 0;
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        if (!kind_in_gv(k, group, version)) continue;
+        add_kind(paths, schemas, &FMT_V3, k);
+        served++;
+    }
+    if (!served) {
+        json_decref(paths);
+        json_decref(schemas);
+        return NULL;
+    }
+    add_meta_schemas(schemas);
+    return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o, s:{s:{s:s, s:s}}}, s:[{s:[]}]}", "openapi",
+                     "3.0.0", "info", "title", "Kubernetes", "version", DISC_GIT_VERSION, "paths",
+                     paths, "components", "schemas", schemas, "securitySchemes", "BearerToken",
+                     "type", "http", "scheme", "bearer", "security", "BearerToken");
+}
+
+static void hex_upper(const unsigned char *in, size_t n, char *out)
+{
+    static const char digits[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+int openapi_v3_hash(const char *group, const char *version, char out[65])
+{
+    json_t *doc = openapi_v3_group_version(group, version);
+    if (!doc) return -1;
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(doc);
+    if (!text) return -1;
+    unsigned char digest[32];
+    disc_sha256(text, strlen(text), digest);
+    free(text);
+    hex_upper(digest, sizeof digest, out);
+    return 0;
+}
+
+/* True the first time (group, version) is seen while walking the registry. */
+static bool first_of_gv(size_t idx)
+{
+    const api_kind *k = api_kind_at(idx);
+    for (size_t i = 0; i < idx; i++)
+        if (kind_in_gv(api_kind_at(i), k->group, k->version)) return false;
+    return true;
+}
+
+json_t *openapi_v3_root(void)
+{
+    json_t *paths = json_object();
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        char key[300], url[450], hash[65];
+        if (!first_of_gv(i) || openapi_v3_hash(k->group, k->version, hash) != 0) continue;
+        if (*k->group)
+            snprintf(key, sizeof key, "apis/%s/%s", k->group, k->version);
+        else
+            snprintf(key, sizeof key, "api/%s", k->version);
+        snprintf(url, sizeof url, "/openapi/v3/%s?hash=%s", key, hash);
+        json_object_set_new(paths, key, json_pack("{s:s}", "serverRelativeURL", url));
+    }
+    return json_pack("{s:o}", "paths", paths);
+}
+
+json_t *openapi_v2(void)
+{
+    json_t *paths = json_object(), *defs = json_object();
+    for (size_t i = 0; i < api_kind_count(); i++)
+        add_kind(paths, defs, &FMT_V2, api_kind_at(i));
+    add_meta_schemas(defs);
+    return json_pack("{s:s, s:{s:s, s:s}, s:o, s:o, s:{s:{s:s, s:s, s:s, s:s}}, s:[{s:[]}]}",
+                     "swagger", "2.0", "info", "title", "Kubernetes", "version", DISC_GIT_VERSION,
+                     "paths", paths, "definitions", defs, "securityDefinitions", "BearerToken",
+                     "type", "apiKey", "name", "authorization", "in", "header", "description",
+                     "Bearer Token authentication", "security", "BearerToken");
+}

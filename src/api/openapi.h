@@ -1,0 +1,59 @@
+/* openapi.h - OpenAPI v3 and v2 documents built from the kind registry.
+ *
+ * Pure functions over the registry (kinds.h) and the discovery tables
+ * (discovery.h): the paths, verbs and subresources here are the ones
+ * discovery advertises. Schemas are deliberately skeletal: apiVersion, kind,
+ * metadata, spec and status, with unknown fields preserved. The server
+ * validates objects itself; these documents exist for what clients decide
+ * from them.
+ *
+ * Ownership: every json_t returned is a new reference owned by the caller;
+ * NULL means "not served" (answer 404).
+ *
+ * What kubectl 1.32 does with them:
+ *   GET /openapi/v3             openapi_v3_root: maps "api/v1", "apis/<g>/<v>" to
+ *                               serverRelativeURL "/openapi/v3/<gv>?hash=<H>".
+ *   GET /openapi/v3/<gv>        openapi_v3_group_version. kubectl create/apply/replace with
+ *                               the default --validate=strict walk the paths for a PATCH
+ *                               operation whose x-kubernetes-group-version-kind (an object)
+ *                               is the object's GVK and look for a "fieldValidation"
+ *                               parameter (in: query) on that operation. The FIRST such
+ *                               operation decides, in Go's random map order, so every PATCH
+ *                               here (item, status, scale) carries the parameter. When found,
+ *                               kubectl sends ?fieldValidation=Strict and skips client-side
+ *                               validation; otherwise it falls back to the v2 document below
+ *                               and fails if it cannot use it.
+ *                               kubectl apply also looks at the PATCH requestBody: if it lists
+ *                               application/strategic-merge-patch+json it computes the patch
+ *                               from the schemas' x-kubernetes-patch-* markers. Ours carry none,
+ *                               so we leave that type out and kubectl computes strategic
+ *                               patches from its compiled-in types (the server still accepts
+ *                               them) or JSON merge patches for kinds it does not know.
+ *                               kubectl explain reads components.schemas.
+ *   GET /openapi/v2             openapi_v2: Swagger 2.0 JSON. client-go only ever requests v2
+ *                               as protobuf (application/com.github.proto-openapi.spec.v2@v1.0
+ *                               +protobuf) and cannot parse JSON, so kubectl never uses this
+ *                               document; it is here for JSON clients. The server should answer
+ *                               406 to an Accept that names only the protobuf type, which makes
+ *                               kubectl fall back cleanly instead of failing to parse.
+ *
+ * The hash in serverRelativeURL is the uppercase hex SHA-256 of the compact,
+ * key-sorted group-version document, so it changes exactly when the document
+ * does; a request carrying the current hash may be cached as immutable.
+ */
+#ifndef ALLOT_API_OPENAPI_H
+#define ALLOT_API_OPENAPI_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* GET /openapi/v3 */
+json_t *openapi_v3_root(void);
+/* GET /openapi/v3/api/v1 (group "") and /openapi/v3/apis/<g>/<v>; NULL if not served. */
+json_t *openapi_v3_group_version(const char *group, const char *version);
+/* Hash of that document, 64 hex chars + NUL; returns -1 if the group version is not served. */
+int openapi_v3_hash(const char *group, const char *version, char out[65]);
+/* GET /openapi/v2 */
+json_t *openapi_v2(void);
+
+#endif
