@@ -242,7 +242,6 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
                             MHD_OPTION_END);
     freeaddrinfo(ai);

@@ -368,6 +368,107 @@ static void do_create(req *rq, resp *rs, const route *rt)
     respond_object(rq, rs, rt, 201, out);
 }
 
+/* ---- scale subresource (autoscaling/v1 Scale) ---- */
+
+static void selector_string(const json_t *sel, char *buf, size_t n)
+{
+    /* matchLabels as a label selector string; kinds with a bare map (RC) too. */
+    const json_t *ml = json_object_get(sel, "matchLabels");
+    if (!ml && json_is_object(sel) && !json_object_get(sel, "matchExpressions")) ml = sel;
+    size_t off = 0;
+    buf[0] = '\0';
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)ml, k, v)
+    {
+        int w = snprintf(buf + off, n - off, "%s%s=%s", off ? "," : "", k,
+                         json_is_string(v) ? json_string_value(v) : "");
+        if (w < 0 || (size_t)w >= n - off) break;
+        off += (size_t)w;
+    }
+}
+
+static json_t *scale_of(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const json_t *spec = json_object_get(obj, "spec");
+    char sel[1024];
+    selector_string(json_object_get(spec, "selector"), sel, sizeof sel);
+    json_t *m = json_object();
+    const char *keep[] = {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"};
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++) {
+        json_t *v = json_object_get(meta, keep[i]);
+        if (v) json_object_set(m, keep[i], v);
+    }
+    json_t *replicas = json_object_get(spec, "replicas");
+    json_t *st_replicas = json_object_get(json_object_get(obj, "status"), "replicas");
+    return json_pack("{s:s, s:s, s:o, s:{s:I}, s:{s:I, s:s}}", "kind", "Scale", "apiVersion",
+                     "autoscaling/v1", "metadata", m, "spec", "replicas",
+                     (json_int_t)json_integer_value(replicas), "status", "replicas",
+                     (json_int_t)json_integer_value(st_replicas), "selector", sel);
+}
+
+typedef struct scale_ctx {
+    const req *rq;
+    json_t *body; /* PUT: the new Scale */
+} scale_ctx;
+
+static json_t *mutate_scale(const json_t *cur, void *ctx, api_err *e)
+{
+    scale_ctx *sc = ctx;
+    json_t *scale = scale_of(cur), *want;
+    if (sc->body)
+        want = json_incref(sc->body);
+    else
+        want = patch_apply(sc->rq->content_type, scale, sc->rq->body, sc->rq->body_len, "Scale", e);
+    json_decref(scale);
+    if (!want) return NULL;
+    json_t *replicas = json_object_get(json_object_get(want, "spec"), "replicas");
+    const char *rv = json_string_value(json_object_get(json_object_get(want, "metadata"), "resourceVersion"));
+    if (!json_is_integer(replicas) || json_integer_value(replicas) < 0) {
+        json_t *causes = json_array();
+        ferr_add(causes, FERR_INVALID, "spec.replicas", replicas, "must be greater than or equal to 0");
+        const char *name = json_string_value(json_object_get(json_object_get(cur, "metadata"), "name"));
+        api_err_invalid(e, "autoscaling", "Scale", name, causes);
+        json_decref(want);
+        return NULL;
+    }
+    json_t *nw = json_deep_copy(cur);
+    json_object_set(json_object_get(nw, "spec"), "replicas", replicas);
+    if (rv && *rv) json_object_set_new(json_object_get(nw, "metadata"), "resourceVersion", json_string(rv));
+    json_decref(want);
+    return nw;
+}
+
+static void do_scale(req *rq, resp *rs, const route *rt, bool write, bool patch)
+{
+    api_err e;
+    api_err_init(&e);
+    json_t *out = NULL;
+    int rc;
+    if (!write) {
+        out = reg_get(rq->srv->st, rt->kind, rt->ns, rt->name, &e);
+        rc = out ? 0 : -1;
+    } else {
+        scale_ctx sc = {rq, NULL};
+        if (!patch && !(sc.body = decode_body(rq, rt, false, &e))) {
+            resp_err(rs, &e);
+            api_err_clear(&e);
+            return;
+        }
+        rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, "", mutate_scale, &sc,
+                        is_dry_run(rq), &out, &e);
+        json_decref(sc.body);
+    }
+    if (rc != 0) {
+        resp_err(rs, &e);
+        api_err_clear(&e);
+        return;
+    }
+    resp_json(rs, 200, scale_of(out));
+    json_decref(out);
+}
+
 /* ---- update and patch ---- */
 
 static json_t *mutate_replace(const json_t *cur, void *ctx, api_err *e)
@@ -604,21 +705,13 @@ static bool serve_meta(req *rq, resp *rs, char segs[][256], int n)
 {
     const char *accept = rq->accept ? rq->accept : "";
     bool aggregated = strstr(accept, "as=APIGroupDiscoveryList") != NULL;
-    if (n == 1 && !strcmp(segs[0], "api")) {
+    if (n == 1 && (!strcmp(segs[0], "api") || !strcmp(segs[0], "apis"))) {
+        bool core = !strcmp(segs[0], "api");
         if (aggregated) {
-            resp_json(rs, 200, disc_aggregated(true));
-            rs->content_type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+            resp_json(rs, 200, disc_aggregated(core));
+            rs->content_type = DISC_AGGREGATED_CONTENT_TYPE;
         } else {
-            resp_json(rs, 200, disc_core_versions(rq->srv->address));
-        }
-        return true;
-    }
-    if (n == 1 && !strcmp(segs[0], "apis")) {
-        if (aggregated) {
-            resp_json(rs, 200, disc_aggregated(false));
-            rs->content_type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
-        } else {
-            resp_json(rs, 200, disc_group_list());
+            resp_json(rs, 200, core ? disc_core_versions(rq->srv->address) : disc_group_list());
         }
         return true;
     }
@@ -643,6 +736,13 @@ static bool serve_meta(req *rq, resp *rs, char segs[][256], int n)
         return true;
     }
     if (n == 2 && !strcmp(segs[0], "openapi") && !strcmp(segs[1], "v2")) {
+        /* client-go asks for v2 only as protobuf, which we do not speak: a 406
+         * makes kubectl fall back cleanly instead of misreading JSON. */
+        if (*accept && !strstr(accept, "json") && !strstr(accept, "*/*")) {
+            resp_errf(rs, API_NOT_ACCEPTABLE, "only the following media types are accepted: "
+                                              "application/json");
+            return true;
+        }
         resp_json(rs, 200, openapi_v2());
         return true;
     }
@@ -668,6 +768,11 @@ static void not_found(resp *rs)
     json_object_set_new(st, "details", json_pack("{s:[{s:s, s:s}]}", "causes", "reason",
                                                  "UnexpectedServerResponse", "message",
                                                  "404 page not found"));
+}
+
+static bool is_scale(const route *rt)
+{
+    return rt->name[0] && !strcmp(rt->sub, "scale") && (rt->kind->subresources & API_SUB_SCALE);
 }
 
 void rest_handle(req *rq, resp *rs)
@@ -701,6 +806,7 @@ void rest_handle(req *rq, resp *rs)
             watch_start(rq, rs, rt.kind, rt.ns, rt.name[0] ? rt.name : NULL);
         } else if (rt.name[0]) {
             rq->verb = "GET";
+            if (is_scale(&rt)) return do_scale(rq, rs, &rt, false, false);
             if (rt.sub[0] && !sub_allowed(&rt)) return not_found(rs);
             do_get(rq, rs, &rt);
         } else {
@@ -712,9 +818,11 @@ void rest_handle(req *rq, resp *rs)
         do_create(rq, rs, &rt);
     } else if (!strcmp(m, "PUT")) {
         rq->verb = "PUT";
+        if (is_scale(&rt)) return do_scale(rq, rs, &rt, true, false);
         do_update(rq, rs, &rt, false);
     } else if (!strcmp(m, "PATCH")) {
         rq->verb = "PATCH";
+        if (is_scale(&rt)) return do_scale(rq, rs, &rt, true, true);
         do_update(rq, rs, &rt, true);
     } else if (!strcmp(m, "DELETE")) {
         rq->verb = rt.name[0] ? "DELETE" : "DELETECOLLECTION";

@@ -61,11 +61,6 @@ static int64_t mono_now(void)
     return ts.tv_sec;
 }
 
-static const char *type_name(store_ev_type t)
-{
-    return t == STORE_EV_ADDED ? "ADDED" : t == STORE_EV_MODIFIED ? "MODIFIED" : "DELETED";
-}
-
 static void emit(watch_ctx *c, const char *type, const store_obj *o)
 {
     if (!c->table) {

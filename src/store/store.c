@@ -528,7 +528,7 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
     if (rev) *rev = s->rev;
     pthread_rwlock_unlock(&s->index_lock);
     if (rc != 0) return -1;
-    qsort(v, k, sizeof *v, cmp_obj_key);
+    if (k > 1) qsort(v, k, sizeof *v, cmp_obj_key);
     size_t start = 0;
     if (after_key)
         while (start < k && strcmp(v[start]->key, after_key) <= 0) store_obj_unref(v[start++]);
@@ -536,7 +536,7 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
     if (limit && k - start > limit) end = start + limit;
     for (size_t i = end; i < k; i++) store_obj_unref(v[i]);
     if (more) *more = end < k;
-    if (start) memmove(v, v + start, (end - start) * sizeof *v);
+    if (start && end > start) memmove(v, v + start, (end - start) * sizeof *v);
     *out = v;
     *n = end - start;
     return 0;
@@ -604,7 +604,7 @@ int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n
         store_obj_ref(p->obj);
         v[k++] = p->obj;
     }
-    qsort(v, k, sizeof *v, cmp_obj_key);
+    if (k > 1) qsort(v, k, sizeof *v, cmp_obj_key);
     *out = v;
     *n = k;
     return 0;
