@@ -2,6 +2,7 @@
 #include "api/kinds.h"
 
 #include "api/objects.h"
+#include "core/dbuf.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -164,29 +165,50 @@ json_t *api_json_path(const json_t *obj, const char *dotted)
     return (json_t *)cur;
 }
 
-static json_t *field_string(const json_t *v, const char *dflt)
+static void field_value(const json_t *v, const char *dflt, char *buf, size_t n)
 {
-    char buf[64];
-    if (json_is_string(v)) return json_string(json_string_value(v));
-    if (json_is_true(v)) return json_string("true");
-    if (json_is_false(v)) return json_string("false");
-    if (json_is_integer(v)) {
-        snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-        return json_string(buf);
-    }
-    return json_string(dflt ? dflt : "");
+    if (json_is_string(v))
+        snprintf(buf, n, "%s", json_string_value(v));
+    else if (json_is_boolean(v))
+        snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
+    else if (json_is_integer(v))
+        snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+    else
+        snprintf(buf, n, "%s", dflt ? dflt : "");
 }
 
-json_t *api_kind_fields(const api_kind *k, const json_t *obj)
+static int pack(dbuf *b, const char *label, const json_t *v, const char *dflt)
+{
+    char val[1024];
+    field_value(v, dflt, val, sizeof val);
+    return dbuf_add(b, label, strlen(label) + 1) | dbuf_add(b, val, strlen(val) + 1);
+}
+
+char *api_kind_fields_packed(const api_kind *k, const json_t *obj)
+{
+    dbuf b;
+    dbuf_init(&b, 1 << 20);
+    const json_t *meta = json_object_get(obj, "metadata");
+    int rc = pack(&b, "metadata.name", json_object_get(meta, "name"), NULL);
+    if (k->namespaced) rc |= pack(&b, "metadata.namespace", json_object_get(meta, "namespace"), NULL);
+    for (const api_field *af = k->fields; af && af->label; af++)
+        rc |= pack(&b, af->label, api_json_path(obj, af->path), af->dflt);
+    rc |= dbuf_add(&b, "", 1);
+    if (rc != 0) {
+        dbuf_free(&b);
+        return NULL;
+    }
+    return dbuf_take(&b, NULL);
+}
+
+json_t *api_fields_unpack(const char *packed)
 {
     json_t *f = json_object();
-    json_t *meta = json_object_get(obj, "metadata");
-    json_object_set_new(f, "metadata.name", field_string(json_object_get(meta, "name"), NULL));
-    if (k->namespaced)
-        json_object_set_new(f, "metadata.namespace",
-                            field_string(json_object_get(meta, "namespace"), NULL));
-    for (const api_field *af = k->fields; af && af->label; af++)
-        json_object_set_new(f, af->label, field_string(api_json_path(obj, af->path), af->dflt));
+    while (packed && *packed) {
+        const char *val = packed + strlen(packed) + 1;
+        json_object_set_new(f, packed, json_string(val));
+        packed = val + strlen(val) + 1;
+    }
     return f;
 }
 

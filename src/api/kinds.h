@@ -67,8 +67,12 @@ void api_kind_api_version(const api_kind *k, char *buf, size_t n);
 void api_kind_store_resource(const api_kind *k, char *buf, size_t n);
 /* Store key "<resource>/<ns>/<name>" (ns "" for cluster scope); returns length or -1. */
 int api_kind_key(const api_kind *k, const char *ns, const char *name, char *buf, size_t n);
-/* Flat {label: value} for field selectors, metadata.name/namespace included. Caller owns. */
-json_t *api_kind_fields(const api_kind *k, const json_t *obj);
+/* Field-selector values, metadata.name/namespace included, packed as
+ * "label\0value\0label\0value\0\0" (one allocation, a few hundred bytes: this
+ * is kept for every stored object). Caller frees. */
+char *api_kind_fields_packed(const api_kind *k, const json_t *obj);
+/* The packed form as a flat {label: value} object (caller owns). */
+json_t *api_fields_unpack(const char *packed);
 /* Whether a field-selector label is supported for this kind. */
 bool api_kind_has_field(const api_kind *k, const char *label);
 

@@ -93,7 +93,7 @@ void reg_indexer(const char *key, const json_t *obj, store_index *out)
     json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
     out->labels = json_is_object(labels) ? json_incref(labels) : NULL;
     const api_kind *k = kind_for_key(key);
-    out->fields = k ? api_kind_fields(k, obj) : NULL;
+    out->fields = k ? api_kind_fields_packed(k, obj) : NULL;
 }
 
 static store_obj *txn_get_obj(store_txn *t, const api_kind *k, const char *ns, const char *name)

@@ -38,5 +38,9 @@ bool filter_match(const list_filter *f, const store_obj *o)
         json_decref(empty);
         if (!ok) return false;
     }
-    return !f->fields || !o->idx.fields || sel_matches_fields(f->fields, o->idx.fields);
+    if (!f->fields || !o->idx.fields) return true;
+    json_t *fields = api_fields_unpack(o->idx.fields);
+    bool ok = sel_matches_fields(f->fields, fields);
+    json_decref(fields);
+    return ok;
 }

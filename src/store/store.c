@@ -100,7 +100,7 @@ void store_obj_ref(store_obj *o)
 static void index_clear(store_index *idx)
 {
     json_decref(idx->labels);
-    json_decref(idx->fields);
+    free(idx->fields);
     if (idx->ext && idx->ext_free) idx->ext_free(idx->ext);
     memset(idx, 0, sizeof *idx);
 }

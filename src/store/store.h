@@ -35,7 +35,7 @@ typedef struct store_watch store_watch;
  * or loaded: selector fields and an opaque per-object cache (e.g. quota usage). */
 typedef struct store_index {
     json_t *labels;          /* metadata.labels, owned (may be NULL) */
-    json_t *fields;          /* flat {"spec.nodeName": "n1", ...}, owned (may be NULL) */
+    char *fields;            /* packed "label\0value\0...\0" selector fields, owned (may be NULL) */
     void *ext;               /* owned; freed with ext_free */
     void (*ext_free)(void *);
 } store_index;

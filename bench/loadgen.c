@@ -1,0 +1,219 @@
+/* loadgen.c - create objects over many keep-alive HTTPS connections and report
+ * throughput, latency percentiles and the server's resident memory.
+ *
+ *   loadgen --data-dir DIR --url https://127.0.0.1:6443 [--connections 16]
+ *           [--requests 20000] [--namespaces 1] [--ns-prefix bench]
+ *           [--resource pods] [--pid SERVER_PID] [--label NAME]
+ *
+ * Each connection is one thread with one curl handle, so the TLS session and
+ * the TCP connection are reused for every request (as client-go does). The
+ * namespaces must exist. Latencies are measured per request on the client.
+ */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct config {
+    const char *data_dir, *url, *resource, *ns_prefix, *label;
+    int connections, namespaces;
+    long requests;
+    long pid;
+    char token[512], ca[4096];
+} config;
+
+typedef struct worker {
+    const config *cfg;
+    int id;
+    double *lat; /* seconds, one per request this worker made */
+    long n, errors, conflicts;
+} worker;
+
+static atomic_long next_request;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static size_t discard(char *p, size_t sz, size_t n, void *ud)
+{
+    return sz * n;
+}
+
+static void body_for(const config *c, long i, char *buf, size_t n)
+{
+    if (!strcmp(c->resource, "pods"))
+        snprintf(buf, n,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p-%ld\","
+                 "\"labels\":{\"app\":\"bench\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+                 "\"image\":\"busybox:1.36\",\"resources\":{\"requests\":{\"cpu\":\"10m\","
+                 "\"memory\":\"16Mi\"},\"limits\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
+                 i);
+    else
+        snprintf(buf, n,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c-%ld\"},"
+                 "\"data\":{\"k\":\"v\"}}",
+                 i);
+}
+
+static void *run(void *arg)
+{
+    worker *w = arg;
+    const config *c = w->cfg;
+    CURL *h = curl_easy_init();
+    struct curl_slist *hdr = NULL;
+    char auth[600], url[1024], body[1024];
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+    hdr = curl_slist_append(hdr, auth);
+    hdr = curl_slist_append(hdr, "Content-Type: application/json");
+    hdr = curl_slist_append(hdr, "Accept: application/json");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    for (;;) {
+        long i = atomic_fetch_add(&next_request, 1);
+        if (i >= c->requests) break;
+        snprintf(url, sizeof url, "%s/api/v1/namespaces/%s-%ld/%s", c->url, c->ns_prefix,
+                 i % c->namespaces, c->resource);
+        body_for(c, i, body, sizeof body);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        double t0 = now();
+        CURLcode rc = curl_easy_perform(h);
+        double dt = now() - t0;
+        long code = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        if (rc != CURLE_OK || (code != 201 && code != 409 && code != 403)) {
+            if (w->errors++ < 3)
+                fprintf(stderr, "request %ld: %s (HTTP %ld)\n", i, curl_easy_strerror(rc), code);
+            continue;
+        }
+        if (code != 201) w->conflicts++;
+        w->lat[w->n++] = dt;
+    }
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(h);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static long rss_kib(long pid)
+{
+    char path[64], line[256];
+    long kib = -1;
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+    fclose(f);
+    return kib;
+}
+
+static int read_file(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t got = fread(buf, 1, n - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' ')) buf[--got] = '\0';
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->url = "https://127.0.0.1:6443";
+    c->resource = "pods";
+    c->ns_prefix = "bench";
+    c->label = "run";
+    c->connections = 16;
+    c->namespaces = 1;
+    c->requests = 20000;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *k = argv[i], *v = argv[i + 1];
+        if (!strcmp(k, "--data-dir")) c->data_dir = v;
+        else if (!strcmp(k, "--url")) c->url = v;
+        else if (!strcmp(k, "--connections")) c->connections = atoi(v);
+        else if (!strcmp(k, "--requests")) c->requests = atol(v);
+        else if (!strcmp(k, "--namespaces")) c->namespaces = atoi(v);
+        else if (!strcmp(k, "--ns-prefix")) c->ns_prefix = v;
+        else if (!strcmp(k, "--resource")) c->resource = v;
+        else if (!strcmp(k, "--pid")) c->pid = atol(v);
+        else if (!strcmp(k, "--label")) c->label = v;
+        else {
+            fprintf(stderr, "loadgen: unknown flag %s\n", k);
+            return -1;
+        }
+    }
+    if (!c->data_dir || c->connections < 1 || c->namespaces < 1 || c->requests < 1) {
+        fprintf(stderr, "usage: loadgen --data-dir DIR [--url U] [--connections N] "
+                        "[--requests N] [--namespaces N] [--resource pods|configmaps] [--pid P]\n");
+        return -1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/admin.token", c->data_dir);
+    if (read_file(path, c->token, sizeof c->token) != 0) {
+        fprintf(stderr, "loadgen: cannot read %s\n", path);
+        return -1;
+    }
+    snprintf(c->ca, sizeof c->ca, "%s/ca.crt", c->data_dir);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    config c;
+    if (parse_args(argc, argv, &c) != 0) return 2;
+    curl_global_init(CURL_GLOBAL_ALL);
+    worker *w = calloc((size_t)c.connections, sizeof *w);
+    pthread_t *th = calloc((size_t)c.connections, sizeof *th);
+    for (int i = 0; i < c.connections; i++) {
+        w[i] = (worker){&c, i, calloc((size_t)c.requests, sizeof(double)), 0, 0, 0};
+    }
+    double t0 = now();
+    for (int i = 0; i < c.connections; i++) pthread_create(&th[i], NULL, run, &w[i]);
+    for (int i = 0; i < c.connections; i++) pthread_join(th[i], NULL);
+    double secs = now() - t0;
+
+    long n = 0, errors = 0, rejected = 0;
+    for (int i = 0; i < c.connections; i++) {
+        n += w[i].n;
+        errors += w[i].errors;
+        rejected += w[i].conflicts;
+    }
+    double *all = malloc((size_t)(n ? n : 1) * sizeof *all);
+    long k = 0;
+    for (int i = 0; i < c.connections; i++) {
+        memcpy(all + k, w[i].lat, (size_t)w[i].n * sizeof *all);
+        k += w[i].n;
+        free(w[i].lat);
+    }
+    qsort(all, (size_t)n, sizeof *all, cmp_double);
+    double p50 = n ? all[n / 2] : 0, p99 = n ? all[(long)((double)n * 0.99)] : 0;
+    double max = n ? all[n - 1] : 0;
+    long rss = c.pid ? rss_kib(c.pid) : -1;
+    printf("%s: %ld %s creates over %d connections in %.2fs: %.0f/s, p50 %.2f ms, p99 %.2f ms, "
+           "max %.2f ms, rejected %ld, errors %ld, server RSS %.1f MiB\n",
+           c.label, n - rejected, c.resource, c.connections, secs, (double)(n - rejected) / secs,
+           p50 * 1e3, p99 * 1e3, max * 1e3, rejected, errors, rss >= 0 ? (double)rss / 1024 : -1);
+    free(all);
+    free(w);
+    free(th);
+    curl_global_cleanup();
+    return errors ? 1 : 0;
+}

@@ -1,0 +1,246 @@
+/* allotd.c - the allot control plane: flags, bootstrap, serve, shut down.
+ *
+ * Start-up order: data directory, TLS material and admin token, store (loads
+ * every object), bootstrap namespaces, controllers, HTTPS listener, and only
+ * then the kubeconfig, so a kubeconfig on disk means "ready to serve".
+ */
+#include "api/kinds.h"
+#include "controllers/controllers.h"
+#include "registry/registry.h"
+#include "server/auth.h"
+#include "server/http.h"
+#include "server/kubeconfig.h"
+#include "server/log.h"
+#include "server/metrics.h"
+#include "server/secfile.h"
+#include "server/tls.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct options {
+    const char *data_dir;
+    const char *bind_address;
+    int port;
+    const char *token_auth_file;
+    const char *log_level;
+} options;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: allotd [flags]\n"
+            "\n"
+            "allotd is a Kubernetes-API-compatible control plane for multi-tenant quota.\n"
+            "Point kubectl at DATA-DIR/kubeconfig once it has started.\n"
+            "\n"
+            "Flags:\n"
+            "  --data-dir DIR          where objects, certificates and tokens live\n"
+            "                          (default ./allot-data)\n"
+            "  --bind-address ADDR     IP address to serve HTTPS on (default 127.0.0.1)\n"
+            "  --port N                port to serve HTTPS on (default 6443)\n"
+            "  --token-auth-file FILE  extra bearer tokens, upstream CSV format:\n"
+            "                          token,user,uid,\"group1,group2\"\n"
+            "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+            "  -h, --help              show this help\n"
+            "\n"
+            "Signals: SIGTERM or SIGINT shut down cleanly.\n");
+}
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    static const struct option longopts[] = {
+        {"data-dir", required_argument, NULL, 'd'},
+        {"bind-address", required_argument, NULL, 'b'},
+        {"port", required_argument, NULL, 'p'},
+        {"token-auth-file", required_argument, NULL, 't'},
+        {"log-level", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info"};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            o->data_dir = optarg;
+            break;
+        case 'b':
+            o->bind_address = optarg;
+            break;
+        case 'p': {
+            char *end;
+            long p = strtol(optarg, &end, 10);
+            if (*end || p < 1 || p > 65535) {
+                fprintf(stderr, "allotd: invalid --port %s\n", optarg);
+                return -1;
+            }
+            o->port = (int)p;
+            break;
+        }
+        case 't':
+            o->token_auth_file = optarg;
+            break;
+        case 'l':
+            o->log_level = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "allotd: unexpected argument %s\n", argv[optind]);
+        return -1;
+    }
+    return 0;
+}
+
+static void set_log_level(const char *name)
+{
+    if (!strcmp(name, "debug")) log_set_level(LOG_DEBUG);
+    else if (!strcmp(name, "warn")) log_set_level(LOG_WARN);
+    else if (!strcmp(name, "error")) log_set_level(LOG_ERROR);
+    else log_set_level(LOG_INFO);
+}
+
+/* default, kube-system, kube-public and kube-node-lease always exist. */
+static int bootstrap_namespaces(store *st)
+{
+    static const char *const names[] = {"default", "kube-system", "kube-public",
+                                        "kube-node-lease"};
+    const api_kind *k = api_kind_find("", "v1", "namespaces");
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        api_err e;
+        api_err_init(&e);
+        json_t *ns = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                               "metadata", "name", names[i]);
+        json_t *out = NULL;
+        int rc = reg_create(st, k, "", ns, false, &out, &e);
+        json_decref(ns);
+        json_decref(out);
+        if (rc != 0 && e.code != API_ALREADY_EXISTS) {
+            log_msg(LOG_ERROR, "cannot create namespace", "\"namespace\":\"%s\",\"error\":\"%s\"",
+                    names[i], e.message);
+            api_err_clear(&e);
+            return -1;
+        }
+        api_err_clear(&e);
+    }
+    return 0;
+}
+
+static int write_kubeconfig(const options *o, const char *ca_pem, const char *token)
+{
+    char path[4096], url[512], err[512];
+    const char *host = o->bind_address;
+    if (!strcmp(host, "0.0.0.0")) host = "127.0.0.1";
+    if (!strcmp(host, "::")) host = "::1";
+    if (strchr(host, ':'))
+        snprintf(url, sizeof url, "https://[%s]:%d", host, o->port);
+    else
+        snprintf(url, sizeof url, "https://%s:%d", host, o->port);
+    snprintf(path, sizeof path, "%s/kubeconfig", o->data_dir);
+    if (kubeconfig_write(path, url, ca_pem, "admin", token, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "cannot write kubeconfig", "\"error\":\"%s\"", err);
+        return -1;
+    }
+    log_msg(LOG_INFO, "ready", "\"url\":\"%s\",\"kubeconfig\":\"%s\"", url, path);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    char err[1024], token[256];
+    char *cert = NULL, *key = NULL, *ca = NULL;
+    int rc = 1;
+    server srv = {0};
+    controllers *ctl = NULL;
+    http_server *http = NULL;
+    store_backend be;
+
+    if (parse_options(argc, argv, &o) != 0) return 2;
+    /* One malloc arena per connection thread fragments badly with many
+     * small long-lived objects; a few shared arenas keep RSS close to use. */
+    mallopt(M_ARENA_MAX, 2);
+    set_log_level(o.log_level);
+
+    /* Signals are taken synchronously by sigwait below; block them in every thread. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    const char *sans[] = {o.bind_address, NULL};
+    if (tls_ensure(o.data_dir, sans, err, sizeof err) != 0 ||
+        tls_load(o.data_dir, &cert, &key, &ca, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "tls setup failed", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    srv.auth = auth_new();
+    if (!srv.auth || auth_ensure_admin_token(o.data_dir, token, sizeof token, err, sizeof err) ||
+        auth_add_admin_token(srv.auth, token) != 0) {
+        log_msg(LOG_ERROR, "auth setup failed", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    if (o.token_auth_file &&
+        auth_load_token_file(srv.auth, o.token_auth_file, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "cannot load --token-auth-file", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    if (store_sqlite_open(o.data_dir, &be, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "cannot open store", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    srv.st = store_open(&be, reg_indexer, NULL, err, sizeof err);
+    if (!srv.st) {
+        log_msg(LOG_ERROR, "cannot load store", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    log_msg(LOG_INFO, "store loaded", "\"revision\":%lld", (long long)store_revision(srv.st));
+    srv.m = metrics_new();
+    if (!srv.m || bootstrap_namespaces(srv.st) != 0) goto out;
+    ctl = controllers_start(srv.st, err, sizeof err);
+    if (!ctl) {
+        log_msg(LOG_ERROR, "cannot start controllers", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    snprintf(srv.address, sizeof srv.address, strchr(o.bind_address, ':') ? "[%s]:%d" : "%s:%d",
+             o.bind_address, o.port);
+    http = http_start(&srv, o.bind_address, o.port, cert, key, err, sizeof err);
+    if (!http) {
+        log_msg(LOG_ERROR, "cannot serve", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    if (write_kubeconfig(&o, ca, token) != 0) goto out;
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    log_msg(LOG_INFO, "shutting down", "\"signal\":%d", sig);
+    rc = 0;
+out:
+    srv.stopping = 1;
+    if (srv.st) store_watch_wake_all(srv.st);
+    http_stop(http);
+    controllers_stop(ctl);
+    store_close(srv.st);
+    metrics_free(srv.m);
+    auth_free(srv.auth);
+    free(cert);
+    free(key);
+    free(ca);
+    return rc;
+}
