@@ -1,0 +1,76 @@
+/* controllers.h - the in-process controllers that finish what the registry starts.
+ *
+ * The registry only marks things: a deleted namespace gets deletionTimestamp and
+ * phase Terminating, an object deleted with Foreground or Orphan propagation
+ * gets a finalizer. Two controllers do the rest, as kube-controller-manager does:
+ *  - namespace (namespace.c): empties a terminating namespace, then removes it;
+ *  - garbage collector (gc.c): follows metadata.ownerReferences (Background,
+ *    Foreground and Orphan propagation).
+ *
+ * Each controller is one thread that follows every store event through a watch
+ * and rescans everything at start and every CTRL_RESYNC_SECONDS, so a restart in
+ * the middle of a deletion resumes. Controllers write only through the registry
+ * (reg_delete, reg_update), so finalizers, admission and quota apply to them as to
+ * any client; the one exception is the namespace's own removal, which must check
+ * emptiness and delete in a single store transaction.
+ */
+#ifndef ALLOT_CONTROLLERS_CONTROLLERS_H
+#define ALLOT_CONTROLLERS_CONTROLLERS_H
+
+#include "api/kinds.h"
+#include "store/store.h"
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct controllers controllers;
+
+/* Start every controller on `st` (which must outlive controllers_stop).
+ * NULL with a message in err on failure. */
+controllers *controllers_start(store *st, char *err, size_t errlen);
+/* Stop and join every controller thread and free everything; NULL is fine. */
+void controllers_stop(controllers *c);
+
+/* ---- internal: shared by the files of src/controllers only ---- */
+
+#define CTRL_RESYNC_SECONDS 30
+#define CTRL_WAIT_MS 500
+
+/* One controller as the runner drives it. The runner opens a watch on every key,
+ * calls resync, then for each batch of events calls event once per event and
+ * flush once after the batch (so work triggered by many events runs once).
+ * `stop` turns true at shutdown: long loops check it between items. */
+typedef struct ctrl_def {
+    const char *name;
+    void *(*init)(store *st, const atomic_bool *stop);
+    void (*fini)(void *self);
+    void (*event)(void *self, const store_event *ev);
+    void (*flush)(void *self);
+    void (*resync)(void *self);
+} ctrl_def;
+
+extern const ctrl_def ctrl_namespace_def;
+extern const ctrl_def ctrl_gc_def;
+
+/* The kind stored under `key` ("pods/ns/x"), or NULL. */
+const api_kind *ctrl_kind_for_key(const char *key);
+/* Whether metadata.finalizers of obj holds f. */
+bool ctrl_has_finalizer(const json_t *obj, const char *f);
+/* Remove finalizer f from the object if it still has uid `uid` (NULL: any).
+ * The registry deletes the object when this empties the finalizers of an
+ * object being deleted. 0, or -1 (including when the object is gone). */
+int ctrl_remove_finalizer(store *st, const api_kind *k, const char *ns, const char *name,
+                          const char *uid, const char *f);
+
+/* A set of strings (namespaces or keys to revisit after a batch of events). */
+typedef struct ctrl_set {
+    char **v;
+    size_t n, cap;
+} ctrl_set;
+void ctrl_set_add(ctrl_set *s, const char *str);
+void ctrl_set_clear(ctrl_set *s); /* empties; keeps the array */
+void ctrl_set_free(ctrl_set *s);
+
+#endif
