@@ -1104,6 +1104,18 @@ static void media_type(const char *ct, char *buf, size_t n)
     buf[i] = '\0';
 }
 
+int patch_check_type(const char *content_type, api_err *err)
+{
+    char mt[128];
+    media_type(content_type, mt, sizeof mt);
+    if (!strcmp(mt, PATCH_CT_JSON) || !strcmp(mt, PATCH_CT_MERGE) || !strcmp(mt, PATCH_CT_STRATEGIC))
+        return 0;
+    if (!strcmp(mt, PATCH_CT_APPLY))
+        return api_err_set(err, API_UNSUPPORTED_MEDIA, "%s%s", MSG_UNKNOWN_FORMAT,
+                           MSG_ACCEPTED_NO_APPLY);
+    return api_err_set(err, API_UNSUPPORTED_MEDIA, "%s%s", MSG_UNKNOWN_FORMAT, MSG_ACCEPTED_ALL);
+}
+
 json_t *patch_apply(const char *content_type, const json_t *orig, const char *body, size_t len,
                     const char *kind, api_err *err)
 {

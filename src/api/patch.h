@@ -60,6 +60,10 @@ int patch_kind_is_builtin(const char *kind);
 
 /* Dispatch on the request's Content-Type (parameters such as
  * "; charset=utf-8" are ignored). `body` need not be NUL-terminated. */
+/* 0 when content_type names a patch type we apply; otherwise -1 with the
+ * upstream 415 in err. Lets a handler refuse before reading the object. */
+int patch_check_type(const char *content_type, api_err *err);
+
 json_t *patch_apply(const char *content_type, const json_t *orig, const char *body, size_t len,
                     const char *kind, api_err *err);
 

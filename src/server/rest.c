@@ -74,6 +74,16 @@ void format_time(int64_t t, char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Go's strconv.ParseBool truth values, which upstream uses for query flags. */
+bool query_bool(const req *rq, const char *name)
+{
+    static const char *const truthy[] = {"1", "t", "T", "TRUE", "true", "True"};
+    const char *v = rq->query(rq, name);
+    for (size_t i = 0; v && i < sizeof truthy / sizeof *truthy; i++)
+        if (!strcmp(v, truthy[i])) return true;
+    return false;
+}
+
 static bool wants_table(const req *rq)
 {
     return rq->accept && strstr(rq->accept, "as=Table") != NULL;
@@ -169,9 +179,13 @@ static json_t *decode_body(const req *rq, const route *rt, bool check_kind, api_
     const char *av = json_string_value(json_object_get(obj, "apiVersion"));
     char want[128];
     api_kind_api_version(rt->kind, want, sizeof want);
+    /* Like upstream's typed decoder, a body without apiVersion/kind takes the
+     * endpoint's (client libraries often leave them out). */
     if (!kind || !*kind) {
-        api_err_set(e, API_BAD_REQUEST, "Object 'Kind' is missing in '%.200s'", rq->body);
-    } else if (av && *av && strcmp(av, want) != 0) {
+        kind = rt->kind->kind;
+        json_object_set_new(obj, "kind", json_string(kind));
+    }
+    if (av && *av && strcmp(av, want) != 0) {
         api_err_set(e, API_BAD_REQUEST,
                     "the API version in the data (%s) does not match the expected API version (%s)",
                     av, want);
@@ -507,6 +521,11 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
     json_t *body = NULL, *out = NULL;
     int rc;
     if (patch) {
+        if (patch_check_type(rq->content_type, &e) != 0) {
+            resp_err(rs, &e);
+            api_err_clear(&e);
+            return;
+        }
         patch_ctx pc = {rq, rt->kind};
         rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_patch, &pc,
                         is_dry_run(rq), &out, &e);
@@ -796,8 +815,7 @@ void rest_handle(req *rq, resp *rs)
         return not_found(rs);
     }
     api_kind_store_resource(rt.kind, rq->resource, sizeof rq->resource);
-    const char *w = rq->query(rq, "watch");
-    if (w && (!strcmp(w, "true") || !strcmp(w, "1"))) rt.watch = true;
+    if (query_bool(rq, "watch")) rt.watch = true;
 
     const char *m = rq->method;
     if (!strcmp(m, "GET")) {

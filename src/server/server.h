@@ -73,6 +73,9 @@ void rest_handle(req *rq, resp *rs);
 /* Watch on a collection; fills rs with a stream. */
 void watch_start(req *rq, resp *rs, const void *kind, const char *ns, const char *name);
 
+/* A boolean query parameter, parsed as upstream does (1, t, true, True, ...). */
+bool query_bool(const req *rq, const char *name);
+
 int64_t now_unix(void);
 /* RFC 3339 UTC seconds ("2026-11-21T10:00:00Z"). */
 void format_time(int64_t unix_seconds, char *buf, size_t n);

@@ -220,8 +220,7 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
     if (name) c->name = strdup(name);
     const char *io = rq->query(rq, "includeObject");
     if (io) c->include_object = strdup(io);
-    const char *bm = rq->query(rq, "allowWatchBookmarks");
-    c->bookmarks = bm && !strcmp(bm, "true");
+    c->bookmarks = query_bool(rq, "allowWatchBookmarks");
     const char *to = rq->query(rq, "timeoutSeconds");
     long timeout = to ? strtol(to, NULL, 10) : 0;
     c->deadline = mono_now() + (timeout > 0 ? timeout : DEFAULT_TIMEOUT_S);
@@ -234,8 +233,8 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
         snprintf(prefix, sizeof prefix, "%s/", res);
 
     const char *rvs = rq->query(rq, "resourceVersion");
-    const char *sie = rq->query(rq, "sendInitialEvents");
-    bool initial = !rvs || !*rvs || !strcmp(rvs, "0") || (sie && !strcmp(sie, "true"));
+    bool send_initial = query_bool(rq, "sendInitialEvents");
+    bool initial = !rvs || !*rvs || !strcmp(rvs, "0") || send_initial;
     int64_t from = 0;
     if (rvs && *rvs) {
         char *end;
@@ -250,7 +249,7 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
     if (initial) {
         store_list(rq->srv->st, prefix, NULL, 0, &c->initial, &c->ninitial, &c->initial_rev, NULL);
         from = c->initial_rev;
-        c->initial_end_bookmark = sie && !strcmp(sie, "true") && c->bookmarks;
+        c->initial_end_bookmark = send_initial && c->bookmarks;
     }
     bool expired = false;
     c->w = store_watch_open(rq->srv->st, prefix, from, &expired);
