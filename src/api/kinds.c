@@ -1,7 +1,10 @@
 /* kinds.c - the table of served kinds (see kinds.h). */
 #include "api/kinds.h"
 
+#include "api/limitrange.h"
 #include "api/objects.h"
+#include "api/priority.h"
+#include "api/rq_validation.h"
 #include "core/dbuf.h"
 
 #include <stdio.h>
@@ -49,9 +52,9 @@ static const api_kind builtin[] = {
     {CORE, "Node", "nodes", "node", "no", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN,
      node_fields, NULL, NULL},
     {CORE, "ResourceQuota", "resourcequotas", "resourcequota", "quota", NULL, true,
-     API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, NULL, NULL},
+     API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, NULL, resourcequota_validate},
     {CORE, "LimitRange", "limitranges", "limitrange", "limits", NULL, true, 0,
-     API_NAME_SUBDOMAIN, NULL, NULL, NULL},
+     API_NAME_SUBDOMAIN, NULL, NULL, limitrange_validate},
     {CORE, "Service", "services", "service", "svc", "all", true, API_SUB_STATUS,
      API_NAME_DNS1035, NULL, service_defaults, NULL},
     {CORE, "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", "pvc",
@@ -68,7 +71,7 @@ static const api_kind builtin[] = {
     {CORE, "Event", "events", "event", "ev", NULL, true, 0, API_NAME_PATH, event_fields, NULL,
      NULL},
     {"scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", "pc", NULL,
-     false, 0, API_NAME_SUBDOMAIN, NULL, priorityclass_defaults, NULL},
+     false, 0, API_NAME_SUBDOMAIN, NULL, priorityclass_defaults, priorityclass_validate},
     {"storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", "sc", NULL, false,
      0, API_NAME_SUBDOMAIN, NULL, storageclass_defaults, NULL},
     {"apps", "v1", "Deployment", "deployments", "deployment", "deploy", "all", true,
