@@ -5,7 +5,9 @@
  * then the kubeconfig, so a kubeconfig on disk means "ready to serve".
  */
 #include "api/kinds.h"
+#include "api/priority.h"
 #include "controllers/controllers.h"
+#include "registry/admission.h"
 #include "registry/registry.h"
 #include "server/auth.h"
 #include "server/http.h"
@@ -140,6 +142,30 @@ static int bootstrap_namespaces(store *st)
     return 0;
 }
 
+/* system-node-critical and system-cluster-critical always exist, as upstream. */
+static int bootstrap_priority_classes(store *st)
+{
+    const api_kind *k = api_kind_find("scheduling.k8s.io", "v1", "priorityclasses");
+    json_t *classes = priority_system_classes();
+    size_t i;
+    json_t *pc;
+    int rc = 0;
+    json_array_foreach(classes, i, pc)
+    {
+        api_err e;
+        api_err_init(&e);
+        json_t *out = NULL;
+        if (reg_create(st, k, "", pc, false, &out, &e) != 0 && e.code != API_ALREADY_EXISTS) {
+            log_msg(LOG_ERROR, "cannot create priority class", "\"error\":\"%s\"", e.message);
+            rc = -1;
+        }
+        json_decref(out);
+        api_err_clear(&e);
+    }
+    json_decref(classes);
+    return rc;
+}
+
 static int write_kubeconfig(const options *o, const char *ca_pem, const char *token)
 {
     char path[4096], url[512], err[512];
@@ -212,7 +238,9 @@ int main(int argc, char **argv)
     }
     log_msg(LOG_INFO, "store loaded", "\"revision\":%lld", (long long)store_revision(srv.st));
     srv.m = metrics_new();
-    if (!srv.m || bootstrap_namespaces(srv.st) != 0) goto out;
+    if (!srv.m || admission_register_defaults() != 0 || bootstrap_namespaces(srv.st) != 0 ||
+        bootstrap_priority_classes(srv.st) != 0)
+        goto out;
     ctl = controllers_start(srv.st, err, sizeof err);
     if (!ctl) {
         log_msg(LOG_ERROR, "cannot start controllers", "\"error\":\"%s\"", err);
