@@ -1,0 +1,61 @@
+/* quota_check.h - the ResourceQuota admission decision (upstream CheckRequest,
+ * staging/.../admission/plugin/resourcequota/controller.go), pure.
+ *
+ * Given the quotas of the namespace and one CREATE/UPDATE request, decide: deny
+ * (403 Forbidden, or a plain 500 error, with upstream's exact text) or allow,
+ * with the new status.used of every quota the request charges.
+ *
+ * INVARIANT: admission never lets a charged key's used exceed its hard (a key
+ * is compared only when this request adds to it; equal to hard is allowed).
+ * The caller commits each res->used[i] with the object in ONE transaction, so
+ * a request that fails after the check leaves no usage behind; quota status is
+ * never written on a denial or when nothing changed (res->used[i] == NULL).
+ * To emulate upstream's batching, check the next request of a batch against the
+ * quotas with the previous result applied (quota_apply_used).
+ *
+ * Ownership: every JSON input is borrowed and never modified. The result owns
+ * its message and used objects; release them with quota_result_cleanup.
+ * Pure: no I/O, no clocks, no globals.
+ */
+#ifndef ALLOT_CORE_QUOTA_CHECK_H
+#define ALLOT_CORE_QUOTA_CHECK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/quota_eval.h"
+
+typedef struct quota_request {
+    const char *namespace_;  /* request namespace; NULL or "" is never quota'd */
+    const char *group;       /* "" for the core group */
+    const char *resource;    /* plural, e.g. "pods" */
+    const char *subresource; /* NULL or "" for the main resource */
+    quota_op op;
+    const json_t *obj;     /* the new object (defaulted, validated); its namespace is not read */
+    const json_t *old;     /* UPDATE: the stored object (NULL if it was not found) */
+    const json_t *quotas;  /* JSON array of the namespace's ResourceQuotas (spec and status) */
+    const json_t *limited; /* ResourceQuotaConfiguration.limitedResources array, or NULL */
+    int64_t now;           /* Unix seconds; only pods being deleted look at it */
+} quota_request;
+
+typedef struct quota_result {
+    bool allowed;
+    int code;      /* 0 when allowed; 403 (Forbidden) or 500 (plain error) */
+    char *message; /* NULL when allowed; the text AFTER `<resource> "<name>" is forbidden: ` */
+    size_t nquotas;
+    json_t **used; /* [nquotas]: quotas[i]'s new status.used to commit, NULL if unchanged */
+} quota_result;
+
+/* Fills *res (which it initialises). Returns 0 when a decision was made (read
+ * res->allowed), else QUOTA_ENOMEM or QUOTA_EINVAL (a quota or object holds an
+ * unparsable quantity; res->message then says which). */
+int quota_check(const quota_request *rq, quota_result *res);
+void quota_result_cleanup(quota_result *res);
+
+/* Sets status.used of quotas[i] (a mutable copy of rq->quotas) to res->used[i]
+ * wherever that is non-NULL: the running copy for the next request of a batch. */
+int quota_apply_used(json_t *quotas, const quota_result *res);
+
+#endif

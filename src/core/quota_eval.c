@@ -1,0 +1,1064 @@
+/* quota_eval.c - the quota evaluators (upstream pkg/quota/v1/evaluator/core and
+ * component-helpers/resource/helpers.go), one rule per function.
+ *
+ * Layout: small JSON helpers; kind dispatch and owned names; pod requests and
+ * limits (containers, init containers and sidecars, pod-level resources,
+ * overhead, resize status); pod usage, QoS, scopes and constraints; services;
+ * PVCs; object counts; the public entry points; the controller recount.
+ */
+#include "core/quota_eval.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/names.h"
+#include "core/selector.h"
+
+/* Return early on a QUOTA_* error. */
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        int rc_ = (expr);                                                                          \
+        if (rc_) return rc_;                                                                       \
+    } while (0)
+
+static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t n, const char *fmt, ...)
+{
+    if (!err || !n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- JSON helpers ---------------------------------------------------------------------------- */
+
+/* jget(o, "spec", "resources", NULL): nested object member, NULL when absent. */
+static const json_t *jget(const json_t *o, ...)
+{
+    va_list ap;
+    va_start(ap, o);
+    for (const char *k; o && (k = va_arg(ap, const char *));)
+        o = json_is_object(o) ? json_object_get(o, k) : NULL;
+    va_end(ap);
+    return o;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(jget(o, k, NULL));
+    return s ? s : "";
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static bool has_suffix(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+/* Map a rlist/qty error to a QUOTA_* code. */
+static int qerr(int rc)
+{
+    if (!rc) return 0;
+    return rc == RL_ENOMEM || rc == QUOTA_ENOMEM ? QUOTA_ENOMEM : QUOTA_EINVAL;
+}
+
+/* A ResourceList field of an object, added into out. */
+static int read_list(const json_t *v, rlist *out)
+{
+    return qerr(rl_from_json(v, out, NULL));
+}
+
+/* ---- kinds and the names they own ------------------------------------------------------------ */
+
+typedef enum { K_POD, K_SVC, K_PVC, K_COUNT } kind;
+
+static kind kind_of(const char *group, const char *resource)
+{
+    if (group && *group) return K_COUNT;
+    if (strcmp(resource, "pods") == 0) return K_POD;
+    if (strcmp(resource, "services") == 0) return K_SVC;
+    if (strcmp(resource, "persistentvolumeclaims") == 0) return K_PVC;
+    return K_COUNT;
+}
+
+bool quota_ignored_resource(const char *group, const char *resource)
+{
+    static const char *const core[] = {"bindings", "componentstatuses", "events", NULL};
+    static const char *const authn[] = {"tokenreviews", "selfsubjectreviews", NULL};
+    static const char *const authz[] = {"subjectaccessreviews", "selfsubjectaccessreviews",
+                                        "localsubjectaccessreviews", "selfsubjectrulesreviews",
+                                        NULL};
+    const char *const *set = NULL;
+    if (!group || !*group)
+        set = core;
+    else if (strcmp(group, "events.k8s.io") == 0)
+        return strcmp(resource, "events") == 0;
+    else if (strcmp(group, "authentication.k8s.io") == 0)
+        set = authn;
+    else if (strcmp(group, "authorization.k8s.io") == 0)
+        set = authz;
+    for (; set && *set; set++)
+        if (strcmp(*set, resource) == 0) return true;
+    return false;
+}
+
+/* IsNativeResource: no domain, or a kubernetes.io domain. */
+static bool is_native(const char *name)
+{
+    return !strchr(name, '/') || strstr(name, "kubernetes.io/");
+}
+
+/* v1helper.IsExtendedResourceName, DRA variant (IsDRAExtendedResourceName). */
+static bool is_extended(const char *name)
+{
+    if (has_prefix(name, "deviceclass.resource.kubernetes.io/")) return true;
+    if (is_native(name) || has_prefix(name, "requests.")) return false;
+    char buf[512];
+    if ((size_t)snprintf(buf, sizeof buf, "requests.%s", name) >= sizeof buf) return false;
+    name_msgs m = {0};
+    return name_qualified(buf, &m) == 0;
+}
+
+/* isExtendedResourceNameForQuota. */
+static bool is_extended_for_quota(const char *name)
+{
+    return has_prefix(name, "requests.") &&
+           (!is_native(name) || has_prefix(name, "requests.deviceclass.resource.kubernetes.io/"));
+}
+
+static bool in_set(const char *const *set, const char *name)
+{
+    for (; *set; set++)
+        if (strcmp(*set, name) == 0) return true;
+    return false;
+}
+
+static const char *const pod_names[] = {"count/pods",
+                                        "cpu",
+                                        "memory",
+                                        "ephemeral-storage",
+                                        "requests.cpu",
+                                        "requests.memory",
+                                        "requests.ephemeral-storage",
+                                        "limits.cpu",
+                                        "limits.memory",
+                                        "limits.ephemeral-storage",
+                                        "pods",
+                                        NULL};
+static const char *const svc_names[] = {"count/services", "services", "services.nodeports",
+                                        "services.loadbalancers", NULL};
+static const char *const pvc_names[] = {"count/persistentvolumeclaims", "persistentvolumeclaims",
+                                        "requests.storage", NULL};
+static const char *const legacy_counts[] = {"configmaps", "resourcequotas",
+                                            "replicationcontrollers", "secrets", NULL};
+#define SC_SUFFIX ".storageclass.storage.k8s.io/"
+
+/* The object-count name of a group/resource: count/<resource>[.<group>]. */
+static void count_name(const char *group, const char *resource, char *buf, size_t n)
+{
+    if (group && *group)
+        snprintf(buf, n, "count/%s.%s", resource, group);
+    else
+        snprintf(buf, n, "count/%s", resource);
+}
+
+bool quota_owns(const char *group, const char *resource, const char *name)
+{
+    char cn[512];
+    switch (kind_of(group, resource)) {
+    case K_POD:
+        return in_set(pod_names, name) || has_prefix(name, "hugepages-") ||
+               has_prefix(name, "requests.hugepages-") || is_extended_for_quota(name);
+    case K_SVC:
+        return in_set(svc_names, name);
+    case K_PVC:
+        return in_set(pvc_names, name) ||
+               (strstr(name, SC_SUFFIX) && (has_suffix(name, SC_SUFFIX "persistentvolumeclaims") ||
+                                            has_suffix(name, SC_SUFFIX "requests.storage")));
+    case K_COUNT:
+        break;
+    }
+    count_name(group, resource, cn, sizeof cn);
+    if (strcmp(cn, name) == 0) return true;
+    return (!group || !*group) && in_set(legacy_counts, resource) && strcmp(resource, name) == 0;
+}
+
+int quota_matching_resources(const char *group, const char *resource, const rlist *names,
+                             rlist *out)
+{
+    for (size_t i = 0; i < rl_len(names); i++) {
+        if (quota_owns(group, resource, rl_name(names, i)) && rl_add_name(out, rl_name(names, i)))
+            return QUOTA_ENOMEM;
+    }
+    return 0;
+}
+
+/* ---- pod requests and limits (component-helpers resource/helpers.go) ------------------------- */
+
+/* maxResourceList(dst, src): src wins where absent or strictly greater. */
+static int max_into(rlist *dst, const rlist *src)
+{
+    for (size_t i = 0; i < rl_len(src); i++) {
+        const qty *d = rl_get(dst, rl_name(src, i));
+        if ((!d || qty_cmp(rl_qty(src, i), d) > 0) && rl_set(dst, rl_name(src, i), rl_qty(src, i)))
+            return QUOTA_ENOMEM;
+    }
+    return 0;
+}
+
+static bool is_restartable(const json_t *c)
+{
+    return strcmp(jstr(c, "restartPolicy"), "Always") == 0;
+}
+
+/* The status entry (containerStatuses or initContainerStatuses) named `name`. */
+static const json_t *container_status(const json_t *pod, const char *name)
+{
+    static const char *const lists[] = {"containerStatuses", "initContainerStatuses"};
+    const json_t *found = NULL;
+    for (size_t l = 0; l < 2; l++) {
+        const json_t *arr = jget(pod, "status", lists[l], NULL);
+        size_t i;
+        const json_t *cs;
+        json_array_foreach(arr, i, cs)
+        {
+            /* Upstream fills a map, so a later entry with the same name wins. */
+            if (strcmp(jstr(cs, "name"), name) == 0) found = cs;
+        }
+    }
+    return found;
+}
+
+/* IsPodResizeInfeasible: the PodResizePending condition has reason Infeasible. */
+static bool resize_infeasible(const json_t *pod)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(jget(pod, "status", "conditions", NULL), i, c)
+    {
+        if (strcmp(jstr(c, "type"), "PodResizePending") == 0)
+            return strcmp(jstr(c, "reason"), "Infeasible") == 0;
+    }
+    return false;
+}
+
+/* One container's requests (limits=false) or limits, into out (cleared). With
+ * use_status and a status entry carrying resources: determineContainerReqs /
+ * determineContainerLimits, i.e. the max of spec, actuated and allocated. */
+static int container_list(const json_t *pod, const json_t *c, bool limits, bool use_status,
+                          rlist *out)
+{
+    const char *which = limits ? "limits" : "requests";
+    const json_t *cs = use_status ? container_status(pod, jstr(c, "name")) : NULL;
+    const json_t *actual = cs ? jget(cs, "resources", NULL) : NULL;
+    rl_clear(out);
+    if (!actual || json_is_null(actual)) return read_list(jget(c, "resources", which, NULL), out);
+    bool infeasible = resize_infeasible(pod);
+    if (!infeasible) TRY(read_list(jget(c, "resources", which, NULL), out));
+    rlist *tmp = rl_new();
+    if (!tmp) return QUOTA_ENOMEM;
+    int rc = read_list(jget(actual, which, NULL), tmp);
+    if (!rc) rc = max_into(out, tmp);
+    if (!rc && !limits) {
+        rl_clear(tmp);
+        rc = read_list(jget(cs, "allocatedResources", NULL), tmp);
+        if (!rc) rc = max_into(out, tmp);
+    }
+    rl_free(tmp);
+    return rc;
+}
+
+/* Init containers: InitContainerUse(i) = sum of earlier sidecars + container i;
+ * sidecars also add to the running total `out`. Then out = max(out, initMax). */
+static int add_init_containers(const json_t *pod, bool limits, rlist *out, rlist *c)
+{
+    rlist *side = rl_new(), *init_max = rl_new();
+    int rc = side && init_max ? 0 : QUOTA_ENOMEM;
+    size_t i;
+    const json_t *ic;
+    json_array_foreach(jget(pod, "spec", "initContainers", NULL), i, ic)
+    {
+        bool sidecar = is_restartable(ic);
+        if (!rc) rc = container_list(pod, ic, limits, sidecar, c);
+        if (!rc && sidecar) rc = qerr(rl_add_to(out, c));
+        if (!rc && sidecar) rc = qerr(rl_add_to(side, c));
+        if (!rc && !sidecar) rc = qerr(rl_add_to(c, side));
+        if (!rc) rc = max_into(init_max, sidecar ? side : c);
+    }
+    if (!rc) rc = max_into(out, init_max);
+    rl_free(side);
+    rl_free(init_max);
+    return rc;
+}
+
+static int aggregate_containers(const json_t *pod, bool limits, rlist *out)
+{
+    rlist *c = rl_new();
+    if (!c) return QUOTA_ENOMEM;
+    int rc = 0;
+    size_t i;
+    const json_t *ctr;
+    json_array_foreach(jget(pod, "spec", "containers", NULL), i, ctr)
+    {
+        if (!rc) rc = container_list(pod, ctr, limits, true, c);
+        if (!rc) rc = qerr(rl_add_to(out, c));
+    }
+    if (!rc) rc = add_init_containers(pod, limits, out, c);
+    rl_free(c);
+    return rc;
+}
+
+/* IsSupportedPodLevelResource. */
+static bool pod_level_supported(const char *name)
+{
+    return strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0 ||
+           has_prefix(name, "hugepages-");
+}
+
+static bool list_has_supported(const json_t *list)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)list, k, v)
+    {
+        if (pod_level_supported(k)) return true;
+    }
+    return false;
+}
+
+/* IsPodLevelRequestsSet / IsPodLevelResourcesSet. */
+static bool pod_level_set(const json_t *pod, bool include_limits)
+{
+    const json_t *r = jget(pod, "spec", "resources", NULL);
+    return list_has_supported(jget(r, "requests", NULL)) ||
+           (include_limits && list_has_supported(jget(r, "limits", NULL)));
+}
+
+/* Pod-level values replace the aggregated container values, per supported key. */
+static int apply_pod_level(const json_t *pod, bool limits, rlist *out)
+{
+    if (!pod_level_set(pod, limits)) return 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(
+        (json_t *)jget(pod, "spec", "resources", limits ? "limits" : "requests", NULL), k, v)
+    {
+        qty q;
+        if (!pod_level_supported(k)) continue;
+        if (qty_from_json(v, &q)) return QUOTA_EINVAL;
+        if (rl_set(out, k, &q)) return QUOTA_ENOMEM;
+    }
+    return 0;
+}
+
+/* Overhead: added to every request; to a limit only where one is set (upstream's
+ * PodLimits tests presence, `if value, ok := limits[name]; ok`, not non-zero). */
+static int apply_overhead(const json_t *pod, bool limits, rlist *out)
+{
+    rlist *oh = rl_new();
+    if (!oh) return QUOTA_ENOMEM;
+    int rc = read_list(jget(pod, "spec", "overhead", NULL), oh);
+    if (!rc && limits) {
+        rlist *m = rl_mask(oh, out);
+        rc = m ? qerr(rl_add_to(out, m)) : QUOTA_ENOMEM;
+        rl_free(m);
+    } else if (!rc) {
+        rc = qerr(rl_add_to(out, oh));
+    }
+    rl_free(oh);
+    return rc;
+}
+
+static int pod_list(const json_t *pod, bool limits, rlist *out)
+{
+    rl_clear(out);
+    TRY(aggregate_containers(pod, limits, out));
+    TRY(apply_pod_level(pod, limits, out));
+    return apply_overhead(pod, limits, out);
+}
+
+int quota_pod_requests(const json_t *pod, rlist *out)
+{
+    return pod_list(pod, false, out);
+}
+
+int quota_pod_limits(const json_t *pod, rlist *out)
+{
+    return pod_list(pod, true, out);
+}
+
+/* ---- pod usage (pods.go PodUsageFunc, podComputeUsageHelper) --------------------------------- */
+
+static int set_int(rlist *l, const char *name, int64_t v)
+{
+    qty q = qty_from_int64(v, 0, QTY_DECIMAL_SI);
+    return rl_set(l, name, &q) ? QUOTA_ENOMEM : 0;
+}
+
+static int set_q(rlist *l, const char *name, const qty *q)
+{
+    return rl_set(l, name, q) ? QUOTA_ENOMEM : 0;
+}
+
+/* maskResourceWithPrefix(name, "requests."). */
+static int set_requests_name(rlist *l, const char *name, const qty *q)
+{
+    char buf[512];
+    if (has_prefix(name, "requests.")) return set_q(l, name, q);
+    if ((size_t)snprintf(buf, sizeof buf, "requests.%s", name) >= sizeof buf) return QUOTA_EINVAL;
+    return set_q(l, buf, q);
+}
+
+static const struct {
+    const char *res, *req, *lim;
+} compute_names[] = {
+    {"cpu", "requests.cpu", "limits.cpu"},
+    {"memory", "requests.memory", "limits.memory"},
+    {"ephemeral-storage", "requests.ephemeral-storage", "limits.ephemeral-storage"},
+};
+
+/* podComputeUsageHelper: the quota names a (requests, limits) pair charges. */
+static int usage_helper(const rlist *req, const rlist *lim, rlist *out)
+{
+    TRY(set_int(out, "pods", 1));
+    for (size_t i = 0; i < sizeof compute_names / sizeof compute_names[0]; i++) {
+        const qty *r = rl_get(req, compute_names[i].res), *l = rl_get(lim, compute_names[i].res);
+        if (r) TRY(set_q(out, compute_names[i].res, r));
+        if (r) TRY(set_q(out, compute_names[i].req, r));
+        if (l) TRY(set_q(out, compute_names[i].lim, l));
+    }
+    for (size_t i = 0; i < rl_len(req); i++) {
+        const char *name = rl_name(req, i);
+        if (has_prefix(name, "hugepages-")) {
+            TRY(set_q(out, name, rl_qty(req, i)));
+            TRY(set_requests_name(out, name, rl_qty(req, i)));
+        }
+        if (is_extended(name)) TRY(set_requests_name(out, name, rl_qty(req, i)));
+    }
+    return 0;
+}
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* RFC 3339 (metav1.Time) to Unix seconds; fractions are dropped. */
+static bool parse_time(const char *s, int64_t *out)
+{
+    int y, mo, d, h, mi, sec, n = 0, oh = 0, om = 0, sign = 0;
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+        return false;
+    const char *p = s + n;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+        }
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        sign = *p == '-' ? -1 : 1;
+        if (sscanf(p + 1, "%2d:%2d", &oh, &om) != 2 || strlen(p) < 6) return false;
+        p += 6;
+    } else {
+        return false;
+    }
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31) return false;
+    *out = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec -
+           (int64_t)sign * (oh * 3600 + om * 60);
+    return true;
+}
+
+bool quota_pod_counts(const json_t *pod, int64_t now)
+{
+    const char *phase = jstr(jget(pod, "status", NULL), "phase");
+    if (strcmp(phase, "Failed") == 0 || strcmp(phase, "Succeeded") == 0) return false;
+    const json_t *md = jget(pod, "metadata", NULL);
+    const json_t *grace = jget(md, "deletionGracePeriodSeconds", NULL);
+    int64_t ts;
+    if (!json_is_integer(grace) || !parse_time(jstr(md, "deletionTimestamp"), &ts)) return true;
+    return !(now > ts + json_integer_value(grace));
+}
+
+static int pod_usage(const json_t *pod, int64_t now, rlist *out)
+{
+    /* count/pods tracks every pod in storage; the rest only live ones. */
+    TRY(set_int(out, "count/pods", 1));
+    if (!quota_pod_counts(pod, now)) return 0;
+    rlist *req = rl_new(), *lim = rl_new();
+    int rc = req && lim ? 0 : QUOTA_ENOMEM;
+    if (!rc) rc = pod_list(pod, false, req);
+    if (!rc) rc = pod_list(pod, true, lim);
+    if (!rc) rc = usage_helper(req, lim, out);
+    rl_free(req);
+    rl_free(lim);
+    return rc;
+}
+
+/* ---- QoS (qos.go ComputePodQOS) -------------------------------------------------------------- */
+
+typedef struct qos_acc {
+    qty req[2], lim[2]; /* cpu, memory: sums of positive values */
+    bool has_req[2], has_lim[2];
+    bool guaranteed;
+} qos_acc;
+
+/* Sum the positive cpu/memory values of a ResourceList into sums/has; returns a
+ * bitmask of what was found (1 cpu, 2 memory). Unparsable values count as unset. */
+static int qos_sum(const json_t *list, qty *sums, bool *has)
+{
+    static const char *const names[2] = {"cpu", "memory"};
+    int found = 0;
+    for (int i = 0; i < 2; i++) {
+        qty q;
+        const json_t *v = jget(list, names[i], NULL);
+        if (!v || qty_from_json(v, &q) || qty_sign(&q) <= 0) continue;
+        if (has[i])
+            qty_add(&sums[i], &q);
+        else
+            sums[i] = q;
+        has[i] = true;
+        found |= 1 << i;
+    }
+    return found;
+}
+
+/* One ResourceRequirements. `pod_level`: a missing limits list keeps Guaranteed
+ * possible (upstream only checks limits when the pod-level list is non-empty). */
+static void qos_add(qos_acc *a, const json_t *rr, bool pod_level)
+{
+    const json_t *lims = jget(rr, "limits", NULL);
+    qos_sum(jget(rr, "requests", NULL), a->req, a->has_req);
+    int found = qos_sum(lims, a->lim, a->has_lim);
+    if (pod_level && json_object_size(lims) == 0) return;
+    if (found != 3) a->guaranteed = false;
+}
+
+/* With PodLevelResources, a non-nil spec.resources (any JSON object, even {})
+ * alone decides the class, as upstream's pointer test does. */
+static quota_qos qos_compute(const json_t *pod)
+{
+    qos_acc a = {.guaranteed = true};
+    const json_t *pl = jget(pod, "spec", "resources", NULL);
+    if (json_is_object(pl)) {
+        qos_add(&a, pl, true);
+    } else {
+        static const char *const lists[] = {"containers", "initContainers"};
+        for (int l = 0; l < 2; l++) {
+            size_t i;
+            const json_t *c;
+            json_array_foreach(jget(pod, "spec", lists[l], NULL), i, c)
+            {
+                qos_add(&a, jget(c, "resources", NULL), false);
+            }
+        }
+    }
+    int nreq = a.has_req[0] + a.has_req[1], nlim = a.has_lim[0] + a.has_lim[1];
+    if (!nreq && !nlim) return QUOTA_QOS_BEST_EFFORT;
+    for (int i = 0; i < 2 && a.guaranteed; i++) {
+        if (a.has_req[i] && (!a.has_lim[i] || qty_cmp(&a.lim[i], &a.req[i]) != 0))
+            a.guaranteed = false;
+    }
+    return a.guaranteed && nreq == nlim ? QUOTA_QOS_GUARANTEED : QUOTA_QOS_BURSTABLE;
+}
+
+quota_qos quota_pod_qos(const json_t *pod)
+{
+    const char *c = jstr(jget(pod, "status", NULL), "qosClass");
+    if (strcmp(c, "BestEffort") == 0) return QUOTA_QOS_BEST_EFFORT;
+    if (strcmp(c, "Burstable") == 0) return QUOTA_QOS_BURSTABLE;
+    if (strcmp(c, "Guaranteed") == 0) return QUOTA_QOS_GUARANTEED;
+    return qos_compute(pod);
+}
+
+/* ---- scopes ---------------------------------------------------------------------------------- */
+
+bool quota_pod_is_terminating(const json_t *pod)
+{
+    const json_t *ads = jget(pod, "spec", "activeDeadlineSeconds", NULL);
+    return json_is_integer(ads) && json_integer_value(ads) >= 0;
+}
+
+static bool cross_ns_term(const json_t *term)
+{
+    const json_t *ns = jget(term, "namespaces", NULL), *sel = jget(term, "namespaceSelector", NULL);
+    return json_array_size(ns) > 0 || (sel && !json_is_null(sel));
+}
+
+/* usesCrossNamespacePodAffinity: any (anti-)affinity term, required or preferred. */
+static bool uses_cross_ns_affinity(const json_t *pod)
+{
+    static const char *const kinds[] = {"podAffinity", "podAntiAffinity"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *a = jget(pod, "spec", "affinity", kinds[k], NULL);
+        size_t i;
+        const json_t *t;
+        json_array_foreach(jget(a, "requiredDuringSchedulingIgnoredDuringExecution", NULL), i, t)
+        {
+            if (cross_ns_term(t)) return true;
+        }
+        json_array_foreach(jget(a, "preferredDuringSchedulingIgnoredDuringExecution", NULL), i, t)
+        {
+            if (cross_ns_term(jget(t, "podAffinityTerm", NULL))) return true;
+        }
+    }
+    return false;
+}
+
+/* ScopedResourceSelectorRequirementsAsSelector + Matches on a one-label set
+ * {scopeName: value} (value NULL: the empty set). 1, 0 or -1 (err). */
+static int scope_selector_matches(const json_t *s, const char *value, char *err, size_t n)
+{
+    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", NULL};
+    const char *name = jstr(s, "scopeName"), *op = jstr(s, "operator");
+    char q[256], e[512];
+    if (!in_set(ops, op)) {
+        seterr(err, n,
+               "failed to parse and convert selector: %s is not a valid scope selector operator",
+               name_go_quote(op, q, sizeof q));
+        return -1;
+    }
+    json_t *values = json_deep_copy(jget(s, "values", NULL));
+    json_t *ls = json_pack("{s:[{s:s,s:s,s:o}]}", "matchExpressions", "key", name, "operator", op,
+                           "values", values ? values : json_array());
+    json_t *labels = value ? json_pack("{s:s}", name, value) : json_object();
+    sel_t *sel = ls ? sel_from_json(ls, e, sizeof e) : NULL;
+    int rc = -1;
+    if (sel && labels)
+        rc = sel_matches(sel, labels) ? 1 : 0;
+    else
+        seterr(err, n, "failed to parse and convert selector: %s", ls ? e : "out of memory");
+    sel_free(sel);
+    json_decref(ls);
+    json_decref(labels);
+    return rc;
+}
+
+/* podMatchesScopeFunc. */
+static int pod_scope(const json_t *s, const json_t *pod, char *err, size_t n)
+{
+    const char *name = jstr(s, "scopeName");
+    if (strcmp(name, "Terminating") == 0) return quota_pod_is_terminating(pod);
+    if (strcmp(name, "NotTerminating") == 0) return !quota_pod_is_terminating(pod);
+    if (strcmp(name, "BestEffort") == 0) return quota_pod_qos(pod) == QUOTA_QOS_BEST_EFFORT;
+    if (strcmp(name, "NotBestEffort") == 0) return quota_pod_qos(pod) != QUOTA_QOS_BEST_EFFORT;
+    if (strcmp(name, "CrossNamespacePodAffinity") == 0) return uses_cross_ns_affinity(pod);
+    if (strcmp(name, "PriorityClass") != 0) return 0;
+    const char *pc = jstr(jget(pod, "spec", NULL), "priorityClassName");
+    if (strcmp(jstr(s, "operator"), "Exists") == 0) return *pc != 0;
+    return scope_selector_matches(s, *pc ? pc : NULL, err, n);
+}
+
+/* The VolumeAttributesClass names a PVC references (empties dropped). */
+static size_t pvc_vac_names(const json_t *pvc, const char *out[3])
+{
+    const char *v[3] = {
+        jstr(jget(pvc, "spec", NULL), "volumeAttributesClassName"),
+        jstr(jget(pvc, "status", NULL), "currentVolumeAttributesClassName"),
+        jstr(jget(pvc, "status", "modifyVolumeStatus", NULL), "targetVolumeAttributesClassName"),
+    };
+    size_t k = 0;
+    for (int i = 0; i < 3; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < k; j++)
+            dup |= strcmp(out[j], v[i]) == 0;
+        if (*v[i] && !dup) out[k++] = v[i];
+    }
+    return k;
+}
+
+/* pvcMatchesScopeFunc: only VolumeAttributesClass; any referenced name may match. */
+static int pvc_scope(const json_t *s, const json_t *pvc, char *err, size_t n)
+{
+    const char *names[3];
+    if (strcmp(jstr(s, "scopeName"), "VolumeAttributesClass") != 0) return 0;
+    size_t k = pvc_vac_names(pvc, names);
+    if (strcmp(jstr(s, "operator"), "Exists") == 0) return k > 0;
+    if (k == 0) return scope_selector_matches(s, NULL, err, n);
+    for (size_t i = 0; i < k; i++) {
+        int rc = scope_selector_matches(s, names[i], err, n);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int scope_matches(kind k, const json_t *s, const json_t *obj, char *err, size_t n)
+{
+    if (k == K_POD) return pod_scope(s, obj, err, n);
+    if (k == K_PVC) return pvc_scope(s, obj, err, n);
+    return 0; /* generic.MatchesNoScopeFunc */
+}
+
+/* Go %v of one ScopedResourceSelectorRequirement: {Name Op [v1 v2]}. */
+static int format_scope(const json_t *s, dbuf *out)
+{
+    if (dbuf_printf(out, "{%s %s [", jstr(s, "scopeName"), jstr(s, "operator")))
+        return QUOTA_ENOMEM;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(jget(s, "values", NULL), i, v)
+    {
+        const char *str = json_string_value(v);
+        if (dbuf_printf(out, "%s%s", i ? " " : "", str ? str : "")) return QUOTA_ENOMEM;
+    }
+    return dbuf_adds(out, "]}") ? QUOTA_ENOMEM : 0;
+}
+
+int quota_format_scopes(const json_t *selectors, dbuf *out)
+{
+    size_t i;
+    const json_t *s;
+    if (dbuf_adds(out, "[")) return QUOTA_ENOMEM;
+    json_array_foreach(selectors, i, s)
+    {
+        if (i && dbuf_adds(out, " ")) return QUOTA_ENOMEM;
+        TRY(format_scope(s, out));
+    }
+    return dbuf_adds(out, "]") ? QUOTA_ENOMEM : 0;
+}
+
+json_t *quota_scope_selectors(const json_t *spec)
+{
+    json_t *arr = json_array();
+    size_t i;
+    const json_t *v;
+    json_array_foreach(jget(spec, "scopes", NULL), i, v)
+    {
+        const char *s = json_string_value(v);
+        if (arr && json_array_append_new(arr, json_pack("{s:s,s:s}", "scopeName", s ? s : "",
+                                                        "operator", "Exists"))) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    json_array_foreach(jget(spec, "scopeSelector", "matchExpressions", NULL), i, v)
+    {
+        if (arr && json_array_append(arr, (json_t *)v)) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    return arr;
+}
+
+int quota_matching_scopes(const char *group, const char *resource, const json_t *obj,
+                          const json_t *selectors, json_t *out, char *err, size_t n)
+{
+    kind k = kind_of(group, resource);
+    json_t *matched = json_array();
+    size_t i;
+    const json_t *s;
+    char e[512];
+    if (!matched) return QUOTA_ENOMEM;
+    json_array_foreach(selectors, i, s)
+    {
+        int rc = scope_matches(k, s, obj, e, sizeof e);
+        if (rc < 0) {
+            dbuf b;
+            dbuf_init(&b, 4096);
+            format_scope(s, &b);
+            seterr(err, n, "error on matching scope %s: %s", b.p ? b.p : "", e);
+            dbuf_free(&b);
+            json_decref(matched);
+            return -1;
+        }
+        if (rc && json_array_append(matched, (json_t *)s)) break;
+    }
+    int rc = json_array_extend(out, matched) ? QUOTA_ENOMEM : 0;
+    json_decref(matched);
+    return rc;
+}
+
+int quota_matches_scopes(const json_t *spec, const char *group, const char *resource,
+                         const json_t *obj, char *err, size_t n)
+{
+    kind k = kind_of(group, resource);
+    json_t *sels = quota_scope_selectors(spec);
+    if (!sels) {
+        seterr(err, n, "out of memory");
+        return -1;
+    }
+    int match = 1;
+    size_t i;
+    const json_t *s;
+    json_array_foreach(sels, i, s)
+    {
+        int rc = scope_matches(k, s, obj, err, n);
+        if (rc < 0) {
+            match = -1;
+            break;
+        }
+        match = match && rc;
+    }
+    json_decref(sels);
+    return match;
+}
+
+int quota_matches(const json_t *spec, const rlist *hard, const char *group, const char *resource,
+                  const json_t *obj, char *err, size_t n)
+{
+    bool owned = false;
+    for (size_t i = 0; i < rl_len(hard) && !owned; i++)
+        owned = quota_owns(group, resource, rl_name(hard, i));
+    int m = quota_matches_scopes(spec, group, resource, obj, err, n);
+    return m < 0 ? -1 : owned && m;
+}
+
+/* ---- pod constraints (pods.go Constraints) --------------------------------------------------- */
+
+/* validationSet, sorted (the order of the message). */
+static const char *const must_specify[] = {"cpu",    "limits.cpu",   "limits.memory",
+                                           "memory", "requests.cpu", "requests.memory"};
+#define NMUST (sizeof must_specify / sizeof must_specify[0])
+
+/* enforcePodContainerConstraints: record c's name under each required name its
+ * own usage lacks. */
+static int container_missing(const json_t *c, const rlist *required, rlist **missing)
+{
+    rlist *req = rl_new(), *lim = rl_new(), *u = rl_new();
+    int rc = req && lim && u ? 0 : QUOTA_ENOMEM;
+    if (!rc) rc = read_list(jget(c, "resources", "requests", NULL), req);
+    if (!rc) rc = read_list(jget(c, "resources", "limits", NULL), lim);
+    if (!rc) rc = usage_helper(req, lim, u);
+    for (size_t i = 0; !rc && i < NMUST; i++) {
+        if (!rl_has(required, must_specify[i]) || rl_has(u, must_specify[i])) continue;
+        if (!missing[i] && !(missing[i] = rl_new())) rc = QUOTA_ENOMEM;
+        if (!rc && rl_add_name(missing[i], jstr(c, "name"))) rc = QUOTA_ENOMEM;
+    }
+    rl_free(req);
+    rl_free(lim);
+    rl_free(u);
+    return rc;
+}
+
+/* "must specify <res> for: <names>; <res> for: <names>". */
+static int must_specify_message(rlist **missing, char *err, size_t n)
+{
+    dbuf b;
+    dbuf_init(&b, 1 << 16);
+    int rc = dbuf_adds(&b, "must specify ");
+    bool first = true;
+    for (size_t i = 0; !rc && i < NMUST; i++) {
+        if (!missing[i]) continue;
+        rc = dbuf_printf(&b, "%s%s for: ", first ? "" : "; ", must_specify[i]);
+        if (!rc) rc = rl_format_names(missing[i], ",", &b);
+        first = false;
+    }
+    if (!rc) seterr(err, n, "%s", b.p);
+    dbuf_free(&b);
+    return rc ? QUOTA_ENOMEM : (first ? 0 : 1);
+}
+
+static int pod_constraints(const rlist *required, const json_t *pod, char *err, size_t n)
+{
+    /* Pod-level resources make container-level requests optional. */
+    if (pod_level_set(pod, true)) return 0;
+    rlist *missing[NMUST] = {0};
+    static const char *const lists[] = {"containers", "initContainers"};
+    int rc = 0;
+    for (int l = 0; l < 2 && !rc; l++) {
+        size_t i;
+        const json_t *c;
+        json_array_foreach(jget(pod, "spec", lists[l], NULL), i, c)
+        {
+            if (!rc) rc = container_missing(c, required, missing);
+        }
+    }
+    if (!rc) rc = must_specify_message(missing, err, n);
+    for (size_t i = 0; i < NMUST; i++)
+        rl_free(missing[i]);
+    return rc;
+}
+
+int quota_constraints(const char *group, const char *resource, const rlist *required,
+                      const json_t *obj, char *err, size_t n)
+{
+    if (kind_of(group, resource) != K_POD) return 0;
+    return pod_constraints(required, obj, err, n);
+}
+
+/* ---- services, PVCs, object counts ----------------------------------------------------------- */
+
+static int svc_usage(const json_t *svc, rlist *out)
+{
+    const char *type = jstr(jget(svc, "spec", NULL), "type");
+    int64_t ports = (int64_t)json_array_size(jget(svc, "spec", "ports", NULL));
+    bool lb = strcmp(type, "LoadBalancer") == 0, np = lb || strcmp(type, "NodePort") == 0;
+    TRY(set_int(out, "count/services", 1));
+    TRY(set_int(out, "services", 1));
+    /* LoadBalancers are charged their node ports even with allocateLoadBalancerNodePorts=false. */
+    TRY(set_int(out, "services.loadbalancers", lb ? 1 : 0));
+    return set_int(out, "services.nodeports", np ? ports : 0);
+}
+
+/* GetPersistentVolumeClaimClass: the beta annotation wins, even when empty. */
+static const char *pvc_class(const json_t *pvc)
+{
+    const json_t *a =
+        jget(pvc, "metadata", "annotations", "volume.beta.kubernetes.io/storage-class", NULL);
+    if (json_is_string(a)) return json_string_value(a);
+    return jstr(jget(pvc, "spec", NULL), "storageClassName");
+}
+
+/* getStorageUsage: the request rounded up to whole bytes, or the allocated size
+ * when larger. Returns 1 with *out set, 0 when there is no storage request. */
+static int pvc_storage(const json_t *pvc, qty *out)
+{
+    const json_t *req = jget(pvc, "spec", "resources", "requests", "storage", NULL);
+    const json_t *alloc = jget(pvc, "status", "allocatedResources", "storage", NULL);
+    qty a;
+    if (!req) return 0;
+    if (qty_from_json(req, out)) return QUOTA_EINVAL;
+    qty_round_up(out, 0);
+    if (alloc && !json_is_null(alloc)) {
+        if (qty_from_json(alloc, &a)) return QUOTA_EINVAL;
+        qty_round_up(&a, 0);
+        if (qty_cmp(&a, out) > 0) *out = a;
+    }
+    return 1;
+}
+
+static int pvc_usage(const json_t *pvc, rlist *out)
+{
+    const char *cls = pvc_class(pvc);
+    char name[512];
+    qty storage;
+    TRY(set_int(out, "persistentvolumeclaims", 1));
+    TRY(set_int(out, "count/persistentvolumeclaims", 1));
+    snprintf(name, sizeof name, "%s" SC_SUFFIX "persistentvolumeclaims", cls);
+    if (*cls) TRY(set_int(out, name, 1));
+    int has = pvc_storage(pvc, &storage);
+    if (has <= 0) return has;
+    TRY(set_q(out, "requests.storage", &storage));
+    snprintf(name, sizeof name, "%s" SC_SUFFIX "requests.storage", cls);
+    return *cls ? set_q(out, name, &storage) : 0;
+}
+
+static int count_usage(const char *group, const char *resource, rlist *out)
+{
+    char cn[512];
+    count_name(group, resource, cn, sizeof cn);
+    TRY(set_int(out, cn, 1));
+    if ((!group || !*group) && in_set(legacy_counts, resource)) return set_int(out, resource, 1);
+    return 0;
+}
+
+int quota_usage(const char *group, const char *resource, const json_t *obj, int64_t now, rlist *out)
+{
+    rl_clear(out);
+    switch (kind_of(group, resource)) {
+    case K_POD:
+        return pod_usage(obj, now, out);
+    case K_SVC:
+        return svc_usage(obj, out);
+    case K_PVC:
+        return pvc_usage(obj, out);
+    case K_COUNT:
+        break;
+    }
+    return count_usage(group, resource, out);
+}
+
+/* RequiresQuotaReplenish: allocated storage or the referenced VAC set changed. */
+static bool pvc_requires_replenish(const json_t *pvc, const json_t *old)
+{
+    const json_t *a = jget(pvc, "status", "allocatedResources", "storage", NULL);
+    const json_t *b = jget(old, "status", "allocatedResources", "storage", NULL);
+    qty qa, qb;
+    if (qty_from_json(a, &qa) || qty_from_json(b, &qb) || qty_cmp(&qa, &qb) != 0) return true;
+    const char *na[3], *nb[3];
+    size_t ka = pvc_vac_names(pvc, na), kb = pvc_vac_names(old, nb);
+    if (ka != kb) return true;
+    for (size_t i = 0; i < ka; i++) {
+        bool found = false;
+        for (size_t j = 0; j < kb; j++)
+            found |= strcmp(na[i], nb[j]) == 0;
+        if (!found) return true;
+    }
+    return false;
+}
+
+bool quota_handles(const char *group, const char *resource, quota_op op, const char *sub,
+                   const json_t *obj, const json_t *old)
+{
+    sub = sub ? sub : "";
+    bool write = op == QUOTA_CREATE || op == QUOTA_UPDATE;
+    switch (kind_of(group, resource)) {
+    case K_POD:
+        if (*sub) return strcmp(sub, "resize") == 0 && op == QUOTA_UPDATE;
+        /* An update is charged only when the pod moves between Terminating scopes. */
+        return op == QUOTA_CREATE || (op == QUOTA_UPDATE && quota_pod_is_terminating(obj) !=
+                                                                quota_pod_is_terminating(old));
+    case K_SVC:
+        return write;
+    case K_PVC:
+        if (!*sub) return write;
+        return strcmp(sub, "status") == 0 && op == QUOTA_UPDATE && pvc_requires_replenish(obj, old);
+    case K_COUNT:
+        break;
+    }
+    return op == QUOTA_CREATE && !*sub;
+}
+
+/* ---- controller recount ---------------------------------------------------------------------- */
+
+static int spec_hard(const json_t *quota, rlist *hard)
+{
+    return read_list(jget(quota, "spec", "hard", NULL), hard);
+}
+
+int quota_recount_begin(const json_t *quota, const char *group, const char *resource, rlist *acc)
+{
+    rlist *hard = rl_new(), *owned = rl_new();
+    int rc = hard && owned ? 0 : QUOTA_ENOMEM;
+    if (!rc) rc = spec_hard(quota, hard);
+    if (!rc) rc = quota_matching_resources(group, resource, hard, owned);
+    for (size_t i = 0; !rc && i < rl_len(owned); i++)
+        rc = rl_add_name(acc, rl_name(owned, i)) ? QUOTA_ENOMEM : 0;
+    if (!rc) rc = (int)rl_len(owned);
+    rl_free(hard);
+    rl_free(owned);
+    return rc;
+}
+
+int quota_recount_add(const json_t *quota, const char *group, const char *resource,
+                      const json_t *obj, int64_t now, rlist *acc)
+{
+    char err[256];
+    if (quota_matches_scopes(jget(quota, "spec", NULL), group, resource, obj, err, sizeof err) <= 0)
+        return 0;
+    rlist *u = rl_new();
+    int rc = u ? quota_usage(group, resource, obj, now, u) : QUOTA_ENOMEM;
+    if (!rc) rc = qerr(rl_add_to(acc, u));
+    rl_free(u);
+    return rc ? rc : 1;
+}
+
+json_t *quota_status_used_for(const json_t *quota, const rlist *acc)
+{
+    rlist *used = rl_new(), *hard = rl_new(), *masked = NULL;
+    json_t *out = NULL;
+    if (!used || !hard) goto done;
+    if (read_list(jget(quota, "status", "used", NULL), used) || spec_hard(quota, hard)) goto done;
+    for (size_t i = 0; i < rl_len(acc); i++)
+        if (rl_set(used, rl_name(acc, i), rl_qty(acc, i))) goto done;
+    masked = rl_mask(used, hard);
+    if (masked) out = rl_to_json(masked);
+done:
+    rl_free(used);
+    rl_free(hard);
+    rl_free(masked);
+    return out;
+}

@@ -1,0 +1,112 @@
+/* quota_eval.h - quota evaluators: what an object charges against a ResourceQuota.
+ *
+ * One evaluator per kind, as upstream's registry (pkg/quota/v1/evaluator/core):
+ * pods, services, persistentvolumeclaims, and an object-count evaluator for any
+ * other group/resource (`count/<resource>[.<group>]`, plus the legacy names
+ * configmaps, secrets, replicationcontrollers, resourcequotas). Admission, the
+ * controller's recount and the scheduler all call these functions: this is the
+ * only place that decides what an object uses, which quota keys a kind owns and
+ * whether an object falls in a quota's scopes.
+ *
+ * Objects are the v1 JSON (borrowed, never modified or retained). They must
+ * already be defaulted as the API server would (e.g. a container's limits copied
+ * into missing requests); nothing here defaults.
+ * Feature gates are fixed at their upstream defaults of recent releases:
+ * PodLevelResources, InPlacePodVerticalScaling and VolumeAttributesClass on, DRA
+ * off. Time enters only as `now` (Unix seconds), for pods being deleted.
+ * Pure: no I/O, no clocks, no globals.
+ *
+ * Errors: QUOTA_ENOMEM, or QUOTA_EINVAL for an object field that does not parse
+ * (a bad quantity); functions with an err buffer also write upstream's text there.
+ */
+#ifndef ALLOT_CORE_QUOTA_EVAL_H
+#define ALLOT_CORE_QUOTA_EVAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/dbuf.h"
+#include "core/rlist.h"
+
+enum { QUOTA_OK = 0, QUOTA_ENOMEM = -30, QUOTA_EINVAL = -31 };
+
+typedef enum { QUOTA_CREATE, QUOTA_UPDATE, QUOTA_DELETE, QUOTA_CONNECT } quota_op;
+
+typedef enum { QUOTA_QOS_BEST_EFFORT, QUOTA_QOS_BURSTABLE, QUOTA_QOS_GUARANTEED } quota_qos;
+
+/* Resources quota never evaluates (install/registry.go ignoredResources). */
+bool quota_ignored_resource(const char *group, const char *resource);
+
+/* Usage: what `obj` (of group/resource) charges, added to `out` (cleared first).
+ * Pods: PodUsageFunc (spec §2.2); services §3.1; PVCs §3.2; others: 1 per
+ * object-count name. `now` only matters for pods with a deletionTimestamp. */
+int quota_usage(const char *group, const char *resource, const json_t *obj, int64_t now,
+                rlist *out);
+
+/* Handles: whether admission evaluates this request at all (spec §2.6, §3). */
+bool quota_handles(const char *group, const char *resource, quota_op op, const char *subresource,
+                   const json_t *obj, const json_t *old);
+
+/* MatchingResources: the names in `names` (an rlist used as a name set) that
+ * this kind's evaluator owns, added to `out`. 0 or QUOTA_ENOMEM. */
+int quota_matching_resources(const char *group, const char *resource, const rlist *names,
+                             rlist *out);
+bool quota_owns(const char *group, const char *resource, const char *name);
+
+/* getScopeSelectorsFromQuota: spec.scopes as {scopeName, operator: Exists}, then
+ * spec.scopeSelector.matchExpressions. New JSON array (caller owns); NULL on OOM. */
+json_t *quota_scope_selectors(const json_t *quota_spec);
+
+/* Whether obj is inside every scope of the quota spec (scopes and scopeSelector);
+ * no scopes => 1. Kinds without scopes (services, object counts) match no scope.
+ * Returns 1, 0, or -1 with the error text (e.g. a bad selector) in err. */
+int quota_matches_scopes(const json_t *quota_spec, const char *group, const char *resource,
+                         const json_t *obj, char *err, size_t n);
+
+/* Matches (generic.Matches): some key of `hard` is owned by this kind AND the
+ * scopes match. Admission passes status.hard. 1, 0 or -1 (err). */
+int quota_matches(const json_t *quota_spec, const rlist *hard, const char *group,
+                  const char *resource, const json_t *obj, char *err, size_t n);
+
+/* MatchingScopes: append to `out` (a JSON array) each selector of `selectors`
+ * (array of ScopedResourceSelectorRequirement) that obj matches. 0, or -1 with
+ * `error on matching scope {..}: ...` in err (out then unchanged). */
+int quota_matching_scopes(const char *group, const char *resource, const json_t *obj,
+                          const json_t *selectors, json_t *out, char *err, size_t n);
+
+/* Constraints: for pods, the legacy "must specify" rule (spec §2.5) over the
+ * `required` names. 0 = satisfied, 1 = violated (message in err, e.g.
+ * `must specify cpu for: bar,foo; memory for: bar,foo`), or a negative error. */
+int quota_constraints(const char *group, const char *resource, const rlist *required,
+                      const json_t *obj, char *err, size_t n);
+
+/* Go's %v of a []ScopedResourceSelectorRequirement: `[{PriorityClass In [a b]}]`. */
+int quota_format_scopes(const json_t *selectors, dbuf *out);
+
+/* Pod helpers (exposed for the scheduler and for tests). */
+quota_qos quota_pod_qos(const json_t *pod);            /* GetPodQOS */
+bool quota_pod_is_terminating(const json_t *pod);      /* activeDeadlineSeconds >= 0 */
+bool quota_pod_counts(const json_t *pod, int64_t now); /* QuotaV1Pod: not terminal */
+/* PodRequests / PodLimits as quota computes them (spec §2.2). */
+int quota_pod_requests(const json_t *pod, rlist *out);
+int quota_pod_limits(const json_t *pod, rlist *out);
+
+/* ---- controller recount (spec §5, generic.CalculateUsageStats) ----
+ * For each kind the controller knows:
+ *   quota_recount_begin(q, kind, acc)   -- zeros for the spec.hard keys the kind
+ *                                          owns; returns how many (0: skip kind)
+ *   for each object of the kind in the namespace: quota_recount_add(...)
+ * then quota_status_used_for(q, acc) gives the status.used to write. */
+int quota_recount_begin(const json_t *quota, const char *group, const char *resource, rlist *acc);
+/* Adds obj's usage when it is inside the quota's scopes: 1 counted, 0 not (a scope
+ * error counts as "not", as upstream drops it silently), <0 error. */
+int quota_recount_add(const json_t *quota, const char *group, const char *resource,
+                      const json_t *obj, int64_t now, rlist *acc);
+/* copy(status.used), overwritten by every key of acc, masked to spec.hard's keys:
+ * what upstream's syncResourceQuota writes. Keys no evaluator computed keep their
+ * old value (or stay absent). New JSON object; NULL on error. */
+json_t *quota_status_used_for(const json_t *quota, const rlist *acc);
+
+#endif

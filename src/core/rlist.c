@@ -1,0 +1,323 @@
+/* rlist.c - resource lists: a sorted array of (name, qty).
+ *
+ * Lists are small (a quota rarely has more than a dozen keys), so a sorted
+ * array with binary search beats a hash map and gives upstream's sorted
+ * message order for free. The operations follow resources.go one to one.
+ */
+#include "core/rlist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rl_entry {
+    char *name;
+    qty q;
+} rl_entry;
+
+struct rlist {
+    size_t n, cap;
+    rl_entry *e;
+};
+
+rlist *rl_new(void)
+{
+    return calloc(1, sizeof(rlist));
+}
+
+void rl_clear(rlist *l)
+{
+    if (!l) return;
+    for (size_t i = 0; i < l->n; i++)
+        free(l->e[i].name);
+    l->n = 0;
+}
+
+void rl_free(rlist *l)
+{
+    if (!l) return;
+    rl_clear(l);
+    free(l->e);
+    free(l);
+}
+
+size_t rl_len(const rlist *l)
+{
+    return l ? l->n : 0;
+}
+
+const char *rl_name(const rlist *l, size_t i)
+{
+    return l->e[i].name;
+}
+
+const qty *rl_qty(const rlist *l, size_t i)
+{
+    return &l->e[i].q;
+}
+
+/* Index of `name`, or -(insertion point) - 1 when absent. */
+static long find(const rlist *l, const char *name)
+{
+    size_t lo = 0, hi = l ? l->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(l->e[mid].name, name);
+        if (c == 0) return (long)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -(long)lo - 1;
+}
+
+const qty *rl_get(const rlist *l, const char *name)
+{
+    long i = find(l, name);
+    return i >= 0 ? &l->e[i].q : NULL;
+}
+
+bool rl_has(const rlist *l, const char *name)
+{
+    return find(l, name) >= 0;
+}
+
+static int grow(rlist *l)
+{
+    if (l->n < l->cap) return 0;
+    size_t cap = l->cap ? l->cap * 2 : 8;
+    rl_entry *e = realloc(l->e, cap * sizeof(*e));
+    if (!e) return RL_ENOMEM;
+    l->e = e;
+    l->cap = cap;
+    return 0;
+}
+
+int rl_set(rlist *l, const char *name, const qty *q)
+{
+    long i = find(l, name);
+    if (i >= 0) {
+        l->e[i].q = *q;
+        return 0;
+    }
+    size_t at = (size_t)(-i - 1);
+    char *dup = strdup(name);
+    if (!dup || grow(l)) {
+        free(dup);
+        return RL_ENOMEM;
+    }
+    memmove(&l->e[at + 1], &l->e[at], (l->n - at) * sizeof(rl_entry));
+    l->e[at].name = dup;
+    l->e[at].q = *q;
+    l->n++;
+    return 0;
+}
+
+int rl_add_name(rlist *l, const char *name)
+{
+    if (rl_has(l, name)) return 0;
+    qty z = qty_zero(QTY_DECIMAL_SI);
+    return rl_set(l, name, &z);
+}
+
+void rl_del(rlist *l, const char *name)
+{
+    long i = find(l, name);
+    if (i < 0) return;
+    free(l->e[i].name);
+    memmove(&l->e[i], &l->e[i + 1], (l->n - (size_t)i - 1) * sizeof(rl_entry));
+    l->n--;
+}
+
+rlist *rl_copy(const rlist *l)
+{
+    rlist *c = rl_new();
+    if (!c) return NULL;
+    for (size_t i = 0; i < rl_len(l); i++) {
+        if (rl_set(c, l->e[i].name, &l->e[i].q)) {
+            rl_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+int rl_add_to(rlist *dst, const rlist *b)
+{
+    for (size_t i = 0; i < rl_len(b); i++) {
+        long j = find(dst, b->e[i].name);
+        int rc = j >= 0 ? qty_add(&dst->e[j].q, &b->e[i].q) : rl_set(dst, b->e[i].name, &b->e[i].q);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+rlist *rl_add(const rlist *a, const rlist *b)
+{
+    rlist *r = rl_copy(a);
+    if (r && rl_add_to(r, b)) {
+        rl_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* a - b over the union of keys; `nonneg` clamps each value at 0. */
+static rlist *subtract(const rlist *a, const rlist *b, bool nonneg)
+{
+    rlist *r = rl_copy(a);
+    if (!r) return NULL;
+    qty zero = qty_zero(QTY_DECIMAL_SI);
+    for (size_t i = 0; i < rl_len(b); i++) {
+        long j = find(r, b->e[i].name);
+        qty v = j >= 0 ? r->e[j].q : zero;
+        if (qty_sub(&v, &b->e[i].q)) goto fail;
+        if (nonneg && qty_sign(&v) <= 0) v = zero;
+        if (rl_set(r, b->e[i].name, &v)) goto fail;
+    }
+    if (nonneg) {
+        for (size_t i = 0; i < r->n; i++)
+            if (qty_sign(&r->e[i].q) <= 0) r->e[i].q = zero;
+    }
+    return r;
+fail:
+    rl_free(r);
+    return NULL;
+}
+
+rlist *rl_subtract(const rlist *a, const rlist *b)
+{
+    return subtract(a, b, false);
+}
+
+rlist *rl_subtract_nonneg(const rlist *a, const rlist *b)
+{
+    return subtract(a, b, true);
+}
+
+/* The entries of l for which keep(entry, ctx) holds. */
+static rlist *filter(const rlist *l, bool (*keep)(const rl_entry *, const void *), const void *ctx)
+{
+    rlist *r = rl_new();
+    if (!r) return NULL;
+    for (size_t i = 0; i < rl_len(l); i++) {
+        if (keep(&l->e[i], ctx) && rl_set(r, l->e[i].name, &l->e[i].q)) {
+            rl_free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+static bool in_names(const rl_entry *e, const void *names)
+{
+    return rl_has(names, e->name);
+}
+
+static bool nonzero(const rl_entry *e, const void *ctx)
+{
+    return !qty_is_zero(&e->q);
+}
+
+static bool negative(const rl_entry *e, const void *ctx)
+{
+    return qty_sign(&e->q) < 0;
+}
+
+static bool exceeds(const rl_entry *e, const void *b)
+{
+    const qty *other = rl_get(b, e->name);
+    return other && qty_cmp(&e->q, other) > 0;
+}
+
+rlist *rl_mask(const rlist *l, const rlist *names)
+{
+    return filter(l, in_names, names);
+}
+
+rlist *rl_remove_zeros(const rlist *l)
+{
+    return filter(l, nonzero, NULL);
+}
+
+rlist *rl_less_than_or_equal(const rlist *a, const rlist *b)
+{
+    return filter(a, exceeds, b);
+}
+
+rlist *rl_is_negative(const rlist *l)
+{
+    return filter(l, negative, NULL);
+}
+
+bool rl_is_zero(const rlist *l)
+{
+    for (size_t i = 0; i < rl_len(l); i++)
+        if (!qty_is_zero(&l->e[i].q)) return false;
+    return true;
+}
+
+bool rl_same_names(const rlist *a, const rlist *b)
+{
+    if (rl_len(a) != rl_len(b)) return false;
+    for (size_t i = 0; i < rl_len(a); i++)
+        if (strcmp(a->e[i].name, b->e[i].name) != 0) return false;
+    return true;
+}
+
+bool rl_equal(const rlist *a, const rlist *b)
+{
+    if (!rl_same_names(a, b)) return false;
+    for (size_t i = 0; i < rl_len(a); i++)
+        if (qty_cmp(&a->e[i].q, &b->e[i].q) != 0) return false;
+    return true;
+}
+
+int rl_from_json(const json_t *obj, rlist *out, const char **bad)
+{
+    const char *k;
+    json_t *v;
+    if (!obj || json_is_null(obj)) return 0;
+    if (!json_is_object(obj)) return RL_EINVAL;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        qty q;
+        int rc = qty_from_json(v, &q);
+        if (!rc) rc = rl_set(out, k, &q);
+        if (rc) {
+            if (bad) *bad = k;
+            return rc;
+        }
+    }
+    return 0;
+}
+
+json_t *rl_to_json(const rlist *l)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < rl_len(l); i++) {
+        if (json_object_set_new(o, l->e[i].name, qty_to_json(&l->e[i].q))) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+int rl_format_names(const rlist *l, const char *sep, dbuf *out)
+{
+    for (size_t i = 0; i < rl_len(l); i++) {
+        if ((i && dbuf_adds(out, sep)) || dbuf_adds(out, l->e[i].name)) return RL_ENOMEM;
+    }
+    return 0;
+}
+
+int rl_format(const rlist *l, dbuf *out)
+{
+    char v[QTY_STR_MAX];
+    for (size_t i = 0; i < rl_len(l); i++) {
+        qty_format_str(&l->e[i].q, v, sizeof v);
+        if (dbuf_printf(out, "%s%s=%s", i ? "," : "", l->e[i].name, v)) return RL_ENOMEM;
+    }
+    return 0;
+}

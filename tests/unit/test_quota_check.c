@@ -1,0 +1,597 @@
+/* test_quota_check.c - the admission decision (core/quota_check.c): every
+ * vector of spec §8.1 (upstream admission_test.go) with its exact message, plus
+ * the other CheckRequest branches of §4.3.
+ *
+ * quota_check returns the error text after upstream's
+ * `<resource> "<name>" is forbidden: ` prefix, which the HTTP layer adds.
+ * DryRun (A2, A3) is the caller's concern: the decision is the same and the
+ * caller simply does not commit res.used. A13 (a quota in another namespace)
+ * reduces to an empty quota list, since the caller passes the namespace's quotas.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/quota_check.h"
+
+#define NOW 1700000000
+
+static json_t *J(const char *s)
+{
+    char *d = strdup(s);
+    for (char *p = d; *p; p++)
+        if (*p == '\'') *p = '"';
+    json_error_t e;
+    json_t *v = json_loads(d, JSON_DECODE_ANY, &e);
+    if (!v) fail_msg("bad test JSON %s: %s", s, e.text);
+    free(d);
+    return v;
+}
+
+/* A ResourceQuota named `name` in `test`, with status hard/used and extra spec. */
+static char *Q(const char *name, const char *spec, const char *hard, const char *used)
+{
+    char *s;
+    if (asprintf(&s,
+                 "{'metadata':{'name':'%s','namespace':'test','resourceVersion':'1'},"
+                 "'spec':{'hard':{%s}%s%s},'status':{'hard':{%s},'used':{%s}}}",
+                 name, hard, *spec ? "," : "", spec, hard, used) < 0)
+        abort();
+    return s;
+}
+
+/* validPod(name, 1, requests, limits), with extra spec fields. */
+static char *POD(const char *name, const char *spec, const char *req, const char *lim)
+{
+    char *s;
+    if (asprintf(&s,
+                 "{'metadata':{'name':'%s','namespace':'test'},'spec':{%s%s'containers':[{'name':"
+                 "'','image':'foo:V0','resources':{'requests':{%s},'limits':{%s}}}]}}",
+                 name, spec, *spec ? "," : "", req, lim) < 0)
+        abort();
+    return s;
+}
+
+typedef struct tcase {
+    const char *resource, *sub;
+    quota_op op;
+    char *obj, *old;
+    char *quotas[3];
+    const char *limited;
+    const char *ns;
+} tcase;
+
+typedef struct want {
+    bool allowed;
+    int code;
+    const char *message;
+    const char *used[3]; /* compact JSON with single quotes, or NULL = unchanged */
+} want;
+
+static char *used_str(const json_t *u)
+{
+    char *s = json_dumps(u, JSON_SORT_KEYS | JSON_COMPACT);
+    for (char *c = s; *c; c++)
+        if (*c == '"') *c = '\'';
+    return s;
+}
+
+static void check(const char *id, tcase t, want w)
+{
+    json_t *quotas = json_array();
+    size_t nq = 0;
+    for (; nq < 3 && t.quotas[nq]; nq++)
+        json_array_append_new(quotas, J(t.quotas[nq]));
+    json_t *obj = t.obj ? J(t.obj) : NULL, *old = t.old ? J(t.old) : NULL;
+    json_t *limited = t.limited ? J(t.limited) : NULL;
+    quota_request rq = {.namespace_ = t.ns ? t.ns : "test",
+                        .group = "",
+                        .resource = t.resource ? t.resource : "pods",
+                        .subresource = t.sub,
+                        .op = t.op,
+                        .obj = obj,
+                        .old = old,
+                        .quotas = quotas,
+                        .limited = limited,
+                        .now = NOW};
+    quota_result res;
+    int rc = quota_check(&rq, &res);
+    if (rc) fail_msg("%s: quota_check returned %d", id, rc);
+    if (res.allowed != w.allowed)
+        fail_msg("%s: allowed=%d want %d (%s)", id, res.allowed, w.allowed,
+                 res.message ? res.message : "");
+    if (!w.allowed) {
+        if (strcmp(res.message, w.message) != 0)
+            fail_msg("%s: message\n got: %s\nwant: %s", id, res.message, w.message);
+        if (res.code != (w.code ? w.code : 403)) fail_msg("%s: code %d", id, res.code);
+    }
+    for (size_t i = 0; i < nq; i++) {
+        const json_t *u = res.used ? res.used[i] : NULL;
+        char *got = u ? used_str(u) : NULL;
+        if ((got == NULL) != (w.used[i] == NULL) || (got && strcmp(got, w.used[i]) != 0))
+            fail_msg("%s: quota %zu used: got %s want %s", id, i, got ? got : "(unchanged)",
+                     w.used[i] ? w.used[i] : "(unchanged)");
+        free(got);
+    }
+    quota_result_cleanup(&res);
+    for (size_t i = 0; i < 3; i++)
+        free(t.quotas[i]);
+    free(t.obj);
+    free(t.old);
+    json_decref(quotas);
+    json_decref(obj);
+    json_decref(old);
+    json_decref(limited);
+}
+
+#define HARD1 "'cpu':'3','memory':'100Gi','pods':'5'"
+#define USED1 "'cpu':'1','memory':'50Gi','pods':'3'"
+
+/* A1, A2 (dryRun: same decision, the caller does not write) */
+static void test_a1_a2_admit(void **state)
+{
+    for (int i = 0; i < 2; i++)
+        check(i ? "A2" : "A1",
+              (tcase){.op = QUOTA_CREATE,
+                      .obj = POD("allowed-pod", "", "'cpu':'100m','memory':'2Gi'", ""),
+                      .quotas = {Q("quota", "", HARD1, USED1)}},
+              (want){.allowed = true, .used = {"{'cpu':'1100m','memory':'52Gi','pods':'4'}"}});
+}
+
+static void test_a3_a4_a5_exceeded(void **state)
+{
+    check("A3",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("not-allowed-pod", "", "'cpu':'100m','memory':'60Gi'", ""),
+                  .quotas = {Q("quota", "", HARD1, USED1)}},
+          (want){.message = "exceeded quota: quota, requested: memory=60Gi, used: memory=50Gi, "
+                            "limited: memory=100Gi"});
+    check(
+        "A4",
+        (tcase){.op = QUOTA_CREATE,
+                .obj = POD("not-allowed-pod", "", "'cpu':'3','memory':'2Gi'", ""),
+                .quotas = {Q("quota", "", HARD1, USED1)}},
+        (want){.message = "exceeded quota: quota, requested: cpu=3, used: cpu=1, limited: cpu=3"});
+    check("A5",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("not-allowed-pod", "", "'cpu':'100m','memory':'2Gi'", ""),
+                  .quotas = {Q("quota", "", "'memory':'2Gi'", "'memory':'1Gi'")}},
+          (want){.message = "exceeded quota: quota, requested: memory=2Gi, used: memory=1Gi, "
+                            "limited: memory=2Gi"});
+    /* several keys over: sorted, comma-joined without spaces */
+    check("multi",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", "", "'cpu':'3','memory':'60Gi'", ""),
+                  .quotas = {Q("quota", "", HARD1, USED1)}},
+          (want){.message = "exceeded quota: quota, requested: cpu=3,memory=60Gi, used: "
+                            "cpu=1,memory=50Gi, limited: cpu=3,memory=100Gi"});
+}
+
+static void test_a6_a7_not_handled(void **state)
+{
+    check("A6",
+          (tcase){.op = QUOTA_CREATE,
+                  .sub = "subresource",
+                  .obj = POD("p", "", "'cpu':'100m','memory':'2Gi'", ""),
+                  .quotas = {Q("quota", "", "'memory':'2Gi'", "'memory':'1Gi'")}},
+          (want){.allowed = true});
+    check("A7",
+          (tcase){.op = QUOTA_DELETE,
+                  .obj = POD("p", "", "'cpu':'100m','memory':'2Gi'", ""),
+                  .quotas = {Q("quota", "", "'memory':'2Gi'", "'memory':'2Gi'")}},
+          (want){.allowed = true});
+}
+
+#define SVC_HARD "'services':'10','services.loadbalancers':'10','services.nodeports':'10'"
+#define SVC_USED "'services':'1','services.loadbalancers':'1','services.nodeports':'0'"
+
+static char *svc(const char *rv, const char *type, const char *ports)
+{
+    char *s;
+    if (asprintf(&s,
+                 "{'metadata':{'name':'service','namespace':'test','resourceVersion':'%s'},"
+                 "'spec':{'type':'%s','ports':[%s]}}",
+                 rv, type, ports) < 0)
+        abort();
+    return s;
+}
+
+static void test_a8_a9_service_update(void **state)
+{
+    check(
+        "A8",
+        (tcase){.resource = "services",
+                .op = QUOTA_UPDATE,
+                .obj = svc("1", "NodePort", "{'port':1234}"),
+                .old = svc("1", "LoadBalancer", ""),
+                .quotas = {Q("quota", "", SVC_HARD, SVC_USED)}},
+        (want){.allowed = true,
+               .used = {"{'services':'1','services.loadbalancers':'1','services.nodeports':'1'}"}});
+    check(
+        "A9",
+        (tcase){.resource = "services",
+                .op = QUOTA_UPDATE,
+                .obj = svc("", "NodePort", "{'port':1234}"),
+                .old = svc("", "LoadBalancer", ""),
+                .quotas = {Q("quota", "", SVC_HARD, SVC_USED)}},
+        (want){.allowed = true,
+               .used = {"{'services':'2','services.loadbalancers':'1','services.nodeports':'1'}"}});
+}
+
+#define PVC_HARD "'persistentvolumeclaims':'3','requests.storage':'100Gi'"
+#define PVC_USED "'persistentvolumeclaims':'1','requests.storage':'10Gi'"
+
+static char *pvc(const char *rv, const char *size)
+{
+    char *s;
+    if (asprintf(&s,
+                 "{'metadata':{'name':'claim','namespace':'test','resourceVersion':'%s'},"
+                 "'spec':{'resources':{'requests':{'storage':'%s'}}}}",
+                 rv, size) < 0)
+        abort();
+    return s;
+}
+
+static void test_a10_a11_pvc_update(void **state)
+{
+    check("A10",
+          (tcase){.resource = "persistentvolumeclaims",
+                  .op = QUOTA_UPDATE,
+                  .obj = pvc("1", "5Gi"),
+                  .old = pvc("1", "10Gi"),
+                  .quotas = {Q("quota", "", PVC_HARD, PVC_USED)}},
+          (want){.allowed = true});
+    check("A11",
+          (tcase){.resource = "persistentvolumeclaims",
+                  .op = QUOTA_UPDATE,
+                  .obj = pvc("1", "15Gi"),
+                  .old = pvc("1", "10Gi"),
+                  .quotas = {Q("quota", "", PVC_HARD, PVC_USED)}},
+          (want){.allowed = true,
+                 .used = {"{'persistentvolumeclaims':'1','requests.storage':'15Gi'}"}});
+}
+
+static void test_a12_must_specify(void **state)
+{
+    check("A12",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("not-allowed-pod", "", "'cpu':'100m','memory':'2Gi'", "'cpu':'200m'"),
+                  .quotas = {Q("quota", "",
+                               "'cpu':'3','memory':'100Gi','limits.memory':'200Gi',"
+                               "'pods':'5'",
+                               "'cpu':'1','memory':'50Gi','limits.memory':'100Gi','pods':'3'")}},
+          (want){.message = "failed quota: quota: must specify limits.memory for: "});
+}
+
+static void test_a13_other_namespace(void **state)
+{
+    check("A13", (tcase){.op = QUOTA_CREATE, .obj = POD("p", "", "'cpu':'100m'", "")},
+          (want){.allowed = true});
+}
+
+static void test_a14_a15_a16_scopes(void **state)
+{
+    check(
+        "A14",
+        (tcase){.op = QUOTA_CREATE,
+                .obj = POD("allowed-pod", "'activeDeadlineSeconds':30",
+                           "'cpu':'100m','memory':'2Gi'", ""),
+                .quotas = {Q("quota-non-terminating", "'scopes':['NotTerminating']", HARD1, USED1),
+                           Q("quota-terminating", "'scopes':['Terminating']", HARD1, USED1)}},
+        (want){.allowed = true, .used = {NULL, "{'cpu':'1100m','memory':'52Gi','pods':'4'}"}});
+    check("A15",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("allowed-pod", "", "", ""),
+                  .quotas = {Q("quota-besteffort", "'scopes':['BestEffort']", "'pods':'5'",
+                               "'pods':'3'"),
+                             Q("quota-not-besteffort", "'scopes':['NotBestEffort']", "'pods':'5'",
+                               "'pods':'3'")}},
+          (want){.allowed = true, .used = {"{'pods':'4'}", NULL}});
+    check("A16",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("allowed-pod", "", "'cpu':'100m','memory':'1Gi'", ""),
+                  .quotas = {Q("quota-besteffort", "'scopes':['BestEffort']", "'pods':'5'",
+                               "'pods':'3'")}},
+          (want){.allowed = true});
+}
+
+static void test_a17_no_namespace_on_object(void **state)
+{
+    check("A17",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = strdup("{'metadata':{'name':'p'},'spec':{'containers':[{}]}}"),
+                  .quotas = {Q("quota", "", "'pods':'3'", "'pods':'1'")}},
+          (want){.allowed = true, .used = {"{'pods':'2'}"}});
+}
+
+static void test_a18_a19_pvc_create(void **state)
+{
+    check("A18",
+          (tcase){.resource = "persistentvolumeclaims",
+                  .op = QUOTA_CREATE,
+                  .obj = pvc("", "-1Gi"),
+                  .quotas = {Q("quota", "", PVC_HARD, PVC_USED)}},
+          (want){.message = "quota usage is negative for resource(s): requests.storage"});
+    check("A19",
+          (tcase){.resource = "persistentvolumeclaims",
+                  .op = QUOTA_CREATE,
+                  .obj = pvc("", "1Gi"),
+                  .quotas = {Q("quota", "", PVC_HARD, PVC_USED)}},
+          (want){.allowed = true,
+                 .used = {"{'persistentvolumeclaims':'2','requests.storage':'11Gi'}"}});
+}
+
+static void test_a20_unrelated_exceeded(void **state)
+{
+    check("A20",
+          (tcase){
+              .op = QUOTA_CREATE,
+              .obj = POD("allowed-pod", "", "", ""),
+              .quotas = {Q("quota", "", "'services':'3','pods':'4'", "'services':'4','pods':'1'")}},
+          (want){.allowed = true, .used = {"{'pods':'2','services':'4'}"}});
+}
+
+#define LIM_CPU "[{'resource':'pods','matchContains':['cpu']}]"
+#define LIM_REQCPU "[{'resource':'pods','matchContains':['requests.cpu']}]"
+#define REQ32 "'cpu':'3','memory':'2Gi'"
+
+static void test_a21_to_a25_limited_resources(void **state)
+{
+    check("A21",
+          (tcase){.op = QUOTA_CREATE, .obj = POD("p", "", "'cpu':'3'", ""), .limited = LIM_CPU},
+          (want){.message = "insufficient quota to consume: cpu,requests.cpu"});
+    check("A22",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", "", "'cpu':'3'", ""),
+                  .limited = "[{'resource':'services','matchContains':['services']}]"},
+          (want){.allowed = true});
+    check("A23",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", "", REQ32, ""),
+                  .limited = LIM_REQCPU,
+                  .quotas = {Q("quota", "", "'requests.cpu':'10'", "'requests.cpu':'1'")}},
+          (want){.allowed = true, .used = {"{'requests.cpu':'4'}"}});
+    check("A24",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", "", REQ32, ""),
+                  .limited = LIM_REQCPU,
+                  .quotas = {Q("quota1", "", "'requests.cpu':'10'", "'requests.cpu':'1'"),
+                             Q("quota2", "", "'memory':'10Gi'", "'memory':'1Gi'")}},
+          (want){.allowed = true, .used = {"{'requests.cpu':'4'}", "{'memory':'3Gi'}"}});
+    check("A25",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", "", REQ32, ""),
+                  .limited = LIM_CPU,
+                  .quotas = {Q("quota", "", "'memory':'10Gi'", "'memory':'1Gi'")}},
+          (want){.message = "insufficient quota to consume: cpu,requests.cpu"});
+}
+
+#define PC_EXISTS "{'scopeName':'PriorityClass','operator':'Exists'}"
+#define PC_QUOTA "'scopeSelector':{'matchExpressions':[" PC_EXISTS "]}"
+#define FAKE_PC "'priorityClassName':'fake-priority'"
+
+static void test_a26_to_a32_limited_scopes(void **state)
+{
+    check("A26",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", FAKE_PC, REQ32, ""),
+                  .limited = "[{'resource':'pods','matchScopes':[" PC_EXISTS "]}]",
+                  .quotas = {Q("quota", PC_QUOTA, "", "")}},
+          (want){.allowed = true});
+    check("A27",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", FAKE_PC, REQ32, ""),
+                  .limited = "[{'resource':'pods','matchScopes':[" PC_EXISTS "],"
+                             "'matchContains':['requests.cpu']}]",
+                  .quotas = {Q("quota", PC_QUOTA, "", "")}},
+          (want){.message = "insufficient quota to consume: requests.cpu"});
+    check(
+        "A28",
+        (tcase){.op = QUOTA_CREATE,
+                .obj = POD("p", FAKE_PC, REQ32, ""),
+                .limited = "[{'resource':'pods','matchScopes':[" PC_EXISTS "]}]"},
+        (want){.code = 500,
+               .message = "insufficient quota to match these scopes: [{PriorityClass Exists []}]"});
+    const char *be =
+        "[{'resource':'pods','matchScopes':[{'scopeName':'BestEffort','operator':'Exists'}]}]";
+    check("A29", (tcase){.op = QUOTA_CREATE, .obj = POD("p", "", "", ""), .limited = be},
+          (want){.code = 500,
+                 .message = "insufficient quota to match these scopes: [{BestEffort Exists []}]"});
+    check("A30",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", "", "", ""),
+                  .limited = be,
+                  .quotas = {Q("quota-besteffort", "'scopes':['BestEffort']", "'pods':'5'",
+                               "'pods':'3'")}},
+          (want){.allowed = true, .used = {"{'pods':'4'}"}});
+    const char *two =
+        "[{'resource':'pods','matchScopes':[{'scopeName':'BestEffort','operator':'Exists'}]},"
+        "{'resource':'pods','matchScopes':[{'scopeName':'PriorityClass','operator':'In',"
+        "'values':['cluster-services']}]}]";
+    check("A31",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", FAKE_PC, "'cpu':'100m','memory':'1Gi'", ""),
+                  .limited = two},
+          (want){.allowed = true});
+    check("A32", (tcase){.op = QUOTA_CREATE, .obj = POD("p", FAKE_PC, "", ""), .limited = two},
+          (want){.code = 500,
+                 .message = "insufficient quota to match these scopes: [{BestEffort Exists []}]"});
+}
+
+/* ---- other §4.3 branches --------------------------------------------------------------------- */
+
+static void test_status_unknown(void **state)
+{
+    check("status unknown",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", "", "'cpu':'1','memory':'1Gi'", ""),
+                  .quotas = {Q("quota", "", "'cpu':'3','pods':'5','secrets':'1'", "'pods':'1'")}},
+          (want){.message = "status unknown for quota: quota, resources: cpu,pods"});
+}
+
+static void test_empty_status_is_ignored(void **state)
+{
+    char *q = strdup("{'metadata':{'name':'quota'},'spec':{'hard':{'pods':'0'}}}");
+    check("fresh quota", (tcase){.op = QUOTA_CREATE, .obj = POD("p", "", "", ""), .quotas = {q}},
+          (want){.allowed = true});
+}
+
+static void test_update_without_old(void **state)
+{
+    check("no old",
+          (tcase){.resource = "services",
+                  .op = QUOTA_UPDATE,
+                  .obj = svc("1", "ClusterIP", ""),
+                  .quotas = {Q("quota", "", SVC_HARD, SVC_USED)}},
+          (want){.message = "unable to get previous usage since prior version of object was not "
+                            "found"});
+}
+
+/* A pod whose activeDeadlineSeconds is set moves into the Terminating quota,
+ * which never charged it before: that quota gets the full usage. */
+static void test_pod_scope_move(void **state)
+{
+    char *old = POD("p", "", "'cpu':'1'", ""),
+         *new = POD("p", "'activeDeadlineSeconds':10", "'cpu':'1'", "");
+    char *oldrv = NULL;
+    if (asprintf(&oldrv, "%s", old) < 0) abort();
+    free(old);
+    /* give the old object a resourceVersion */
+    char *p = strstr(oldrv, "'namespace':'test'");
+    char *old2;
+    if (asprintf(&old2, "%.*s'resourceVersion':'7',%s", (int)(p - oldrv), oldrv, p) < 0) abort();
+    free(oldrv);
+    check("scope move",
+          (tcase){.op = QUOTA_UPDATE,
+                  .obj = new,
+                  .old = old2,
+                  .quotas = {Q("all", "", "'cpu':'10','pods':'10'", "'cpu':'1','pods':'1'"),
+                             Q("term", "'scopes':['Terminating']", "'cpu':'10','pods':'10'",
+                               "'cpu':'0','pods':'0'")}},
+          (want){.allowed = true, .used = {NULL, "{'cpu':'1','pods':'1'}"}});
+}
+
+static void test_pvc_status_skips_limit(void **state)
+{
+    char *old = pvc("1", "10Gi");
+    char *new = strdup("{'metadata':{'name':'claim','namespace':'test','resourceVersion':'1'},"
+                       "'spec':{'resources':{'requests':{'storage':'10Gi'}}},"
+                       "'status':{'allocatedResources':{'storage':'200Gi'}}}");
+    check("pvc status",
+          (tcase){.resource = "persistentvolumeclaims",
+                  .sub = "status",
+                  .op = QUOTA_UPDATE,
+                  .obj = new,
+                  .old = old,
+                  .quotas = {Q("quota", "", PVC_HARD, PVC_USED)}},
+          (want){.allowed = true,
+                 .used = {"{'persistentvolumeclaims':'1','requests.storage':'200Gi'}"}});
+}
+
+static void test_scope_error(void **state)
+{
+    check("scope error",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", "", "", ""),
+                  .quotas = {Q("quota",
+                               "'scopeSelector':{'matchExpressions':[{'scopeName':'PriorityClass',"
+                               "'operator':'Gt','values':['1']}]}",
+                               "'pods':'5'", "'pods':'1'")}},
+          (want){.code = 500,
+                 .message = "error matching scopes of quota quota, err: error on matching scope "
+                            "{PriorityClass Gt [1]}: failed to parse and convert selector: \"Gt\" "
+                            "is not a valid scope selector operator"});
+}
+
+static void test_count_and_fast_paths(void **state)
+{
+    check("count",
+          (tcase){.resource = "configmaps",
+                  .op = QUOTA_CREATE,
+                  .obj = strdup("{}"),
+                  .quotas = {Q("quota", "", "'configmaps':'2','count/configmaps':'2'",
+                               "'configmaps':'2','count/configmaps':'1'")}},
+          (want){.message = "exceeded quota: quota, requested: configmaps=1, used: configmaps=2, "
+                            "limited: configmaps=2"});
+    check("no namespace",
+          (tcase){.op = QUOTA_CREATE,
+                  .ns = "",
+                  .obj = POD("p", "", "", ""),
+                  .quotas = {Q("quota", "", "'pods':'0'", "'pods':'0'")}},
+          (want){.allowed = true});
+    check("ignored",
+          (tcase){.resource = "events",
+                  .op = QUOTA_CREATE,
+                  .obj = strdup("{}"),
+                  .quotas = {Q("quota", "", "'count/events':'0'", "'count/events':'0'")}},
+          (want){.allowed = true});
+    /* exactly at hard is allowed */
+    check("equal",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD("p", "", "", ""),
+                  .quotas = {Q("quota", "", "'pods':'2'", "'pods':'1'")}},
+          (want){.allowed = true, .used = {"{'pods':'2'}"}});
+}
+
+/* Batching: the second request of a batch sees the first one's charge. */
+static void test_batch_apply(void **state)
+{
+    char *qs = Q("quota", "", "'pods':'2'", "'pods':'1'");
+    json_t *quotas = json_array(), *pod = J("{'spec':{}}");
+    json_array_append_new(quotas, J(qs));
+    free(qs);
+    quota_request rq = {.namespace_ = "test",
+                        .group = "",
+                        .resource = "pods",
+                        .op = QUOTA_CREATE,
+                        .obj = pod,
+                        .quotas = quotas,
+                        .now = NOW};
+    quota_result res;
+    assert_int_equal(quota_check(&rq, &res), 0);
+    assert_true(res.allowed);
+    assert_int_equal(quota_apply_used(quotas, &res), 0);
+    quota_result_cleanup(&res);
+    assert_int_equal(quota_check(&rq, &res), 0);
+    assert_false(res.allowed);
+    assert_string_equal(res.message,
+                        "exceeded quota: quota, requested: pods=1, used: pods=2, limited: pods=2");
+    assert_null(res.used[0]);
+    quota_result_cleanup(&res);
+    json_decref(quotas);
+    json_decref(pod);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a1_a2_admit),
+        cmocka_unit_test(test_a3_a4_a5_exceeded),
+        cmocka_unit_test(test_a6_a7_not_handled),
+        cmocka_unit_test(test_a8_a9_service_update),
+        cmocka_unit_test(test_a10_a11_pvc_update),
+        cmocka_unit_test(test_a12_must_specify),
+        cmocka_unit_test(test_a13_other_namespace),
+        cmocka_unit_test(test_a14_a15_a16_scopes),
+        cmocka_unit_test(test_a17_no_namespace_on_object),
+        cmocka_unit_test(test_a18_a19_pvc_create),
+        cmocka_unit_test(test_a20_unrelated_exceeded),
+        cmocka_unit_test(test_a21_to_a25_limited_resources),
+        cmocka_unit_test(test_a26_to_a32_limited_scopes),
+        cmocka_unit_test(test_status_unknown),
+        cmocka_unit_test(test_empty_status_is_ignored),
+        cmocka_unit_test(test_update_without_old),
+        cmocka_unit_test(test_pod_scope_move),
+        cmocka_unit_test(test_pvc_status_skips_limit),
+        cmocka_unit_test(test_scope_error),
+        cmocka_unit_test(test_count_and_fast_paths),
+        cmocka_unit_test(test_batch_apply),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
