@@ -4,7 +4,7 @@
 
 #include "registry/registry.h"
 
-/* LimitRanger and Priority; call once at startup, before serving. */
+/* LimitRanger, Priority and ResourceQuota; call once at startup, before serving. */
 int admission_register_defaults(void);
 
 #endif

@@ -11,6 +11,7 @@
 #include "api/kinds.h"
 #include "api/openapi.h"
 #include "api/patch.h"
+#include "api/protobuf.h"
 #include "api/table.h"
 #include "core/dbuf.h"
 #include "core/selector.h"
@@ -143,19 +144,31 @@ static int resolve(const char *group, const char *version, char segs[][256], int
 
 /* ---- decoding ---- */
 
+static bool is_protobuf(const req *rq)
+{
+    return rq->content_type && !strncmp(rq->content_type, PB_CONTENT_TYPE, strlen(PB_CONTENT_TYPE));
+}
+
+/* The body as JSON, whichever of JSON or Kubernetes protobuf it came in. */
+static json_t *parse_body(const req *rq, api_err *e)
+{
+    if (is_protobuf(rq)) return pb_decode(rq->body, rq->body_len, e);
+    json_error_t jerr;
+    json_t *obj = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!obj)
+        api_err_set(e, API_BAD_REQUEST, "couldn't get version/kind; json parse error: %s",
+                    jerr.text);
+    return obj;
+}
+
 static json_t *decode_body(const req *rq, const route *rt, bool check_kind, api_err *e)
 {
     if (!rq->body || rq->body_len == 0) {
         api_err_set(e, API_BAD_REQUEST, "the request body is empty");
         return NULL;
     }
-    json_error_t jerr;
-    json_t *obj = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!obj) {
-        api_err_set(e, API_BAD_REQUEST, "couldn't get version/kind; json parse error: %s",
-                    jerr.text);
-        return NULL;
-    }
+    json_t *obj = parse_body(rq, e);
+    if (!obj) return NULL;
     if (!json_is_object(obj)) {
         api_err_set(e, API_BAD_REQUEST,
                     "couldn't get version/kind; json parse error: json: cannot unmarshal %s into "
@@ -204,7 +217,7 @@ static json_t *decode_body(const req *rq, const route *rt, bool check_kind, api_
 static bool json_content(const req *rq)
 {
     const char *ct = rq->content_type;
-    return !ct || !*ct || strncmp(ct, "application/json", 16) == 0;
+    return !ct || !*ct || strncmp(ct, "application/json", 16) == 0 || is_protobuf(rq);
 }
 
 static void unsupported_media(resp *rs, const req *rq)
@@ -578,8 +591,8 @@ static void do_binding(req *rq, resp *rs, const route *rt)
 {
     api_err e;
     api_err_init(&e);
-    json_error_t jerr;
-    json_t *b = rq->body ? json_loadb(rq->body, rq->body_len, 0, &jerr) : NULL, *out = NULL;
+    json_t *b = rq->body ? parse_body(rq, &e) : NULL, *out = NULL;
+    api_err_clear(&e);
     const char *node = json_string_value(json_object_get(json_object_get(b, "target"), "name"));
     if (!b || !node || !*node) {
         json_t *causes = json_array();
@@ -612,12 +625,11 @@ static int delete_opts(const req *rq, reg_delete_opts *o, json_t **hold, api_err
     if (g) o->grace_seconds = strtoll(g, NULL, 10);
     if (p) o->propagation = p;
     if (rq->body && rq->body_len) {
-        json_error_t jerr;
-        json_t *b = json_loadb(rq->body, rq->body_len, 0, &jerr);
+        json_t *b = parse_body(rq, e);
         if (!json_is_object(b)) {
             json_decref(b);
-            return api_err_set(e, API_BAD_REQUEST, "couldn't decode DeleteOptions: %s",
-                               jerr.text);
+            if (!e->code) api_err_set(e, API_BAD_REQUEST, "couldn't decode DeleteOptions");
+            return -1;
         }
         *hold = b;
         json_t *v;

@@ -1,0 +1,256 @@
+/* quota_admission.c - ResourceQuota admission and accounting, inside the write
+ * transaction.
+ *
+ * INVARIANT (at every commit): for every quota q and key r in q's hard,
+ *   q.status.used[r] == sum over stored objects o matching q of usage(o)[r].
+ * It holds because every write that can change a usage goes through here in
+ * the same transaction as the write itself:
+ *  - create/update that upstream evaluates: quota_check decides (upstream's
+ *    order and words) and its new used values are written with the object;
+ *  - update that upstream does not evaluate (e.g. a pod turning terminal) and
+ *    delete: usage is released by the exact difference;
+ *  - a quota's own create/update: its status is recounted from the store.
+ * Pod usage is evaluated with now = 0 everywhere (admission and recount), so a
+ * time-dependent rule cannot make the charge and the release disagree.
+ * The decisions themselves are pure (core/quota_check.c, core/quota_eval.c).
+ */
+#include "registry/quota_admission.h"
+
+#include "core/quota_check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QUOTA_NOW 0 /* see the invariant above */
+
+static bool is_quota_kind(const api_kind *k)
+{
+    return !*k->group && !strcmp(k->resource, "resourcequotas");
+}
+
+static const char *meta_str(const json_t *obj, const char *f)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), f));
+}
+
+/* The namespace's quotas, parsed, as a JSON array (caller owns). */
+static json_t *load_quotas(store_txn *t, const char *ns)
+{
+    char prefix[320];
+    store_obj **objs = NULL;
+    size_t n = 0;
+    snprintf(prefix, sizeof prefix, "resourcequotas/%s/", ns);
+    if (store_txn_list(t, prefix, &objs, &n) != 0) return NULL;
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *q = store_obj_parse(objs[i]);
+        if (q) json_array_append_new(arr, q);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    return arr;
+}
+
+/* Write a quota back with a new status.used (same transaction). */
+static int write_used(store_txn *t, json_t *quota, json_t *used, api_err *e)
+{
+    char key[600], rv[32];
+    snprintf(key, sizeof key, "resourcequotas/%s/%s", meta_str(quota, "namespace"),
+             meta_str(quota, "name"));
+    json_t *status = json_object_get(quota, "status");
+    if (!json_is_object(status)) {
+        status = json_object();
+        json_object_set_new(quota, "status", status);
+    }
+    json_object_set(status, "used", used);
+    snprintf(rv, sizeof rv, "%lld", (long long)store_txn_rev(t));
+    json_object_set_new(json_object_get(quota, "metadata"), "resourceVersion", json_string(rv));
+    if (store_txn_put(t, key, quota, NULL) != 0)
+        return api_err_set(e, API_INTERNAL, "cannot write quota status");
+    return 0;
+}
+
+int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
+{
+    const char *ns = meta_str(quota, "namespace");
+    rlist *acc = rl_new();
+    if (!acc || !ns) {
+        rl_free(acc);
+        return -1;
+    }
+    char res[256], prefix[600];
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        if (!k->namespaced || quota_recount_begin(quota, k->group, k->resource, acc) <= 0) continue;
+        api_kind_store_resource(k, res, sizeof res);
+        snprintf(prefix, sizeof prefix, "%s/%s/", res, ns);
+        store_obj **objs = NULL;
+        size_t n = 0;
+        if (store_txn_list(t, prefix, &objs, &n) != 0) {
+            rl_free(acc);
+            return -1;
+        }
+        for (size_t j = 0; j < n; j++) {
+            json_t *o = store_obj_parse(objs[j]);
+            if (o) quota_recount_add(quota, k->group, k->resource, o, QUOTA_NOW, acc);
+            json_decref(o);
+            store_obj_unref(objs[j]);
+        }
+        free(objs);
+    }
+    *used = quota_status_used_for(quota, acc);
+    rl_free(acc);
+    return *used ? 0 : -1;
+}
+
+/* A quota written by a client: status.hard mirrors spec.hard, and status.used
+ * is recounted now, so the quota is enforced from the moment it exists. */
+static int fill_own_status(store_txn *t, json_t *quota, api_err *e)
+{
+    json_t *hard = json_object_get(json_object_get(quota, "spec"), "hard");
+    json_t *status = json_object();
+    json_object_set_new(status, "hard", hard ? json_deep_copy(hard) : json_object());
+    json_t *old_status = json_object_get(quota, "status");
+    json_t *old_used = json_object_get(old_status, "used");
+    if (old_used) json_object_set(status, "used", old_used);
+    json_object_set_new(quota, "status", status);
+    json_t *used = NULL;
+    if (quota_recount_in_txn(t, quota, &used) != 0)
+        return api_err_set(e, API_INTERNAL, "cannot recount quota");
+    json_object_set_new(status, "used", used);
+    return 0;
+}
+
+/* Usage of obj that quota q tracks: its usage masked to q's hard keys when obj
+ * is inside q's scopes, else empty. */
+static rlist *contribution(const json_t *q, const api_kind *k, const json_t *obj)
+{
+    rlist *out = rl_new(), *hard = rl_new(), *u = rl_new();
+    const char *bad = NULL;
+    char err[256];
+    if (!out || !hard || !u) goto done;
+    if (!obj || rl_from_json(json_object_get(json_object_get(q, "status"), "hard"), hard, &bad) != 0)
+        goto done;
+    if (quota_matches(json_object_get(q, "spec"), hard, k->group, k->resource, obj, err,
+                      sizeof err) != 1)
+        goto done;
+    if (quota_usage(k->group, k->resource, obj, QUOTA_NOW, u) != 0) goto done;
+    rlist *masked = rl_mask(u, hard);
+    if (masked) {
+        rl_free(out);
+        out = masked;
+    }
+done:
+    rl_free(hard);
+    rl_free(u);
+    return out;
+}
+
+/* Release what `old` charged and charge what `nw` charges, for writes upstream
+ * does not evaluate (nw NULL on delete). Never raises a key past its hard:
+ * a non-evaluated write can only move usage down (terminal, deleted). */
+static int release(store_txn *t, const api_kind *k, json_t *quotas, const json_t *old,
+                   const json_t *nw, api_err *e)
+{
+    size_t i;
+    json_t *q;
+    json_array_foreach(quotas, i, q)
+    {
+        rlist *before = contribution(q, k, old), *after = contribution(q, k, nw);
+        rlist *used = rl_new();
+        const char *bad = NULL;
+        int rc = 0;
+        if (!before || !after || !used ||
+            rl_from_json(json_object_get(json_object_get(q, "status"), "used"), used, &bad) != 0)
+            rc = -1;
+        if (rc == 0 && !rl_equal(before, after)) {
+            rlist *minus = rl_subtract_nonneg(used, before);
+            rlist *plus = minus ? rl_add(minus, after) : NULL;
+            json_t *js = plus ? rl_to_json(plus) : NULL;
+            rc = js ? write_used(t, q, js, e) : -1;
+            json_decref(js);
+            rl_free(minus);
+            rl_free(plus);
+        }
+        rl_free(before);
+        rl_free(after);
+        rl_free(used);
+        if (rc != 0) return e->code ? -1 : api_err_set(e, API_INTERNAL, "quota accounting failed");
+    }
+    return 0;
+}
+
+static void forbidden(api_err *e, const api_kind *k, const json_t *obj, const quota_result *res)
+{
+    const char *name = meta_str(obj, "name");
+    if (!name) name = meta_str(obj, "generateName");
+    if (res->code == 500) {
+        api_err_set(e, API_INTERNAL, "%s", res->message ? res->message : "quota check failed");
+        return;
+    }
+    char gr[200];
+    if (*k->group)
+        snprintf(gr, sizeof gr, "%s.%s", k->resource, k->group);
+    else
+        snprintf(gr, sizeof gr, "%s", k->resource);
+    api_err_set(e, API_FORBIDDEN, "%s \"%s\" is forbidden: %s", gr, name ? name : "",
+                res->message ? res->message : "");
+    api_err_details(e, name, k->group, k->resource);
+}
+
+static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const char *sub,
+                            json_t *quotas, const json_t *obj, const json_t *old, bool dry_run,
+                            api_err *e)
+{
+    const char *ns = meta_str(obj, "namespace");
+    quota_request rq = {ns,  k->group, k->resource, sub,    op == REG_CREATE ? QUOTA_CREATE : QUOTA_UPDATE,
+                        obj, old,      quotas,      NULL,   QUOTA_NOW};
+    quota_result res;
+    int rc = quota_check(&rq, &res);
+    if (rc != 0 && !res.message) {
+        quota_result_cleanup(&res);
+        return api_err_set(e, API_INTERNAL, "quota check failed");
+    }
+    if (rc != 0 || !res.allowed) {
+        if (rc != 0) res.code = 500;
+        forbidden(e, k, obj, &res);
+        quota_result_cleanup(&res);
+        return -1;
+    }
+    for (size_t i = 0; !dry_run && i < res.nquotas && rc == 0; i++)
+        if (res.used[i]) rc = write_used(t, json_array_get(quotas, i), res.used[i], e);
+    quota_result_cleanup(&res);
+    return rc;
+}
+
+static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
+                       const json_t *old, bool dry_run, api_err *e)
+{
+    if (!k->namespaced || quota_ignored_resource(k->group, k->resource)) return 0;
+    const char *ns = meta_str(obj, "namespace");
+    if (!ns || !*ns) return 0;
+    json_t *quotas = load_quotas(t, ns);
+    if (!quotas) return api_err_set(e, API_INTERNAL, "cannot read quotas");
+    int rc = 0;
+    if (json_array_size(quotas) > 0) {
+        quota_op qop = op == REG_CREATE ? QUOTA_CREATE : QUOTA_UPDATE;
+        if (op == REG_DELETE)
+            rc = dry_run ? 0 : release(t, k, quotas, obj, NULL, e);
+        else if (quota_handles(k->group, k->resource, qop, sub, obj, old))
+            rc = check_and_charge(t, k, op, sub, quotas, obj, old, dry_run, e);
+        else if (op == REG_UPDATE && !dry_run)
+            rc = release(t, k, quotas, old, obj, e);
+    }
+    json_decref(quotas);
+    /* Last, a quota written by a client gets its status from the store. */
+    if (rc == 0 && is_quota_kind(k) && op != REG_DELETE) rc = fill_own_status(t, obj, e);
+    return rc;
+}
+
+static const reg_admission resource_quota = {"ResourceQuota", quota_admit};
+
+int quota_admission_register(void)
+{
+    return reg_admission_register(&resource_quota);
+}

@@ -1,0 +1,15 @@
+/* quota_admission.h - ResourceQuota admission with transactional accounting. */
+#ifndef ALLOT_REGISTRY_QUOTA_ADMISSION_H
+#define ALLOT_REGISTRY_QUOTA_ADMISSION_H
+
+#include "registry/registry.h"
+
+/* Register the plugin; it must come after every mutating plugin. */
+int quota_admission_register(void);
+
+/* Recount `quota`'s status.used from the objects visible in the transaction
+ * (spec §5). *used is a new object (caller owns). 0 or -1. Shared with the
+ * quota controller, so admission and recount use one rule. */
+int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used);
+
+#endif
