@@ -20,6 +20,7 @@
 typedef struct config {
     const char *data_dir, *url, *resource, *ns_prefix, *label;
     int connections, namespaces;
+    int cpu_mix; /* pods request ((i % 9) + 1) * 100m cpu instead of 10m */
     long requests;
     long pid;
     char token[512], ca[4096];
@@ -48,13 +49,15 @@ static size_t discard(char *p, size_t sz, size_t n, void *ud)
 
 static void body_for(const config *c, long i, char *buf, size_t n)
 {
+    char cpu[16];
+    snprintf(cpu, sizeof cpu, "%ldm", c->cpu_mix ? (i % 9 + 1) * 100 : 10);
     if (!strcmp(c->resource, "pods"))
         snprintf(buf, n,
                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p-%ld\","
                  "\"labels\":{\"app\":\"bench\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
-                 "\"image\":\"busybox:1.36\",\"resources\":{\"requests\":{\"cpu\":\"10m\","
-                 "\"memory\":\"16Mi\"},\"limits\":{\"cpu\":\"10m\",\"memory\":\"16Mi\"}}}]}}",
-                 i);
+                 "\"image\":\"busybox:1.36\",\"resources\":{\"requests\":{\"cpu\":\"%s\","
+                 "\"memory\":\"16Mi\"},\"limits\":{\"cpu\":\"%s\",\"memory\":\"16Mi\"}}}]}}",
+                 i, cpu, cpu);
     else
         snprintf(buf, n,
                  "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c-%ld\"},"
@@ -155,6 +158,7 @@ static int parse_args(int argc, char **argv, config *c)
         else if (!strcmp(k, "--resource")) c->resource = v;
         else if (!strcmp(k, "--pid")) c->pid = atol(v);
         else if (!strcmp(k, "--label")) c->label = v;
+        else if (!strcmp(k, "--cpu-mix")) c->cpu_mix = atoi(v);
         else {
             fprintf(stderr, "loadgen: unknown flag %s\n", k);
             return -1;

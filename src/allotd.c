@@ -7,6 +7,7 @@
 #include "api/kinds.h"
 #include "api/priority.h"
 #include "controllers/controllers.h"
+#include "controllers/quota.h"
 #include "registry/admission.h"
 #include "registry/registry.h"
 #include "server/auth.h"
@@ -33,6 +34,7 @@ typedef struct options {
     int port;
     const char *token_auth_file;
     const char *log_level;
+    int quota_sync_s;
 } options;
 
 static void usage(FILE *out)
@@ -51,9 +53,30 @@ static void usage(FILE *out)
             "  --token-auth-file FILE  extra bearer tokens, upstream CSV format:\n"
             "                          token,user,uid,\"group1,group2\"\n"
             "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+            "  --resource-quota-sync-period DURATION\n"
+            "                          how often every quota is fully recounted\n"
+            "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
             "  -h, --help              show this help\n"
             "\n"
             "Signals: SIGTERM or SIGINT shut down cleanly.\n");
+}
+
+/* A Go-style duration made of whole units: "90s", "5m", "1h30m". Seconds, or -1. */
+static int parse_duration(const char *s)
+{
+    long total = 0;
+    if (!*s) return -1;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0) return -1;
+        long unit = *end == 'h' ? 3600 : *end == 'm' ? 60 : *end == 's' ? 1 : 0;
+        if (!unit) return -1;
+        total += v * unit;
+        if (total > 86400 * 365) return -1;
+        s = end + 1;
+    }
+    return (int)total;
 }
 
 static int parse_options(int argc, char **argv, options *o)
@@ -64,10 +87,11 @@ static int parse_options(int argc, char **argv, options *o)
         {"port", required_argument, NULL, 'p'},
         {"token-auth-file", required_argument, NULL, 't'},
         {"log-level", required_argument, NULL, 'l'},
+        {"resource-quota-sync-period", required_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info"};
+    *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300};
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -92,6 +116,12 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         case 'l':
             o->log_level = optarg;
+            break;
+        case 'q':
+            if ((o->quota_sync_s = parse_duration(optarg)) <= 0) {
+                fprintf(stderr, "allotd: invalid --resource-quota-sync-period %s\n", optarg);
+                return -1;
+            }
             break;
         case 'h':
             usage(stdout);
@@ -193,6 +223,7 @@ int main(int argc, char **argv)
     int rc = 1;
     server srv = {0};
     controllers *ctl = NULL;
+    quota_controller *qc = NULL;
     http_server *http = NULL;
     store_backend be;
 
@@ -248,6 +279,11 @@ int main(int argc, char **argv)
     }
     snprintf(srv.address, sizeof srv.address, strchr(o.bind_address, ':') ? "[%s]:%d" : "%s:%d",
              o.bind_address, o.port);
+    qc = quota_controller_start(srv.st, o.quota_sync_s, err, sizeof err);
+    if (!qc) {
+        log_msg(LOG_ERROR, "cannot start quota controller", "\"error\":\"%s\"", err);
+        goto out;
+    }
     http = http_start(&srv, o.bind_address, o.port, cert, key, err, sizeof err);
     if (!http) {
         log_msg(LOG_ERROR, "cannot serve", "\"error\":\"%s\"", err);
@@ -263,6 +299,7 @@ out:
     srv.stopping = 1;
     if (srv.st) store_watch_wake_all(srv.st);
     http_stop(http);
+    quota_controller_stop(qc);
     controllers_stop(ctl);
     store_close(srv.st);
     metrics_free(srv.m);

@@ -4,7 +4,9 @@
 #include "server/metrics.h"
 
 #include "api/kinds.h"
+#include "controllers/quota.h"
 #include "core/dbuf.h"
+#include "core/quantity.h"
 #include "core/strmap.h"
 
 #include <pthread.h>
@@ -182,6 +184,50 @@ static void render_store(store *st, dbuf *b)
     }
 }
 
+static void render_quota_values(dbuf *b, const char *ns, const char *name, const char *type,
+                                const json_t *list)
+{
+    const char *res;
+    json_t *v;
+    json_object_foreach((json_t *)list, res, v)
+    {
+        qty q;
+        if (qty_from_json(v, &q) != 0) continue;
+        /* Prometheus wants a float; milli-precision is enough for cpu. */
+        dbuf_printf(b,
+                    "allot_resourcequota{namespace=\"%s\",resourcequota=\"%s\",resource=\"%s\","
+                    "type=\"%s\"} %.3f\n",
+                    ns, name, res, type, (double)qty_milli_value(&q) / 1000.0);
+    }
+}
+
+/* Per-quota hard and used, as kube-state-metrics' kube_resourcequota. */
+static void render_quotas(store *st, dbuf *b)
+{
+    store_obj **objs = NULL;
+    size_t n = 0;
+    dbuf_printf(b, "# HELP allot_quota_drift_corrections_total Recounts that disagreed with the "
+                   "stored usage (should stay 0).\n"
+                   "# TYPE allot_quota_drift_corrections_total counter\n"
+                   "allot_quota_drift_corrections_total %llu\n"
+                   "# HELP allot_quota_resyncs_total Completed full quota recounts.\n"
+                   "# TYPE allot_quota_resyncs_total counter\n"
+                   "allot_quota_resyncs_total %llu\n",
+                quota_controller_drift_total(), quota_controller_resyncs_total());
+    dbuf_adds(b, "# HELP allot_resourcequota ResourceQuota hard limits and usage.\n"
+                 "# TYPE allot_resourcequota gauge\n");
+    if (store_list(st, "resourcequotas/", NULL, 0, &objs, &n, NULL, NULL) != 0) return;
+    for (size_t i = 0; i < n; i++) {
+        json_t *q = store_obj_parse(objs[i]);
+        json_t *status = json_object_get(q, "status");
+        render_quota_values(b, objs[i]->ns, objs[i]->name, "hard", json_object_get(status, "hard"));
+        render_quota_values(b, objs[i]->ns, objs[i]->name, "used", json_object_get(status, "used"));
+        json_decref(q);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+}
+
 char *metrics_render(metrics *m, store *st, size_t *len)
 {
     dbuf b;
@@ -194,5 +240,6 @@ char *metrics_render(metrics *m, store *st, size_t *len)
                 m->watches);
     pthread_mutex_unlock(&m->mu);
     render_store(st, &b);
+    render_quotas(st, &b);
     return dbuf_take(&b, len);
 }
