@@ -4,9 +4,11 @@
  * every object), bootstrap namespaces, controllers, HTTPS listener, and only
  * then the kubeconfig, so a kubeconfig on disk means "ready to serve".
  */
+#include "api/features.h"
 #include "api/kinds.h"
 #include "api/priority.h"
 #include "controllers/controllers.h"
+#include "controllers/nodeagent.h"
 #include "controllers/quota.h"
 #include "registry/admission.h"
 #include "registry/registry.h"
@@ -35,6 +37,7 @@ typedef struct options {
     const char *token_auth_file;
     const char *log_level;
     int quota_sync_s;
+    bool node_agent;
 } options;
 
 static void usage(FILE *out)
@@ -53,6 +56,11 @@ static void usage(FILE *out)
             "  --token-auth-file FILE  extra bearer tokens, upstream CSV format:\n"
             "                          token,user,uid,\"group1,group2\"\n"
             "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+            "  --feature-gates GATES   comma-separated Name=true|false; known gates:\n"
+            "                          DeferredResourceQuota (default false): compute quota\n"
+            "                          is checked by the scheduler and charged at bind\n"
+            "  --node-agent BOOL       run pods bound to stored nodes (default true); set\n"
+            "                          false when real kubelets manage the nodes\n"
             "  --resource-quota-sync-period DURATION\n"
             "                          how often every quota is fully recounted\n"
             "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
@@ -88,10 +96,13 @@ static int parse_options(int argc, char **argv, options *o)
         {"token-auth-file", required_argument, NULL, 't'},
         {"log-level", required_argument, NULL, 'l'},
         {"resource-quota-sync-period", required_argument, NULL, 'q'},
+        {"feature-gates", required_argument, NULL, 'f'},
+        {"node-agent", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300};
+    *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300, true};
+    char err[512];
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -116,6 +127,19 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         case 'l':
             o->log_level = optarg;
+            break;
+        case 'f':
+            if (features_parse(optarg, err, sizeof err) != 0) {
+                fprintf(stderr, "allotd: invalid --feature-gates: %s\n", err);
+                return -1;
+            }
+            break;
+        case 'n':
+            if (strcmp(optarg, "true") && strcmp(optarg, "false")) {
+                fprintf(stderr, "allotd: --node-agent takes true or false\n");
+                return -1;
+            }
+            o->node_agent = !strcmp(optarg, "true");
             break;
         case 'q':
             if ((o->quota_sync_s = parse_duration(optarg)) <= 0) {
@@ -224,6 +248,7 @@ int main(int argc, char **argv)
     server srv = {0};
     controllers *ctl = NULL;
     quota_controller *qc = NULL;
+    node_agent *agent = NULL;
     http_server *http = NULL;
     store_backend be;
 
@@ -284,6 +309,13 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot start quota controller", "\"error\":\"%s\"", err);
         goto out;
     }
+    if (o.node_agent) {
+        reg_set_graceful_pod_deletion(true);
+        if (!(agent = nodeagent_start(srv.st, err, sizeof err))) {
+            log_msg(LOG_ERROR, "cannot start node agent", "\"error\":\"%s\"", err);
+            goto out;
+        }
+    }
     http = http_start(&srv, o.bind_address, o.port, cert, key, err, sizeof err);
     if (!http) {
         log_msg(LOG_ERROR, "cannot serve", "\"error\":\"%s\"", err);
@@ -299,6 +331,7 @@ out:
     srv.stopping = 1;
     if (srv.st) store_watch_wake_all(srv.st);
     http_stop(http);
+    nodeagent_stop(agent);
     quota_controller_stop(qc);
     controllers_stop(ctl);
     store_close(srv.st);

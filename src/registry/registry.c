@@ -480,6 +480,26 @@ static int check_preconditions(const api_kind *k, const char *name, const json_t
     return 0;
 }
 
+static bool graceful_pods;
+
+void reg_set_graceful_pod_deletion(bool on)
+{
+    graceful_pods = on;
+}
+
+/* A running pod on a node is stopped by the node before it goes (upstream's
+ * graceful deletion); an unscheduled or finished pod goes at once. */
+static bool deletes_gracefully(const api_kind *k, const json_t *pod, const reg_delete_opts *o)
+{
+    if (!graceful_pods || *k->group || strcmp(k->resource, "pods") || o->grace_seconds == 0)
+        return false;
+    const json_t *spec = json_object_get(pod, "spec");
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+    if (!node || !*node) return false;
+    return !phase || (strcmp(phase, "Succeeded") && strcmp(phase, "Failed"));
+}
+
 static bool is_system_namespace(const char *name)
 {
     return !strcmp(name, "default") || !strcmp(name, "kube-system") ||
@@ -517,14 +537,22 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
         if (!strcmp(o->propagation, "Orphan")) add_finalizer(meta, "orphan");
         if (!strcmp(o->propagation, "Foreground")) add_finalizer(meta, "foregroundDeletion");
     }
-    *gone = !is_ns && finalizers_empty(cur);
+    bool graceful = deletes_gracefully(k, cur, o);
+    *gone = !is_ns && !graceful && finalizers_empty(cur);
     if (!*gone) {
         /* Finalizers pending (or a namespace, which its controller empties first). */
         if (marking) {
             char ts[32];
             reg_now_rfc3339(ts, sizeof ts);
             json_object_set_new(meta, "deletionTimestamp", json_string(ts));
-            json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+            long long grace = 0;
+            if (graceful) {
+                json_t *tgp = json_object_get(json_object_get(cur, "spec"),
+                                              "terminationGracePeriodSeconds");
+                grace = o->grace_seconds > 0 ? o->grace_seconds
+                                             : (json_is_integer(tgp) ? json_integer_value(tgp) : 30);
+            }
+            json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
             if (is_ns)
                 json_object_set_new(json_object_ensure(cur, "status"), "phase",
                                     json_string("Terminating"));

@@ -65,6 +65,18 @@ typedef struct reg_delete_opts {
 int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
                const reg_delete_opts *o, json_t **out, bool *gone, api_err *e);
 
+/* Bind a pod to a node (pods/binding): sets spec.nodeName and the PodScheduled
+ * condition in one transaction, through admission (the quota re-check of
+ * deferred quota runs there, with subresource "binding"). 409 if the pod is
+ * already bound or being deleted. */
+int reg_bind(store *st, const char *ns, const char *name, const char *node, bool dry_run,
+             api_err *e);
+
+/* With a node agent (or kubelets), deleting a running pod bound to a node is
+ * graceful: it gets deletionTimestamp and the node's agent removes it once it
+ * has stopped. Without one, deletion is immediate. Set once at startup. */
+void reg_set_graceful_pod_deletion(bool on);
+
 /* Fetch and parse one object; NULL (and 404 in e) if absent. */
 json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, api_err *e);
 

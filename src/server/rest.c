@@ -560,38 +560,11 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
 
 /* ---- pods/binding ---- */
 
-typedef struct bind_ctx {
-    const char *node;
-} bind_ctx;
-
-static json_t *mutate_bind(const json_t *cur, void *ctx, api_err *e)
-{
-    bind_ctx *bc = ctx;
-    const json_t *spec = json_object_get(cur, "spec");
-    const char *existing = json_string_value(json_object_get(spec, "nodeName"));
-    const char *name = json_string_value(json_object_get(json_object_get(cur, "metadata"), "name"));
-    if (existing && *existing) {
-        api_err_conflict(e, "", "pods/binding", name ? name : "", "");
-        snprintf(e->message, sizeof e->message,
-                 "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned "
-                 "to node \"%s\"",
-                 name ? name : "", name ? name : "", existing);
-        return NULL;
-    }
-    if (json_object_get(json_object_get(cur, "metadata"), "deletionTimestamp")) {
-        api_err_conflict(e, "", "pods/binding", name ? name : "", "pod is being deleted");
-        return NULL;
-    }
-    json_t *nw = json_deep_copy(cur);
-    json_object_set_new(json_object_get(nw, "spec"), "nodeName", json_string(bc->node));
-    return nw;
-}
-
 static void do_binding(req *rq, resp *rs, const route *rt)
 {
     api_err e;
     api_err_init(&e);
-    json_t *b = rq->body ? parse_body(rq, &e) : NULL, *out = NULL;
+    json_t *b = rq->body ? parse_body(rq, &e) : NULL;
     api_err_clear(&e);
     const char *node = json_string_value(json_object_get(json_object_get(b, "target"), "name"));
     if (!b || !node || !*node) {
@@ -599,12 +572,7 @@ static void do_binding(req *rq, resp *rs, const route *rt)
         ferr_add(causes, FERR_REQUIRED, "target.name", NULL, NULL);
         api_err_invalid(&e, "", "Binding", rt->name, causes);
     } else {
-        bind_ctx bc = {node};
-        /* A binding goes through the status path too: spec.nodeName is set by
-         * the registry only through this mutation. */
-        if (reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, "binding", mutate_bind, &bc,
-                       is_dry_run(rq), &out, &e) == 0) {
-            json_decref(out);
+        if (reg_bind(rq->srv->st, rt->ns, rt->name, node, is_dry_run(rq), &e) == 0) {
             json_decref(b);
             resp_json(rs, 201, api_status_success(NULL, NULL, NULL));
             return;

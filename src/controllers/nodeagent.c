@@ -1,0 +1,423 @@
+/* nodeagent.c - a stand-in kubelet for the nodes allotd stores.
+ *
+ * Without a kubelet a bound pod would never run or finish, so its quota would
+ * never be released. The agent gives bound pods a lifecycle:
+ *  - bound to a stored node and Pending -> Running (containers ready) at once;
+ *  - spec.activeDeadlineSeconds elapsed since start -> Failed, DeadlineExceeded;
+ *  - annotation allot.dev/run-duration (Go duration) elapsed -> Succeeded;
+ *  - deletionTimestamp set on a bound pod -> the pod is "stopped" and removed.
+ * Every change goes through the registry (status subresource or delete), so
+ * quota accounting sees the terminal transition and releases compute usage.
+ *
+ * One thread: follows pod events through a store watch, keeps at most one
+ * pending action per pod (key -> action, due time), runs due actions, and
+ * rescans every few seconds for pods bound to nodes created later.
+ */
+#include "controllers/nodeagent.h"
+
+#include "api/objects.h"
+#include "core/strmap.h"
+#include "registry/registry.h"
+#include "server/log.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RESCAN_MS 3000
+#define WAIT_MS 100
+#define RUN_DURATION_ANNOTATION "allot.dev/run-duration"
+
+typedef enum { ACT_NONE, ACT_START, ACT_SUCCEED, ACT_FAIL, ACT_FINALIZE } action;
+
+typedef struct entry {
+    char *key;
+    char uid[64];
+    action act;
+    int64_t due_ms; /* monotonic */
+} entry;
+
+struct node_agent {
+    store *st;
+    pthread_t thread;
+    atomic_bool stop;
+    strmap *entries; /* key -> entry* */
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *jstr(const json_t *o, const char *a, const char *b)
+{
+    return json_string_value(json_object_get(json_object_get(o, a), b));
+}
+
+/* Go's time.ParseDuration for the units a run time needs: h, m, s, ms. */
+int64_t nodeagent_parse_duration_ms(const char *s)
+{
+    double total = 0;
+    if (!s || !*s) return -1;
+    while (*s) {
+        char *end;
+        double v = strtod(s, &end);
+        if (end == s || v < 0) return -1;
+        if (!strncmp(end, "ms", 2)) {
+            total += v;
+            s = end + 2;
+        } else if (*end == 'h' || *end == 'm' || *end == 's') {
+            total += v * (*end == 'h' ? 3600e3 : *end == 'm' ? 60e3 : 1e3);
+            s = end + 1;
+        } else {
+            return -1;
+        }
+    }
+    return (int64_t)total;
+}
+
+/* RFC 3339 UTC seconds to Unix seconds; -1 if malformed. */
+static int64_t parse_ts(const char *s)
+{
+    struct tm tm = {0};
+    if (!s || !strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) return -1;
+    return (int64_t)timegm(&tm);
+}
+
+static bool node_exists(store *st, const char *node)
+{
+    char key[320];
+    snprintf(key, sizeof key, "nodes//%s", node);
+    store_obj *o = store_get(st, key);
+    store_obj_unref(o);
+    return o != NULL;
+}
+
+/* What the agent should do next for this pod, and when. */
+static action next_action(store *st, const json_t *pod, int64_t *due_ms)
+{
+    const char *node = jstr(pod, "spec", "nodeName");
+    const char *phase = jstr(pod, "status", "phase");
+    *due_ms = mono_ms();
+    if (!node || !*node || !node_exists(st, node)) return ACT_NONE;
+    if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp")) return ACT_FINALIZE;
+    if (!phase || !strcmp(phase, "Pending")) return ACT_START;
+    if (strcmp(phase, "Running")) return ACT_NONE;
+    int64_t started = parse_ts(jstr(pod, "status", "startTime"));
+    if (started < 0) return ACT_NONE;
+    int64_t elapsed_ms = ((int64_t)time(NULL) - started) * 1000;
+    action act = ACT_NONE;
+    int64_t wait = INT64_MAX;
+    json_t *ads = json_object_get(json_object_get(pod, "spec"), "activeDeadlineSeconds");
+    if (json_is_integer(ads)) {
+        act = ACT_FAIL;
+        wait = json_integer_value(ads) * 1000 - elapsed_ms;
+    }
+    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    int64_t run = nodeagent_parse_duration_ms(json_string_value(json_object_get(ann, RUN_DURATION_ANNOTATION)));
+    if (run >= 0 && run - elapsed_ms < wait) {
+        act = ACT_SUCCEED;
+        wait = run - elapsed_ms;
+    }
+    if (act != ACT_NONE) *due_ms += wait > 0 ? wait : 0;
+    return act;
+}
+
+/* ---- status mutations ---- */
+
+static json_t *condition(const char *type, const char *status, const char *now)
+{
+    return json_pack("{s:s, s:s, s:n, s:s}", "type", type, "status", status, "lastProbeTime",
+                     "lastTransitionTime", now);
+}
+
+static void set_conditions(json_t *status, bool ready, const char *now)
+{
+    const char *r = ready ? "True" : "False";
+    json_t *c = json_array();
+    json_array_append_new(c, condition("PodReadyToStartContainers", r, now));
+    json_array_append_new(c, condition("Initialized", "True", now));
+    json_array_append_new(c, condition("Ready", r, now));
+    json_array_append_new(c, condition("ContainersReady", r, now));
+    json_array_append_new(c, condition("PodScheduled", "True", now));
+    json_object_set_new(status, "conditions", c);
+}
+
+typedef struct change {
+    action act;
+    const char *uid;
+} change;
+
+static json_t *container_statuses(const json_t *pod, action act, const char *now)
+{
+    json_t *out = json_array();
+    const char *started = jstr(pod, "status", "startTime");
+    const char *uid = jstr(pod, "metadata", "uid");
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "containers"), i, c)
+    {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *image = json_string_value(json_object_get(c, "image"));
+        char id[256];
+        snprintf(id, sizeof id, "allot://%s/%s", uid ? uid : "", name ? name : "");
+        json_t *state;
+        if (act == ACT_START)
+            state = json_pack("{s:{s:s}}", "running", "startedAt", now);
+        else
+            state = json_pack("{s:{s:i, s:s, s:s, s:s}}", "terminated", "exitCode",
+                              act == ACT_SUCCEED ? 0 : 137, "reason",
+                              act == ACT_SUCCEED ? "Completed" : "DeadlineExceeded", "startedAt",
+                              started ? started : now, "finishedAt", now);
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:o}", "name",
+                                             name ? name : "", "image", image ? image : "",
+                                             "imageID", "", "containerID", id, "ready",
+                                             act == ACT_START, "started", act == ACT_START,
+                                             "restartCount", 0, "state", state));
+    }
+    return out;
+}
+
+static json_t *mutate_status(const json_t *cur, void *ctx, api_err *e)
+{
+    change *ch = ctx;
+    const char *uid = jstr(cur, "metadata", "uid");
+    const char *phase = jstr(cur, "status", "phase");
+    if (!uid || strcmp(uid, ch->uid) || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))) {
+        api_err_set(e, API_CONFLICT, "pod changed");
+        return NULL;
+    }
+    char now[32];
+    reg_now_rfc3339(now, sizeof now);
+    json_t *pod = json_deep_copy(cur);
+    json_t *status = json_object_ensure(pod, "status");
+    if (ch->act == ACT_START) {
+        json_object_set_new(status, "phase", json_string("Running"));
+        json_object_set_new(status, "startTime", json_string(now));
+        json_object_set_new(status, "hostIP", json_string("10.0.0.1"));
+        json_object_set_new(status, "podIP", json_string("10.244.0.1"));
+        set_conditions(status, true, now);
+    } else {
+        json_object_set_new(status, "phase", json_string(ch->act == ACT_SUCCEED ? "Succeeded" : "Failed"));
+        if (ch->act == ACT_FAIL) {
+            json_object_set_new(status, "reason", json_string("DeadlineExceeded"));
+            json_object_set_new(status, "message",
+                                json_string("Pod was active on the node longer than the specified "
+                                            "deadline"));
+        }
+        set_conditions(status, false, now);
+    }
+    json_object_set_new(status, "containerStatuses", container_statuses(pod, ch->act, now));
+    return pod;
+}
+
+static void perform(node_agent *a, const entry *en)
+{
+    api_err e;
+    api_err_init(&e);
+    const api_kind *k = api_kind_find("", "v1", "pods");
+    char ns[256], name[256];
+    const char *p = strchr(en->key, '/') + 1, *q = strchr(p, '/');
+    snprintf(ns, sizeof ns, "%.*s", (int)(q - p), p);
+    snprintf(name, sizeof name, "%s", q + 1);
+    if (en->act == ACT_FINALIZE) {
+        reg_delete_opts o = {false, 0, NULL, en->uid, NULL};
+        json_t *out = NULL;
+        bool gone = false;
+        if (reg_delete(a->st, k, ns, name, &o, &out, &gone, &e) == 0) json_decref(out);
+    } else {
+        change ch = {en->act, en->uid};
+        json_t *out = NULL;
+        if (reg_update(a->st, k, ns, name, "status", mutate_status, &ch, false, &out, &e) == 0)
+            json_decref(out);
+    }
+    if (e.code && e.code != API_CONFLICT && e.code != API_NOT_FOUND)
+        log_msg(LOG_WARN, "node agent action failed", "\"pod\":\"%s\",\"error\":\"%s\"", en->key,
+                e.message);
+    api_err_clear(&e);
+}
+
+/* ---- bookkeeping ---- */
+
+static void forget(node_agent *a, const char *key)
+{
+    entry *en = strmap_del(a->entries, key);
+    if (!en) return;
+    free(en->key);
+    free(en);
+}
+
+static void track(node_agent *a, const store_obj *o)
+{
+    json_t *pod = store_obj_parse(o);
+    int64_t due = 0;
+    action act = pod ? next_action(a->st, pod, &due) : ACT_NONE;
+    const char *uid = pod ? jstr(pod, "metadata", "uid") : NULL;
+    if (act == ACT_NONE || !uid) {
+        forget(a, o->key);
+        json_decref(pod);
+        return;
+    }
+    entry *en = strmap_get(a->entries, o->key);
+    if (!en && (en = calloc(1, sizeof *en)) && (en->key = strdup(o->key)) &&
+        strmap_put(a->entries, en->key, en, NULL) != 0) {
+        free(en->key);
+        free(en);
+        en = NULL;
+    }
+    if (en) {
+        snprintf(en->uid, sizeof en->uid, "%s", uid);
+        en->act = act;
+        en->due_ms = due;
+    }
+    json_decref(pod);
+}
+
+static json_t *mutate_node_ready(const json_t *cur, void *ctx, api_err *e)
+{
+    char now[32];
+    reg_now_rfc3339(now, sizeof now);
+    json_t *node = json_deep_copy(cur);
+    json_t *status = json_object_ensure(node, "status");
+    json_object_set_new(status, "conditions",
+                        json_pack("[{s:s, s:s, s:s, s:s, s:s, s:s}]", "type", "Ready", "status",
+                                  "True", "reason", "KubeletReady", "message",
+                                  "allot node agent is posting ready status", "lastHeartbeatTime",
+                                  now, "lastTransitionTime", now));
+    json_object_set_new(status, "nodeInfo",
+                        json_pack("{s:s, s:s, s:s, s:s}", "kubeletVersion", "v1.32.0-allot",
+                                  "containerRuntimeVersion", "allot://0.1", "operatingSystem",
+                                  "linux", "architecture", "amd64"));
+    return node;
+}
+
+/* Nodes the agent runs pods for report Ready, as a kubelet would. */
+static void mark_nodes_ready(node_agent *a)
+{
+    store_obj **objs = NULL;
+    size_t n = 0;
+    const api_kind *k = api_kind_find("", "v1", "nodes");
+    if (store_list(a->st, "nodes/", NULL, 0, &objs, &n, NULL, NULL) != 0) return;
+    for (size_t i = 0; i < n; i++) {
+        bool ready = strstr(objs[i]->json, "\"KubeletReady\"") != NULL;
+        if (!ready) {
+            api_err e;
+            api_err_init(&e);
+            json_t *out = NULL;
+            if (reg_update(a->st, k, "", objs[i]->name, "status", mutate_node_ready, NULL, false,
+                           &out, &e) == 0)
+                json_decref(out);
+            api_err_clear(&e);
+        }
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+}
+
+static void rescan(node_agent *a)
+{
+    mark_nodes_ready(a);
+    store_obj **objs = NULL;
+    size_t n = 0;
+    if (store_list(a->st, "pods/", NULL, 0, &objs, &n, NULL, NULL) != 0) return;
+    for (size_t i = 0; i < n; i++) {
+        track(a, objs[i]);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+}
+
+static void run_due(node_agent *a)
+{
+    int64_t now = mono_ms();
+    /* Collect first: performing an action changes the map through events. */
+    size_t cap = strmap_count(a->entries), n = 0;
+    entry *due = calloc(cap ? cap : 1, sizeof *due);
+    if (!due) return;
+    const char *k;
+    void *v;
+    for (size_t it = 0; strmap_next(a->entries, &it, &k, &v);) {
+        entry *en = v;
+        if (en->due_ms <= now && n < cap) {
+            due[n] = *en;
+            due[n++].key = strdup(en->key);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (due[i].key) {
+            forget(a, due[i].key);
+            perform(a, &due[i]);
+        }
+        free(due[i].key);
+    }
+    free(due);
+}
+
+static void *run(void *arg)
+{
+    node_agent *a = arg;
+    bool expired = false;
+    store_watch *w = store_watch_open(a->st, "pods/", store_revision(a->st), &expired);
+    rescan(a);
+    int64_t last_scan = mono_ms();
+    while (!atomic_load(&a->stop)) {
+        store_event ev;
+        int rc = w ? store_watch_next(w, &ev, WAIT_MS) : -1;
+        if (rc == 1) {
+            if (ev.type == STORE_EV_DELETED)
+                forget(a, ev.obj->key);
+            else
+                track(a, ev.obj);
+            store_obj_unref(ev.obj);
+            store_obj_unref(ev.prev);
+        } else if (rc < 0 && !atomic_load(&a->stop)) {
+            store_watch_close(w); /* fell behind the history: start over */
+            w = store_watch_open(a->st, "pods/", store_revision(a->st), &expired);
+            rescan(a);
+        }
+        if (mono_ms() - last_scan >= RESCAN_MS) {
+            rescan(a);
+            last_scan = mono_ms();
+        }
+        run_due(a);
+    }
+    store_watch_close(w);
+    return NULL;
+}
+
+node_agent *nodeagent_start(store *st, char *err, size_t errlen)
+{
+    node_agent *a = calloc(1, sizeof *a);
+    if (!a || !(a->entries = strmap_new())) {
+        free(a);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    a->st = st;
+    if (pthread_create(&a->thread, NULL, run, a) != 0) {
+        strmap_free(a->entries);
+        free(a);
+        snprintf(err, errlen, "cannot start node agent");
+        return NULL;
+    }
+    return a;
+}
+
+void nodeagent_stop(node_agent *a)
+{
+    if (!a) return;
+    atomic_store(&a->stop, true);
+    pthread_join(a->thread, NULL);
+    void *v;
+    for (size_t it = 0; strmap_next(a->entries, &it, NULL, &v);) {
+        free(((entry *)v)->key);
+        free(v);
+    }
+    strmap_free(a->entries);
+    free(a);
+}
