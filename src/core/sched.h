@@ -1,0 +1,127 @@
+/* sched.h - the pure core of allot's scheduler: a kube-scheduler subset.
+ *
+ * What upstream's default profile does for the plugins allot implements, in
+ * upstream's order and wording:
+ *   filters  NodeUnschedulable, TaintToleration, NodeAffinity (with its PreFilter
+ *            node-name shortcut), NodeResourcesFit;
+ *   score    NodeResourcesFit LeastAllocated (cpu and memory, weight 1 each);
+ *   errors   FitError ("0/N nodes are available: ...") with the DefaultPreemption
+ *            PostFilter suffix, for a scheduler that never preempts (see sched.c);
+ *   queue    PrioritySort order and the pod backoff of the default queue.
+ * Ties between equally scored nodes go to the smallest node name (upstream picks
+ * at random), so a schedule is reproducible.
+ *
+ * The pod's requests are quota_pod_requests (quota_eval.h): the one place that
+ * computes what a pod requests. Nothing here defaults objects; pass them as the
+ * API server stores them.
+ *
+ * Ownership: every JSON object and rlist argument is borrowed and never kept.
+ * Output goes to caller-owned buffers (a char array or a dbuf, appended to).
+ * Pure: no I/O, no clocks, no threads, no globals.
+ *
+ * Errors: SCHED_ENOMEM (allocation or dbuf ceiling) or SCHED_EINVAL (an object
+ * field that does not parse, e.g. a bad quantity).
+ */
+#ifndef ALLOT_CORE_SCHED_H
+#define ALLOT_CORE_SCHED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/dbuf.h"
+#include "core/rlist.h"
+
+enum { SCHED_OK = 0, SCHED_ENOMEM = -50, SCHED_EINVAL = -51 };
+
+/* A filter outcome: upstream's Status codes. Unresolvable failures are those no
+ * preemption could fix (they decide the preemption suffix of the FitError). */
+typedef enum {
+    SCHED_FIT = 0,
+    SCHED_UNSCHEDULABLE = 1, /* Unschedulable */
+    SCHED_UNRESOLVABLE = 2,  /* UnschedulableAndUnresolvable */
+} sched_code;
+
+/* One candidate node and what is already bound to it (upstream's NodeInfo). */
+typedef struct sched_node {
+    const json_t *node;     /* the v1 Node */
+    const rlist *requested; /* sum of quota_pod_requests of its pods; NULL = none */
+    const rlist *nonzero;   /* sum of sched_pod_nonzero_requests of its pods, for
+                             * scoring; NULL = use `requested` */
+    int pods;               /* number of pods bound to it */
+} sched_node;
+
+/* Upstream's texts (filter reasons and message parts), held in one place. */
+#define SCHED_MSG_UNSCHEDULABLE "node(s) were unschedulable"
+#define SCHED_MSG_AFFINITY "node(s) didn't match Pod's node affinity/selector"
+#define SCHED_MSG_AFFINITY_PREFILTER "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+#define SCHED_MSG_AFFINITY_CONFLICT "pod affinity terms conflict"
+#define SCHED_MSG_TAINT "node(s) had untolerated taint {%s: %s}"
+#define SCHED_MSG_TOO_MANY_PODS "Too many pods"
+#define SCHED_MSG_INSUFFICIENT "Insufficient %s"
+#define SCHED_MSG_NO_NODES "no nodes available to schedule pods"
+#define SCHED_MSG_NOT_HELPFUL "Preemption is not helpful for scheduling"
+#define SCHED_MSG_NO_VICTIMS "No preemption victims found for incoming pod"
+#define SCHED_MSG_NOT_ELIGIBLE "not eligible due to preemptionPolicy=Never."
+
+/* Scoring defaults for containers without a request (schedutil.DefaultMilliCPURequest
+ * and DefaultMemoryRequest). */
+#define SCHED_DEFAULT_MILLI_CPU 100
+#define SCHED_DEFAULT_MEMORY (200LL * 1024 * 1024)
+
+/* Whether the built-in scheduler handles the pod at all: spec.schedulerName empty
+ * or "default-scheduler", spec.nodeName empty, not being deleted. */
+bool sched_pod_ours(const json_t *pod);
+/* spec.schedulingGates is non-empty (the pod stays SchedulingGated). */
+bool sched_pod_gated(const json_t *pod);
+
+/* The pod's requests as scoring sees them: quota_pod_requests of the pod with
+ * each container (and init container) that has no cpu / memory request counted
+ * at 100m / 200Mi (upstream's NonMissingContainerRequests). Sum this over a
+ * node's pods for sched_node.nonzero. `out` is cleared first. */
+int sched_pod_nonzero_requests(const json_t *pod, rlist *out);
+
+/* Run every filter on one node, in upstream's order, stopping at the first that
+ * fails. `pod_req` is quota_pod_requests(pod). Returns SCHED_FIT,
+ * SCHED_UNSCHEDULABLE or SCHED_UNRESOLVABLE (the reasons, joined by ", " as
+ * Status.Message() does, in `reason`, truncated to len-1), or a negative error.
+ * The NodeAffinity PreFilter shortcut is not applied here (see sched_pick). */
+int sched_filter(const json_t *pod, const rlist *pod_req, const sched_node *n, char *reason,
+                 size_t len);
+
+/* Least-allocated score in [0, 100] of a node that passed the filters (upstream's
+ * leastResourceScorer over cpu and memory with the pod's non-zero requests
+ * added). `pod_nonzero` is sched_pod_nonzero_requests(pod). <0 on error. */
+int sched_score(const rlist *pod_nonzero, const sched_node *n);
+
+/* Filter and score all nodes: on success *chosen is the index of the node to
+ * bind and 0 is returned. When no node fits, 1 is returned and the FitError text
+ * (with its preemption suffix) is appended to fit_error, e.g.
+ * `0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are
+ * available: 3 No preemption victims found for incoming pod.`
+ * Negative on error (fit_error may then hold a partial message). */
+int sched_pick(const json_t *pod, const sched_node *nodes, size_t n, size_t *chosen,
+               dbuf *fit_error);
+
+/* The quota PreFilter rejection (spec "Scheduling", step 2), appended to out:
+ * `0/N nodes are available: quota exceeded: <quota>, requested: <r>, used: <u>,
+ * limited: <h>. preemption: 0/N nodes are available: N Preemption is not helpful
+ * for scheduling.` The strings are the admission message's pieces (rl_format).
+ * 0 or SCHED_ENOMEM. The _rl form formats the three lists itself. */
+int sched_quota_message(dbuf *out, size_t nnodes, const char *quota, const char *requested,
+                        const char *used, const char *limited);
+int sched_quota_message_rl(dbuf *out, size_t nnodes, const char *quota, const rlist *requested,
+                           const rlist *used, const rlist *limited);
+
+/* Queue order (PrioritySort): <0 when a goes first. Higher spec.priority first
+ * (absent = 0), then the earlier metadata.creationTimestamp (RFC 3339; a missing
+ * or unparsable one sorts last), then namespace, then name. */
+int sched_queue_cmp(const json_t *a, const json_t *b);
+
+/* Backoff before retrying a pod after `attempts` failed attempts: 0 for none,
+ * then 1 s doubling to at most 10 s (podInitialBackoffSeconds,
+ * podMaxBackoffSeconds). In milliseconds. */
+int64_t sched_backoff_ms(int attempts);
+
+#endif

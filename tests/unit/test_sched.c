@@ -1,0 +1,701 @@
+/* test_sched.c - the scheduler core (core/sched.c): every filter with upstream's
+ * exact reasons, toleration and node-affinity rules, least-allocated scoring,
+ * the FitError text with its preemption suffix, the quota PreFilter message,
+ * queue order and backoff.
+ *
+ * Objects are written as JSON with single quotes (J() swaps them).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/quota_eval.h"
+#include "core/rlist.h"
+#include "core/sched.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static json_t *J(const char *s)
+{
+    char *d = strdup(s);
+    for (char *p = d; *p; p++)
+        if (*p == '\'') *p = '"';
+    json_error_t e;
+    json_t *v = json_loads(d, JSON_DECODE_ANY, &e);
+    if (!v) fail_msg("bad test JSON %s: %s", s, e.text);
+    free(d);
+    return v;
+}
+
+/* "a=1,b=2Gi" -> rlist ("" -> empty). */
+static rlist *L(const char *spec)
+{
+    rlist *l = rl_new();
+    char *d = strdup(spec), *save = NULL;
+    for (char *t = strtok_r(d, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strrchr(t, '=');
+        qty q;
+        *eq = 0;
+        if (qty_parse(eq + 1, &q)) fail_msg("bad qty %s", eq + 1);
+        assert_int_equal(rl_set(l, t, &q), 0);
+    }
+    free(d);
+    return l;
+}
+
+/* A node: name, allocatable JSON, extra spec JSON (may be ""), labels JSON. */
+static json_t *node(const char *name, const char *alloc, const char *spec, const char *labels)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf,
+             "{'metadata':{'name':'%s','labels':{%s}},'spec':{%s},"
+             "'status':{'allocatable':{%s}}}",
+             name, labels, spec, alloc);
+    return J(buf);
+}
+
+#define ALLOC "'cpu':'2','memory':'4Gi','pods':'10'"
+
+/* A pod with one container requesting `req` (JSON members) and extra spec members. */
+static json_t *pod(const char *req, const char *spec)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf,
+             "{'metadata':{'name':'p','namespace':'ns'},'spec':{%s%s'containers':"
+             "[{'name':'c','resources':{'requests':{%s}}}]}}",
+             spec, *spec ? "," : "", req);
+    return J(buf);
+}
+
+/* sched_filter with requested = used (rlist spec), pods = npods. */
+static int filt(const json_t *p, const json_t *n, const char *used, int npods, char *reason)
+{
+    rlist *req = rl_new(), *u = L(used);
+    assert_int_equal(quota_pod_requests(p, req), 0);
+    sched_node sn = {n, u, NULL, npods};
+    int rc = sched_filter(p, req, &sn, reason, 512);
+    rl_free(req);
+    rl_free(u);
+    return rc;
+}
+
+static void expect_filter(const char *preq, const char *pspec, const char *nspec,
+                          const char *labels, const char *alloc, const char *used, int npods,
+                          int code, const char *reason)
+{
+    json_t *p = pod(preq, pspec), *n = node("n1", alloc, nspec, labels);
+    char got[512];
+    int rc = filt(p, n, used, npods, got);
+    if (rc != code || strcmp(got, reason) != 0)
+        fail_msg("pod {%s} spec {%s} node {%s} labels {%s}: got %d '%s', want %d '%s'", preq, pspec,
+                 nspec, labels, rc, got, code, reason);
+    json_decref(p);
+    json_decref(n);
+}
+
+/* ---- NodeUnschedulable ---- */
+
+static void test_unschedulable(void **s)
+{
+    const char *u = "'unschedulable':true";
+    expect_filter("", "", u, "", ALLOC, "", 0, SCHED_UNRESOLVABLE, "node(s) were unschedulable");
+    expect_filter("", "", "'unschedulable':false", "", ALLOC, "", 0, SCHED_FIT, "");
+    expect_filter("",
+                  "'tolerations':[{'key':'node.kubernetes.io/unschedulable','operator':"
+                  "'Exists','effect':'NoSchedule'}]",
+                  u, "", ALLOC, "", 0, SCHED_FIT, "");
+    expect_filter("", "'tolerations':[{'operator':'Exists'}]", u, "", ALLOC, "", 0, SCHED_FIT, "");
+    /* Equal with an empty value matches the taint's empty value. */
+    expect_filter("", "'tolerations':[{'key':'node.kubernetes.io/unschedulable'}]", u, "", ALLOC,
+                  "", 0, SCHED_FIT, "");
+    expect_filter("",
+                  "'tolerations':[{'key':'node.kubernetes.io/unschedulable','operator':"
+                  "'Exists','effect':'NoExecute'}]",
+                  u, "", ALLOC, "", 0, SCHED_UNRESOLVABLE, "node(s) were unschedulable");
+}
+
+/* ---- TaintToleration ---- */
+
+#define TAINT "'taints':[{'key':'dedicated','value':'gpu','effect':'NoSchedule'}]"
+#define TAINT_MSG "node(s) had untolerated taint {dedicated: gpu}"
+
+static void taint_case(const char *tols, int code)
+{
+    char spec[512];
+    snprintf(spec, sizeof spec, "'tolerations':[%s]", tols);
+    expect_filter("", spec, TAINT, "", ALLOC, "", 0, code, code ? TAINT_MSG : "");
+}
+
+static void test_taints(void **s)
+{
+    expect_filter("", "", TAINT, "", ALLOC, "", 0, SCHED_UNRESOLVABLE, TAINT_MSG);
+    taint_case("{'key':'dedicated','operator':'Equal','value':'gpu','effect':'NoSchedule'}", 0);
+    taint_case("{'key':'dedicated','value':'gpu'}", 0); /* "" operator = Equal, "" effect = all */
+    taint_case("{'key':'dedicated','operator':'Equal','value':'cpu'}", SCHED_UNRESOLVABLE);
+    taint_case("{'key':'dedicated','operator':'Exists'}", 0);
+    taint_case("{'operator':'Exists'}", 0); /* empty key + Exists: everything */
+    taint_case("{'operator':'Exists','effect':'NoSchedule'}", 0);
+    taint_case("{'operator':'Exists','effect':'NoExecute'}", SCHED_UNRESOLVABLE);
+    taint_case("{'key':'other','operator':'Exists'}", SCHED_UNRESOLVABLE);
+    taint_case("{'key':'dedicated','operator':'Bogus','value':'gpu'}", SCHED_UNRESOLVABLE);
+    /* An empty key matches any key whatever the operator (API validation only
+     * allows it with Exists; ToleratesTaint does not check). */
+    taint_case("{'operator':'Equal','value':'gpu'}", 0);
+    taint_case("{'operator':'Equal','value':'cpu'}", SCHED_UNRESOLVABLE);
+
+    /* PreferNoSchedule never blocks; NoExecute does; the first untolerated names it. */
+    expect_filter("", "", "'taints':[{'key':'a','value':'1','effect':'PreferNoSchedule'}]", "",
+                  ALLOC, "", 0, SCHED_FIT, "");
+    expect_filter("", "",
+                  "'taints':[{'key':'a','effect':'PreferNoSchedule'},{'key':'b','value':'2',"
+                  "'effect':'NoExecute'},{'key':'c','value':'3','effect':'NoSchedule'}]",
+                  "", ALLOC, "", 0, SCHED_UNRESOLVABLE, "node(s) had untolerated taint {b: 2}");
+    expect_filter("", "'tolerations':[{'key':'b','operator':'Exists','effect':'NoExecute'}]",
+                  "'taints':[{'key':'b','value':'2','effect':'NoExecute'},{'key':'c',"
+                  "'effect':'NoSchedule'}]",
+                  "", ALLOC, "", 0, SCHED_UNRESOLVABLE, "node(s) had untolerated taint {c: }");
+}
+
+/* ---- NodeAffinity ---- */
+
+#define AFF_MSG "node(s) didn't match Pod's node affinity/selector"
+
+/* Pod with required terms (JSON array body) against a node with `labels`. */
+static void aff_case(const char *terms, const char *labels, int match)
+{
+    char spec[2048];
+    snprintf(spec, sizeof spec,
+             "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+             "{'nodeSelectorTerms':[%s]}}}",
+             terms);
+    expect_filter("", spec, "", labels, ALLOC, "", 0, match ? SCHED_FIT : SCHED_UNRESOLVABLE,
+                  match ? "" : AFF_MSG);
+}
+
+#define EXPR(k, op, vals) "{'matchExpressions':[{'key':'" k "','operator':'" op "'" vals "}]}"
+#define VALS(...) ",'values':[" __VA_ARGS__ "]"
+
+static void test_node_selector(void **s)
+{
+    expect_filter("", "'nodeSelector':{'zone':'a'}", "", "'zone':'a','x':'y'", ALLOC, "", 0,
+                  SCHED_FIT, "");
+    expect_filter("", "'nodeSelector':{'zone':'a','x':'y'}", "", "'zone':'a'", ALLOC, "", 0,
+                  SCHED_UNRESOLVABLE, AFF_MSG);
+    expect_filter("", "'nodeSelector':{'zone':'b'}", "", "'zone':'a'", ALLOC, "", 0,
+                  SCHED_UNRESOLVABLE, AFF_MSG);
+    expect_filter("", "'nodeSelector':{'zone':''}", "", "", ALLOC, "", 0, SCHED_UNRESOLVABLE,
+                  AFF_MSG);
+    /* nodeSelector AND affinity. */
+    expect_filter("",
+                  "'nodeSelector':{'zone':'a'},'affinity':{'nodeAffinity':{"
+                  "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':["
+                  "{'matchExpressions':[{'key':'disk','operator':'Exists'}]}]}}}",
+                  "", "'zone':'a'", ALLOC, "", 0, SCHED_UNRESOLVABLE, AFF_MSG);
+}
+
+static void test_affinity_operators(void **s)
+{
+    aff_case(EXPR("zone", "In", VALS("'a','b'")), "'zone':'b'", 1);
+    aff_case(EXPR("zone", "In", VALS("'a','b'")), "'zone':'c'", 0);
+    aff_case(EXPR("zone", "In", VALS("'a'")), "", 0);
+    aff_case(EXPR("zone", "NotIn", VALS("'a'")), "'zone':'b'", 1);
+    aff_case(EXPR("zone", "NotIn", VALS("'a'")), "'zone':'a'", 0);
+    aff_case(EXPR("zone", "NotIn", VALS("'a'")), "", 1); /* absent key: not in */
+    aff_case(EXPR("gpu", "Exists", ""), "'gpu':''", 1);
+    aff_case(EXPR("gpu", "Exists", ""), "", 0);
+    aff_case(EXPR("gpu", "DoesNotExist", ""), "", 1);
+    aff_case(EXPR("gpu", "DoesNotExist", ""), "'gpu':'x'", 0);
+    aff_case(EXPR("cores", "Gt", VALS("'8'")), "'cores':'16'", 1);
+    aff_case(EXPR("cores", "Gt", VALS("'8'")), "'cores':'8'", 0);
+    aff_case(EXPR("cores", "Gt", VALS("'-1'")), "'cores':'0'", 1);
+    aff_case(EXPR("cores", "Lt", VALS("'8'")), "'cores':'7'", 1);
+    aff_case(EXPR("cores", "Lt", VALS("'8'")), "'cores':'8'", 0);
+    aff_case(EXPR("cores", "Lt", VALS("'8'")), "", 0);
+    aff_case(EXPR("cores", "Gt", VALS("'8'")), "'cores':'many'", 0); /* label not an int */
+    aff_case(EXPR("cores", "Gt", VALS("'8'")), "'cores':'1e3'", 0);
+    aff_case(EXPR("cores", "Gt", VALS("'8'")), "'cores':'99999999999999999999'", 0);
+    /* Unparsable requirements drop the whole term. */
+    aff_case(EXPR("cores", "Gt", VALS("'x'")), "'cores':'16'", 0);
+    aff_case(EXPR("cores", "Gt", VALS("'1','2'")), "'cores':'16'", 0);
+    aff_case(EXPR("zone", "In", VALS("")), "'zone':'a'", 0);
+    aff_case(EXPR("zone", "Exists", VALS("'a'")), "'zone':'a'", 0);
+    aff_case(EXPR("zone", "Equals", VALS("'a'")), "'zone':'a'", 0);
+    /* ... but not the other terms. */
+    aff_case(EXPR("zone", "Bogus", "") "," EXPR("zone", "In", VALS("'a'")), "'zone':'a'", 1);
+    /* Terms are ORed, expressions within a term ANDed. */
+    aff_case(EXPR("zone", "In", VALS("'x'")) "," EXPR("zone", "In", VALS("'a'")), "'zone':'a'", 1);
+    aff_case("{'matchExpressions':[{'key':'zone','operator':'In','values':['a']},"
+             "{'key':'gpu','operator':'Exists'}]}",
+             "'zone':'a'", 0);
+    aff_case("{'matchExpressions':[{'key':'zone','operator':'In','values':['a']},"
+             "{'key':'gpu','operator':'Exists'}]}",
+             "'zone':'a','gpu':'1'", 1);
+    /* An empty term selects nothing; no terms at all select nothing. */
+    aff_case("{}", "'zone':'a'", 0);
+    aff_case("{'matchExpressions':[]}", "'zone':'a'", 0);
+    aff_case("", "'zone':'a'", 0);
+}
+
+static void test_affinity_fields(void **s)
+{
+    /* Filter-level matchFields (sched_filter skips the PreFilter shortcut). */
+    aff_case("{'matchFields':[{'key':'metadata.name','operator':'In','values':['n1']}]}", "", 1);
+    aff_case("{'matchFields':[{'key':'metadata.name','operator':'In','values':['n2']}]}", "", 0);
+    aff_case("{'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['n2']}]}", "", 1);
+    aff_case("{'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['n1']}]}", "", 0);
+    /* In needs exactly one value; other operators are refused. */
+    aff_case("{'matchFields':[{'key':'metadata.name','operator':'In','values':['n1','n2']}]}", "",
+             0);
+    aff_case("{'matchFields':[{'key':'metadata.name','operator':'Exists'}]}", "", 0);
+    /* Unknown field reads as "". */
+    aff_case("{'matchFields':[{'key':'spec.x','operator':'NotIn','values':['a']}]}", "", 1);
+    /* Fields AND expressions. */
+    aff_case("{'matchFields':[{'key':'metadata.name','operator':'In','values':['n1']}],"
+             "'matchExpressions':[{'key':'zone','operator':'In','values':['a']}]}",
+             "'zone':'b'", 0);
+}
+
+/* ---- NodeResourcesFit ---- */
+
+static void test_fit(void **s)
+{
+    const char *al = "'cpu':'2','memory':'4Gi','pods':'10','ephemeral-storage':'10Gi',"
+                     "'example.com/gpu':'1','hugepages-2Mi':'4Mi'";
+    expect_filter("'cpu':'500m','memory':'1Gi'", "", "", "", al, "cpu=1500m,memory=3Gi", 3,
+                  SCHED_FIT, "");
+    expect_filter("'cpu':'501m'", "", "", "", al, "cpu=1500m", 3, SCHED_UNSCHEDULABLE,
+                  "Insufficient cpu");
+    /* More than the whole node: unresolvable. */
+    expect_filter("'cpu':'3'", "", "", "", al, "", 0, SCHED_UNRESOLVABLE, "Insufficient cpu");
+    expect_filter("'cpu':'1','memory':'2Gi'", "", "", "", al, "cpu=1500m,memory=3Gi", 0,
+                  SCHED_UNSCHEDULABLE, "Insufficient cpu, Insufficient memory");
+    expect_filter("'ephemeral-storage':'11Gi'", "", "", "", al, "", 0, SCHED_UNRESOLVABLE,
+                  "Insufficient ephemeral-storage");
+    expect_filter("'example.com/gpu':'1'", "", "", "", al, "example.com/gpu=1", 0,
+                  SCHED_UNSCHEDULABLE, "Insufficient example.com/gpu");
+    expect_filter("'example.com/fpga':'1'", "", "", "", al, "", 0, SCHED_UNRESOLVABLE,
+                  "Insufficient example.com/fpga");
+    expect_filter("'hugepages-2Mi':'6Mi'", "", "", "", al, "", 0, SCHED_UNRESOLVABLE,
+                  "Insufficient hugepages-2Mi");
+    /* Names the scheduler does not fit, and zero requests, are ignored. */
+    expect_filter("'foo':'5','example.com/gpu':'0'", "", "", "", al, "example.com/gpu=1", 0,
+                  SCHED_FIT, "");
+    /* Pod count: checked even for a pod that requests nothing. */
+    expect_filter("", "", "", "", al, "", 9, SCHED_FIT, "");
+    expect_filter("", "", "", "", al, "", 10, SCHED_UNSCHEDULABLE, "Too many pods");
+    expect_filter("'cpu':'3'", "", "", "", al, "", 10, SCHED_UNRESOLVABLE,
+                  "Too many pods, Insufficient cpu");
+    expect_filter("", "", "", "", "'cpu':'1'", "", 0, SCHED_UNSCHEDULABLE, "Too many pods");
+    /* Over-committed nodes: nothing left, the pod's request still decides. */
+    expect_filter("'cpu':'1m'", "", "", "", al, "cpu=3", 0, SCHED_UNSCHEDULABLE,
+                  "Insufficient cpu");
+    /* Fractions: MilliValue rounds up (0.1m -> 1m). */
+    expect_filter("'cpu':'0.1m'", "", "", "", al, "cpu=1999m", 0, SCHED_FIT, "");
+    expect_filter("'cpu':'0.1m'", "", "", "", al, "cpu=2", 0, SCHED_UNSCHEDULABLE,
+                  "Insufficient cpu");
+}
+
+static void test_filter_order_and_errors(void **s)
+{
+    /* The first failing plugin wins: unschedulable before taints before affinity. */
+    expect_filter("'cpu':'9'", "'nodeSelector':{'a':'b'}", "'unschedulable':true," TAINT, "", ALLOC,
+                  "", 0, SCHED_UNRESOLVABLE, "node(s) were unschedulable");
+    expect_filter("'cpu':'9'", "'nodeSelector':{'a':'b'}", TAINT, "", ALLOC, "", 0,
+                  SCHED_UNRESOLVABLE, TAINT_MSG);
+    expect_filter("'cpu':'9'", "'nodeSelector':{'a':'b'}", "", "", ALLOC, "", 0, SCHED_UNRESOLVABLE,
+                  AFF_MSG);
+    /* A bad allocatable quantity is an error, not a reason. */
+    json_t *p = pod("'cpu':'1'", ""), *n = node("n1", "'cpu':'lots'", "", "");
+    char r[64];
+    assert_int_equal(filt(p, n, "", 0, r), SCHED_EINVAL);
+    /* Reasons are truncated to the buffer, never overflowed. */
+    json_decref(n);
+    n = node("n1", ALLOC, TAINT, "");
+    rlist *req = rl_new();
+    sched_node sn = {n, NULL, NULL, 0};
+    assert_int_equal(sched_filter(p, req, &sn, r, 10), SCHED_UNRESOLVABLE);
+    assert_string_equal(r, "node(s) h");
+    assert_int_equal(sched_filter(p, req, &sn, NULL, 0), SCHED_UNRESOLVABLE);
+    rl_free(req);
+    json_decref(p);
+    json_decref(n);
+}
+
+/* ---- scoring and sched_pick ---- */
+
+static void test_nonzero_requests(void **s)
+{
+    json_t *p = J("{'spec':{'containers':[{'name':'a'},{'name':'b','resources':{'requests':"
+                  "{'cpu':'0'}}},{'name':'c','resources':{'requests':{'memory':'1Gi'}}}],"
+                  "'initContainers':[{'name':'i','resources':{'requests':{'cpu':'1'}}}],"
+                  "'overhead':{'cpu':'10m'}}}");
+    /* containers: cpu 100m + 0 + 100m = 200m, memory 200Mi + 200Mi + 1Gi; init:
+     * cpu 1, memory 200Mi; the max, plus overhead. */
+    rlist *l = rl_new(), *want = L("cpu=1010m,memory=1493172224");
+    assert_int_equal(sched_pod_nonzero_requests(p, l), 0);
+    assert_true(rl_equal(l, want));
+    /* The pod object is not modified. */
+    assert_null(json_object_get(
+        json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 0), "resources"));
+    rl_free(l);
+    rl_free(want);
+    json_decref(p);
+}
+
+static void test_score(void **s)
+{
+    json_t *n = node("a", "'cpu':'4','memory':'8Gi','pods':'10'", "", "");
+    rlist *pz = L("cpu=1,memory=2Gi"), *used = L("cpu=1,memory=2Gi");
+    sched_node sn = {n, NULL, NULL, 0};
+    assert_int_equal(sched_score(pz, &sn), 75); /* (3/4 + 6/8) * 100 / 2 */
+    sn.requested = used;
+    assert_int_equal(sched_score(pz, &sn), 50);
+    rlist *nz = L("cpu=2");
+    sn.nonzero = nz;                            /* nonzero wins over requested */
+    assert_int_equal(sched_score(pz, &sn), 50); /* cpu 25, memory 75 */
+    rl_free(nz);
+    nz = L("cpu=4");
+    sn.nonzero = nz;
+    assert_int_equal(sched_score(pz, &sn), 37); /* over-committed cpu scores 0: (0 + 75) / 2 */
+    json_decref(n);
+    /* A node without memory scores on cpu alone; without both, 0. */
+    n = node("b", "'cpu':'4','pods':'10'", "", "");
+    sched_node sb = {n, NULL, NULL, 0};
+    assert_int_equal(sched_score(pz, &sb), 75);
+    json_decref(n);
+    n = node("c", "'pods':'10'", "", "");
+    sched_node sc = {n, NULL, NULL, 0};
+    assert_int_equal(sched_score(pz, &sc), 0);
+    json_decref(n);
+    rl_free(nz);
+    rl_free(pz);
+    rl_free(used);
+}
+
+static int pick(const json_t *p, const sched_node *nodes, size_t n, size_t *chosen, char **msg)
+{
+    dbuf b;
+    dbuf_init(&b, 1 << 16);
+    int rc = sched_pick(p, nodes, n, chosen, &b);
+    dbuf_adds(&b, "");
+    *msg = dbuf_take(&b, NULL);
+    return rc;
+}
+
+static void test_pick_least_allocated(void **s)
+{
+    json_t *na = node("a", "'cpu':'4','memory':'8Gi','pods':'10'", "", "");
+    json_t *nb = node("b", "'cpu':'4','memory':'8Gi','pods':'10'", "", "");
+    json_t *nc = node("c", "'cpu':'4','memory':'8Gi','pods':'10'", "", "");
+    rlist *ua = L("cpu=2,memory=1Gi"), *ub = L("cpu=1,memory=1Gi"), *uc = L("cpu=1,memory=4Gi");
+    sched_node nodes[] = {{na, ua, NULL, 1}, {nb, ub, NULL, 1}, {nc, uc, NULL, 1}};
+    json_t *p = pod("'cpu':'1','memory':'1Gi'", "");
+    size_t chosen = 99;
+    char *msg;
+    assert_int_equal(pick(p, nodes, 3, &chosen, &msg), 0);
+    assert_int_equal(chosen, 1);
+    assert_string_equal(msg, "");
+    free(msg);
+    /* Ties go to the smallest name, wherever it sits in the array. */
+    sched_node tie[] = {{nc, ub, NULL, 1}, {nb, ub, NULL, 1}, {na, ub, NULL, 1}};
+    assert_int_equal(pick(p, tie, 3, &chosen, &msg), 0);
+    assert_int_equal(chosen, 2);
+    free(msg);
+    /* Infeasible nodes are never chosen, however empty. */
+    rlist *full = L("cpu=4");
+    sched_node some[] = {{na, full, NULL, 0}, {nb, ua, NULL, 1}};
+    assert_int_equal(pick(p, some, 2, &chosen, &msg), 0);
+    assert_int_equal(chosen, 1);
+    free(msg);
+    /* A pod without requests scores with 100m / 200Mi: node b (more free memory
+     * relative to its size) beats c. */
+    json_t *bare = pod("", "");
+    sched_node two[] = {{nc, uc, NULL, 1}, {nb, ub, NULL, 1}};
+    assert_int_equal(pick(bare, two, 2, &chosen, &msg), 0);
+    assert_int_equal(chosen, 1);
+    free(msg);
+    rl_free(full);
+    rl_free(ua);
+    rl_free(ub);
+    rl_free(uc);
+    json_decref(bare);
+    json_decref(p);
+    json_decref(na);
+    json_decref(nb);
+    json_decref(nc);
+}
+
+static void expect_pick_fail(const json_t *p, const sched_node *nodes, size_t n, const char *want)
+{
+    size_t chosen = 99;
+    char *msg;
+    assert_int_equal(pick(p, nodes, n, &chosen, &msg), 1);
+    assert_int_equal(chosen, 99);
+    assert_string_equal(msg, want);
+    free(msg);
+}
+
+static void test_fit_error_one_node(void **s)
+{
+    json_t *n = node("a", ALLOC, "", "");
+    rlist *used = L("cpu=1500m");
+    sched_node nodes[] = {{n, used, NULL, 1}};
+    json_t *p = pod("'cpu':'1'", "");
+    expect_pick_fail(p, nodes, 1,
+                     "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+                     "available: 1 No preemption victims found for incoming pod.");
+    json_decref(p);
+    p = pod("'cpu':'3'", "");
+    expect_pick_fail(p, nodes, 1,
+                     "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+                     "available: 1 Preemption is not helpful for scheduling.");
+    json_decref(p);
+    p = pod("'cpu':'1'", "'preemptionPolicy':'Never'");
+    expect_pick_fail(p, nodes, 1,
+                     "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due "
+                     "to preemptionPolicy=Never.");
+    json_decref(p);
+    p = pod("", "'nodeSelector':{'disk':'ssd'}");
+    expect_pick_fail(p, nodes, 1,
+                     "0/1 nodes are available: 1 node(s) didn't match Pod's node "
+                     "affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is "
+                     "not helpful for scheduling.");
+    json_decref(p);
+    json_decref(n);
+    rl_free(used);
+}
+
+static void test_fit_error_three_nodes(void **s)
+{
+    json_t *na = node("a", ALLOC, "'unschedulable':true", "");
+    json_t *nb = node("b", ALLOC, "'taints':[{'key':'k','value':'v','effect':'NoExecute'}]", "");
+    json_t *nc = node("c", ALLOC, "", "");
+    rlist *used = L("cpu=1500m,memory=3Gi");
+    sched_node nodes[] = {{na, NULL, NULL, 0}, {nb, NULL, NULL, 0}, {nc, used, NULL, 2}};
+    json_t *p = pod("'cpu':'1','memory':'2Gi'", "");
+    expect_pick_fail(p, nodes, 3,
+                     "0/3 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 "
+                     "node(s) had untolerated taint {k: v}, 1 node(s) were unschedulable. "
+                     "preemption: 0/3 nodes are available: 1 No preemption victims found for "
+                     "incoming pod, 2 Preemption is not helpful for scheduling.");
+    json_decref(p);
+    /* Same reason on several nodes is counted once per node. */
+    sched_node same[] = {{nc, used, NULL, 2}, {nc, used, NULL, 2}, {nc, used, NULL, 2}};
+    p = pod("'cpu':'1'", "");
+    expect_pick_fail(p, same, 3,
+                     "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are "
+                     "available: 3 No preemption victims found for incoming pod.");
+    json_decref(p);
+    json_decref(na);
+    json_decref(nb);
+    json_decref(nc);
+    rl_free(used);
+}
+
+static void test_fit_error_sorts_as_strings(void **s)
+{
+    /* Upstream sorts "count reason" strings: "10 node(s)..." before "2 Insufficient". */
+    json_t *u = node("u", ALLOC, "'unschedulable':true", "");
+    json_t *f = node("f", ALLOC, "", "");
+    sched_node nodes[12];
+    for (size_t i = 0; i < 12; i++)
+        nodes[i] = (sched_node){i < 10 ? u : f, NULL, NULL, 0};
+    json_t *p = pod("'cpu':'3'", "");
+    expect_pick_fail(p, nodes, 12,
+                     "0/12 nodes are available: 10 node(s) were unschedulable, 2 Insufficient "
+                     "cpu. preemption: 0/12 nodes are available: 12 Preemption is not helpful "
+                     "for scheduling.");
+    json_decref(p);
+    json_decref(u);
+    json_decref(f);
+}
+
+static void test_affinity_prefilter(void **s)
+{
+    json_t *na = node("a", ALLOC, "", ""), *nb = node("b", ALLOC, "", "");
+    json_t *nc = node("c", ALLOC, "", "");
+    rlist *used = L("cpu=2");
+    sched_node nodes[] = {{na, NULL, NULL, 0}, {nb, used, NULL, 0}, {nc, NULL, NULL, 0}};
+    const char *pin = "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution'"
+                      ":{'nodeSelectorTerms':[{'matchFields':[{'key':'metadata.name','operator':"
+                      "'In','values':['%s']}]}]}}}";
+    char spec[512];
+    snprintf(spec, sizeof spec, pin, "b");
+    json_t *p = pod("'cpu':'1'", spec);
+    expect_pick_fail(p, nodes, 3,
+                     "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy "
+                     "plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 1 No "
+                     "preemption victims found for incoming pod, 2 Preemption is not helpful for "
+                     "scheduling.");
+    json_decref(p);
+    /* Pinned to a node that fits. */
+    snprintf(spec, sizeof spec, pin, "c");
+    p = pod("'cpu':'1'", spec);
+    size_t chosen;
+    char *msg;
+    assert_int_equal(pick(p, nodes, 3, &chosen, &msg), 0);
+    assert_int_equal(chosen, 2);
+    free(msg);
+    json_decref(p);
+    /* Conflicting name requirements: the PreFilter rejects the pod outright. */
+    p = pod("", "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
+                "'nodeSelectorTerms':[{'matchFields':[{'key':'metadata.name','operator':'In',"
+                "'values':['a']},{'key':'metadata.name','operator':'In','values':['b']}]}]}}}");
+    expect_pick_fail(p, nodes, 3,
+                     "0/3 nodes are available: pod affinity terms conflict. preemption: 0/3 nodes "
+                     "are available: 3 Preemption is not helpful for scheduling.");
+    json_decref(p);
+    /* A term without a name requirement lifts the shortcut (terms are ORed). */
+    p = pod("", "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
+                "'nodeSelectorTerms':[{'matchFields':[{'key':'metadata.name','operator':'In',"
+                "'values':['zz']}]},{'matchExpressions':[{'key':'x','operator':'Exists'}]}]}}}");
+    expect_pick_fail(p, nodes, 3,
+                     "0/3 nodes are available: 3 node(s) didn't match Pod's node "
+                     "affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is "
+                     "not helpful for scheduling.");
+    json_decref(p);
+    json_decref(na);
+    json_decref(nb);
+    json_decref(nc);
+    rl_free(used);
+}
+
+static void test_no_nodes(void **s)
+{
+    json_t *p = pod("", "");
+    expect_pick_fail(p, NULL, 0, "no nodes available to schedule pods");
+    json_decref(p);
+}
+
+/* ---- quota message ---- */
+
+static void test_quota_message(void **s)
+{
+    dbuf b;
+    dbuf_init(&b, 1 << 16);
+    assert_int_equal(sched_quota_message(&b, 3, "q", "cpu=1", "cpu=2", "cpu=2"), 0);
+    assert_string_equal(b.p, "0/3 nodes are available: quota exceeded: q, requested: cpu=1, "
+                             "used: cpu=2, limited: cpu=2. preemption: 0/3 nodes are available: "
+                             "3 Preemption is not helpful for scheduling.");
+    dbuf_free(&b);
+    rlist *r = L("memory=1Gi,cpu=500m"), *u = L("cpu=1500m,memory=1024Mi"),
+          *h = L("cpu=2,memory=2Gi");
+    assert_int_equal(sched_quota_message_rl(&b, 1, "compute", r, u, h), 0);
+    assert_string_equal(b.p, "0/1 nodes are available: quota exceeded: compute, requested: "
+                             "cpu=500m,memory=1Gi, used: cpu=1500m,memory=1Gi, limited: "
+                             "cpu=2,memory=2Gi. preemption: 0/1 nodes are available: 1 "
+                             "Preemption is not helpful for scheduling.");
+    dbuf_free(&b);
+    assert_int_equal(sched_quota_message(&b, 0, "q", "cpu=1", "cpu=2", "cpu=2"), 0);
+    assert_string_equal(b.p, "no nodes available to schedule pods");
+    dbuf_free(&b);
+    /* The dbuf ceiling is an error, not a truncated message. */
+    dbuf_init(&b, 20);
+    assert_int_equal(sched_quota_message(&b, 3, "q", "cpu=1", "cpu=2", "cpu=2"), SCHED_ENOMEM);
+    dbuf_free(&b);
+    rl_free(r);
+    rl_free(u);
+    rl_free(h);
+}
+
+/* ---- queue ---- */
+
+static json_t *qpod(const char *name, const char *prio, const char *ts)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "{'metadata':{'name':'%s','namespace':'ns'%s%s%s},'spec':{%s%s}}",
+             name, ts ? ",'creationTimestamp':'" : "", ts ? ts : "", ts ? "'" : "",
+             prio ? "'priority':" : "", prio ? prio : "");
+    return J(buf);
+}
+
+static int qsort_cmp(const void *a, const void *b)
+{
+    return sched_queue_cmp(*(json_t *const *)a, *(json_t *const *)b);
+}
+
+static void test_queue_order(void **s)
+{
+    json_t *pods[] = {
+        qpod("e", NULL, "2024-01-01T00:00:00Z"),       /* priority 0 */
+        qpod("d", "0", "2024-01-01T00:00:00Z"),        /* same as e: by name */
+        qpod("c", "-5", "2023-01-01T00:00:00Z"),       /* lowest priority, however old */
+        qpod("b", "1000", "2024-06-01T00:00:00Z"),     /* highest priority */
+        qpod("a", "0", "2024-01-01T00:59:59.5+01:00"), /* = 23:59:59.5Z the day before */
+        qpod("f", "0", NULL),                          /* no timestamp: last of its priority */
+        qpod("g", "0", "2023-12-31T23:59:59.25Z"),     /* before a by the fraction */
+    };
+    qsort(pods, N(pods), sizeof pods[0], qsort_cmp);
+    const char *want[] = {"b", "g", "a", "d", "e", "f", "c"};
+    for (size_t i = 0; i < N(pods); i++) {
+        const char *got =
+            json_string_value(json_object_get(json_object_get(pods[i], "metadata"), "name"));
+        assert_string_equal(got, want[i]);
+    }
+    assert_int_equal(sched_queue_cmp(pods[0], pods[0]), 0);
+    for (size_t i = 0; i < N(pods); i++)
+        json_decref(pods[i]);
+}
+
+static void test_backoff(void **s)
+{
+    const int64_t want[] = {0, 1000, 2000, 4000, 8000, 10000, 10000};
+    for (int i = 0; i < (int)N(want); i++)
+        assert_int_equal(sched_backoff_ms(i), want[i]);
+    assert_int_equal(sched_backoff_ms(-1), 0);
+    assert_int_equal(sched_backoff_ms(1000000), 10000);
+}
+
+static void test_pod_ours_gated(void **s)
+{
+    json_t *p = J("{'metadata':{'name':'p'},'spec':{}}");
+    assert_true(sched_pod_ours(p));
+    assert_false(sched_pod_gated(p));
+    json_decref(p);
+    p = J("{'metadata':{'name':'p'},'spec':{'schedulerName':'default-scheduler',"
+          "'schedulingGates':[{'name':'g'}]}}");
+    assert_true(sched_pod_ours(p));
+    assert_true(sched_pod_gated(p));
+    json_decref(p);
+    p = J("{'metadata':{'name':'p'},'spec':{'schedulerName':'other'}}");
+    assert_false(sched_pod_ours(p));
+    json_decref(p);
+    p = J("{'metadata':{'name':'p'},'spec':{'nodeName':'n1'}}");
+    assert_false(sched_pod_ours(p));
+    json_decref(p);
+    p = J("{'metadata':{'name':'p','deletionTimestamp':'2024-01-01T00:00:00Z'},'spec':{}}");
+    assert_false(sched_pod_ours(p));
+    json_decref(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unschedulable),
+        cmocka_unit_test(test_taints),
+        cmocka_unit_test(test_node_selector),
+        cmocka_unit_test(test_affinity_operators),
+        cmocka_unit_test(test_affinity_fields),
+        cmocka_unit_test(test_fit),
+        cmocka_unit_test(test_filter_order_and_errors),
+        cmocka_unit_test(test_nonzero_requests),
+        cmocka_unit_test(test_score),
+        cmocka_unit_test(test_pick_least_allocated),
+        cmocka_unit_test(test_fit_error_one_node),
+        cmocka_unit_test(test_fit_error_three_nodes),
+        cmocka_unit_test(test_fit_error_sorts_as_strings),
+        cmocka_unit_test(test_affinity_prefilter),
+        cmocka_unit_test(test_no_nodes),
+        cmocka_unit_test(test_quota_message),
+        cmocka_unit_test(test_queue_order),
+        cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_pod_ours_gated),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
