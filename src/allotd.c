@@ -10,6 +10,7 @@
 #include "controllers/controllers.h"
 #include "controllers/nodeagent.h"
 #include "controllers/quota.h"
+#include "controllers/scheduler.h"
 #include "registry/admission.h"
 #include "registry/registry.h"
 #include "server/auth.h"
@@ -249,6 +250,7 @@ int main(int argc, char **argv)
     controllers *ctl = NULL;
     quota_controller *qc = NULL;
     node_agent *agent = NULL;
+    scheduler *sched = NULL;
     http_server *http = NULL;
     store_backend be;
 
@@ -316,6 +318,10 @@ int main(int argc, char **argv)
             goto out;
         }
     }
+    if (!(sched = scheduler_start(srv.st, err, sizeof err))) {
+        log_msg(LOG_ERROR, "cannot start scheduler", "\"error\":\"%s\"", err);
+        goto out;
+    }
     http = http_start(&srv, o.bind_address, o.port, cert, key, err, sizeof err);
     if (!http) {
         log_msg(LOG_ERROR, "cannot serve", "\"error\":\"%s\"", err);
@@ -331,6 +337,7 @@ out:
     srv.stopping = 1;
     if (srv.st) store_watch_wake_all(srv.st);
     http_stop(http);
+    scheduler_stop(sched);
     nodeagent_stop(agent);
     quota_controller_stop(qc);
     controllers_stop(ctl);

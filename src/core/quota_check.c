@@ -5,6 +5,8 @@
  */
 #include "core/quota_check.h"
 
+#include "core/deferred.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +260,7 @@ static int object_usage(ctx *c)
     const quota_request *rq = c->rq;
     int rc = quota_usage(rq->group, rq->resource, rq->obj, rq->now, c->usage);
     if (rc) return rc;
+    if (rq->deferred) quota_deferred_mask(rq->group, rq->resource, rq->obj, c->usage);
     rlist *neg = rl_is_negative(c->usage);
     char *names = neg ? render(neg, true) : NULL;
     if (names && rl_len(neg)) rc = deny(c, 403, MSG_NEGATIVE, names);
@@ -276,7 +279,9 @@ static int previous_usage(ctx *c)
     if (!rq->old) return deny(c, 403, MSG_NO_PREVIOUS);
     if (!*jstr(rq->old, "metadata", "resourceVersion")) return 0;
     if (!(c->prev = rl_new())) return QUOTA_ENOMEM;
-    return quota_usage(rq->group, rq->resource, rq->old, rq->now, c->prev);
+    int rc = quota_usage(rq->group, rq->resource, rq->old, rq->now, c->prev);
+    if (!rc && rq->deferred) quota_deferred_mask(rq->group, rq->resource, rq->old, c->prev);
+    return rc;
 }
 
 /* The non-zero part of `usage`, minus the previous usage (never below 0) when

@@ -38,6 +38,8 @@ typedef struct quota_request {
     const json_t *quotas;  /* JSON array of the namespace's ResourceQuotas (spec and status) */
     const json_t *limited; /* ResourceQuotaConfiguration.limitedResources array, or NULL */
     int64_t now;           /* Unix seconds; only pods being deleted look at it */
+    bool deferred;         /* deferred ResourceQuota namespace: an unassigned pod charges no
+                              cpu/memory here (core/deferred.h); "must specify" still applies */
 } quota_request;
 
 typedef struct quota_result {

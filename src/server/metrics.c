@@ -5,6 +5,7 @@
 
 #include "api/kinds.h"
 #include "controllers/quota.h"
+#include "controllers/scheduler.h"
 #include "core/dbuf.h"
 #include "core/quantity.h"
 #include "core/strmap.h"
@@ -241,5 +242,6 @@ char *metrics_render(metrics *m, store *st, size_t *len)
     pthread_mutex_unlock(&m->mu);
     render_store(st, &b);
     render_quotas(st, &b);
+    scheduler_render_metrics(&b);
     return dbuf_take(&b, len);
 }

@@ -1,0 +1,198 @@
+/* quota_deferred.c - deferred ResourceQuota: namespace mode, the scheduler's
+ * quota PreFilter and the atomic bind re-check (see quota_deferred.h).
+ *
+ * Both checks use the same evaluator and scope rules as admission
+ * (core/quota_eval.c) and the same deferred rule (core/deferred.c); they only
+ * differ in what "used" is: the PreFilter adds the usage of pods assumed by the
+ * scheduler, the re-check reads the quota inside the binding transaction.
+ */
+#include "registry/quota_deferred.h"
+
+#include "api/features.h"
+#include "core/deferred.h"
+#include "core/quota_eval.h"
+#include "core/sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *meta_str(const json_t *obj, const char *f)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), f));
+}
+
+bool quota_ns_deferred(store_txn *t, store *st, const char *ns)
+{
+    if (!feature_enabled(FEATURE_DEFERRED_RESOURCE_QUOTA) || !ns || !*ns) return false;
+    char key[320];
+    snprintf(key, sizeof key, "namespaces//%s", ns);
+    store_obj *o = t ? store_txn_get(t, key) : store_get(st, key);
+    if (!o) return true;
+    bool classic = o->idx.labels &&
+                   !strcmp(json_string_value(json_object_get(o->idx.labels, DEFERRED_MODE_LABEL)) ?: "",
+                           "admission");
+    store_obj_unref(o);
+    return !classic;
+}
+
+static rlist *list_of(const json_t *q, const char *field)
+{
+    rlist *l = rl_new();
+    const char *bad = NULL;
+    if (l && rl_from_json(json_object_get(json_object_get(q, "status"), field), l, &bad) != 0) {
+        rl_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* The pod's deferred usage that quota q tracks: empty when q does not match
+ * the pod or tracks none of it. */
+static rlist *tracked(const json_t *q, const json_t *pod, const rlist *deferred, const rlist *hard)
+{
+    char err[256];
+    if (quota_matches(json_object_get(q, "spec"), hard, "", "pods", pod, err, sizeof err) != 1)
+        return rl_new();
+    return rl_mask(deferred, hard);
+}
+
+/* Names over hard when `add` joins `used`; NULL on error. */
+static rlist *over_limit(const rlist *used, const rlist *add, const rlist *hard, rlist **total)
+{
+    *total = rl_add(used, add);
+    if (!*total) return NULL;
+    rlist *m = rl_mask(*total, add);
+    rlist *over = m ? rl_less_than_or_equal(m, hard) : NULL;
+    rl_free(m);
+    return over;
+}
+
+static rlist *pod_deferred(const json_t *pod)
+{
+    rlist *u = rl_new();
+    if (!u || quota_usage("", "pods", pod, 0, u) != 0) {
+        rl_free(u);
+        return NULL;
+    }
+    rlist *d = quota_deferred_only(u);
+    rl_free(u);
+    return d;
+}
+
+int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed, size_t nnodes,
+                             rlist **deferred, dbuf *msg, char *quota, size_t quota_len)
+{
+    const char *ns = meta_str(pod, "namespace");
+    *deferred = NULL;
+    if (!quota_ns_deferred(NULL, st, ns)) return 0;
+    rlist *d = pod_deferred(pod);
+    if (!d) return -1;
+    char prefix[320];
+    snprintf(prefix, sizeof prefix, "resourcequotas/%s/", ns);
+    store_obj **objs = NULL;
+    size_t n = 0;
+    int rc = store_list(st, prefix, NULL, 0, &objs, &n, NULL, NULL) ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *q = rc == 0 ? store_obj_parse(objs[i]) : NULL;
+        rlist *hard = q ? list_of(q, "hard") : NULL, *used = q ? list_of(q, "used") : NULL;
+        rlist *want = hard ? tracked(q, pod, d, hard) : NULL, *base = NULL, *total = NULL;
+        rlist *over = NULL;
+        if (q && (!hard || !used || !want)) rc = -1;
+        if (rc == 0 && rl_len(want) > 0) {
+            base = assumed ? rl_add(used, assumed) : rl_copy(used);
+            over = base ? over_limit(base, want, hard, &total) : NULL;
+            if (!over) rc = -1;
+        }
+        if (rc == 0 && over && rl_len(over) > 0) {
+            rlist *r = rl_mask(want, over), *u = rl_mask(base, over), *h = rl_mask(hard, over);
+            for (size_t k = 0; u && k < rl_len(over); k++) /* nothing used yet prints as 0 */
+                if (!rl_has(u, rl_name(over, k))) rl_add_name(u, rl_name(over, k));
+            rc = r && u && h && sched_quota_message_rl(msg, nnodes, objs[i]->name, r, u, h) == 0 ? 1 : -1;
+            snprintf(quota, quota_len, "%s", objs[i]->name);
+            rl_free(r);
+            rl_free(u);
+            rl_free(h);
+        }
+        rl_free(hard);
+        rl_free(used);
+        rl_free(want);
+        rl_free(base);
+        rl_free(total);
+        rl_free(over);
+        json_decref(q);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    if (rc == 0)
+        *deferred = d;
+    else
+        rl_free(d);
+    return rc;
+}
+
+static void exceeded(api_err *e, const json_t *pod, const char *quota, const rlist *r,
+                     const rlist *u, const rlist *h)
+{
+    dbuf rs, us, hs;
+    dbuf_init(&rs, 4096);
+    dbuf_init(&us, 4096);
+    dbuf_init(&hs, 4096);
+    rl_format(r, &rs);
+    rl_format(u, &us);
+    rl_format(h, &hs);
+    const char *name = meta_str(pod, "name");
+    api_err_set(e, API_FORBIDDEN,
+                "pods \"%s\" is forbidden: exceeded quota: %s, requested: %s, used: %s, limited: %s",
+                name ? name : "", quota, rs.p ? rs.p : "", us.p ? us.p : "", hs.p ? hs.p : "");
+    api_err_details(e, name, "", "pods");
+    dbuf_free(&rs);
+    dbuf_free(&us);
+    dbuf_free(&hs);
+}
+
+int quota_deferred_bind(const json_t *quotas, const json_t *pod, json_t **new_used, api_err *e)
+{
+    rlist *d = pod_deferred(pod);
+    if (!d) return api_err_set(e, API_INTERNAL, "cannot evaluate pod usage");
+    int rc = 0;
+    size_t i;
+    json_t *q;
+    json_array_foreach(quotas, i, q)
+    {
+        new_used[i] = NULL;
+        if (rc) continue;
+        rlist *hard = list_of(q, "hard"), *used = list_of(q, "used");
+        rlist *want = hard ? tracked(q, pod, d, hard) : NULL, *total = NULL, *over = NULL;
+        if (!hard || !used || !want) rc = api_err_set(e, API_INTERNAL, "cannot read quota");
+        if (rc == 0 && rl_len(want) > 0) {
+            over = over_limit(used, want, hard, &total);
+            if (!over) {
+                rc = api_err_set(e, API_INTERNAL, "out of memory");
+            } else if (rl_len(over) > 0) {
+                rlist *r = rl_mask(want, over), *u = rl_mask(used, over), *h = rl_mask(hard, over);
+                for (size_t k = 0; u && k < rl_len(over); k++)
+                    if (!rl_has(u, rl_name(over, k))) rl_add_name(u, rl_name(over, k));
+                exceeded(e, pod, meta_str(q, "name"), r, u, h);
+                rl_free(r);
+                rl_free(u);
+                rl_free(h);
+                rc = -1;
+            } else {
+                new_used[i] = rl_to_json(total);
+            }
+        }
+        rl_free(hard);
+        rl_free(used);
+        rl_free(want);
+        rl_free(total);
+        rl_free(over);
+    }
+    rl_free(d);
+    if (rc != 0)
+        for (size_t k = 0; k < json_array_size(quotas); k++) {
+            json_decref(new_used[k]);
+            new_used[k] = NULL;
+        }
+    return rc;
+}

@@ -1,0 +1,31 @@
+/* quota_deferred.h - deferred ResourceQuota (spec deferred-quota.md): the
+ * namespace mode, the scheduler's quota PreFilter, and the bind re-check. */
+#ifndef ALLOT_REGISTRY_QUOTA_DEFERRED_H
+#define ALLOT_REGISTRY_QUOTA_DEFERRED_H
+
+#include "core/dbuf.h"
+#include "core/rlist.h"
+#include "registry/registry.h"
+
+#define DEFERRED_MODE_LABEL "quota.allot.dev/mode"
+
+/* Whether compute quota is deferred in namespace ns: the DeferredResourceQuota
+ * gate is on and the namespace is not labelled quota.allot.dev/mode=admission. */
+bool quota_ns_deferred(store_txn *t, store *st, const char *ns);
+
+/* The scheduler's quota PreFilter for an unassigned pod in a deferred
+ * namespace: its deferred usage against every matching quota, with used =
+ * stored usage + `assumed` (deferred usage of pods assumed, not yet bound).
+ * 0 fits (*deferred = the pod's deferred usage, caller frees; NULL outside
+ * deferred namespaces), 1 blocked (msg holds the condition message for
+ * `nnodes` nodes, `quota` the blocking quota's name), -1 error. */
+int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed, size_t nnodes,
+                             rlist **deferred, dbuf *msg, char *quota, size_t quota_len);
+
+/* The bind re-check, inside the binding transaction: the pod's deferred usage
+ * against every quota in `quotas` (as stored in the transaction). On success
+ * new_used[i] is quotas[i]'s new status.used to write (NULL: unchanged); on
+ * "exceeded quota" a 403 in upstream's words and nothing to write. */
+int quota_deferred_bind(const json_t *quotas, const json_t *pod, json_t **new_used, api_err *e);
+
+#endif
