@@ -555,11 +555,11 @@ static void schedule_batch(scheduler *s)
         c[n++] = (cand){q, pod};
     }
     qsort(c, n, sizeof *c, cand_cmp);
-    for (size_t i = 0; i < n && !atomic_load(&s->stop); i++) {
+    for (size_t i = 0; i < n; i++) {
         const char *node = jstr(c[i].pod, "spec", "nodeName");
-        if (i < BATCH && sched_pod_ours(c[i].pod) && !(node && *node))
+        if (i < BATCH && !atomic_load(&s->stop) && sched_pod_ours(c[i].pod) && !(node && *node))
             schedule_one(s, c[i].q, c[i].pod, 0);
-        json_decref(c[i].pod);
+        json_decref(c[i].pod); /* every candidate, also when stopping mid-batch */
     }
     free(c);
 }

@@ -55,7 +55,8 @@ def main():
                                resource_version=listed.metadata.resource_version,
                                timeout_seconds=20):
                 seen.append((ev["type"], ev["object"].metadata.name))
-                if len(seen) >= 4:
+                # other writers (the scheduler's conditions) add MODIFIED events
+                if ("DELETED", "p0") in seen:
                     w.stop()
 
         t = threading.Thread(target=follow)
