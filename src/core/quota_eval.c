@@ -617,50 +617,6 @@ static bool uses_cross_ns_affinity(const json_t *pod)
     return false;
 }
 
-/* ScopedResourceSelectorRequirementsAsSelector + Matches on a one-label set
- * {scopeName: value} (value NULL: the empty set). 1, 0 or -1 (err). */
-static int scope_selector_matches(const json_t *s, const char *value, char *err, size_t n)
-{
-    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", NULL};
-    const char *name = jstr(s, "scopeName"), *op = jstr(s, "operator");
-    char q[256], e[512];
-    if (!in_set(ops, op)) {
-        seterr(err, n,
-               "failed to parse and convert selector: %s is not a valid scope selector operator",
-               name_go_quote(op, q, sizeof q));
-        return -1;
-    }
-    json_t *values = json_deep_copy(jget(s, "values", NULL));
-    json_t *ls = json_pack("{s:[{s:s,s:s,s:o}]}", "matchExpressions", "key", name, "operator", op,
-                           "values", values ? values : json_array());
-    json_t *labels = value ? json_pack("{s:s}", name, value) : json_object();
-    sel_t *sel = ls ? sel_from_json(ls, e, sizeof e) : NULL;
-    int rc = -1;
-    if (sel && labels)
-        rc = sel_matches(sel, labels) ? 1 : 0;
-    else
-        seterr(err, n, "failed to parse and convert selector: %s", ls ? e : "out of memory");
-    sel_free(sel);
-    json_decref(ls);
-    json_decref(labels);
-    return rc;
-}
-
-/* podMatchesScopeFunc. */
-static int pod_scope(const json_t *s, const json_t *pod, char *err, size_t n)
-{
-    const char *name = jstr(s, "scopeName");
-    if (strcmp(name, "Terminating") == 0) return quota_pod_is_terminating(pod);
-    if (strcmp(name, "NotTerminating") == 0) return !quota_pod_is_terminating(pod);
-    if (strcmp(name, "BestEffort") == 0) return quota_pod_qos(pod) == QUOTA_QOS_BEST_EFFORT;
-    if (strcmp(name, "NotBestEffort") == 0) return quota_pod_qos(pod) != QUOTA_QOS_BEST_EFFORT;
-    if (strcmp(name, "CrossNamespacePodAffinity") == 0) return uses_cross_ns_affinity(pod);
-    if (strcmp(name, "PriorityClass") != 0) return 0;
-    const char *pc = jstr(jget(pod, "spec", NULL), "priorityClassName");
-    if (strcmp(jstr(s, "operator"), "Exists") == 0) return *pc != 0;
-    return scope_selector_matches(s, *pc ? pc : NULL, err, n);
-}
-
 /* The VolumeAttributesClass names a PVC references (empties dropped). */
 static size_t pvc_vac_names(const json_t *pvc, const char *out[3])
 {
@@ -679,25 +635,267 @@ static size_t pvc_vac_names(const json_t *pvc, const char *out[3])
     return k;
 }
 
-/* pvcMatchesScopeFunc: only VolumeAttributesClass; any referenced name may match. */
-static int pvc_scope(const json_t *s, const json_t *pvc, char *err, size_t n)
+/* ---- per-object facts ------------------------------------------------------------------------ */
+
+enum { F_TERMINATING = 1, F_BEST_EFFORT = 2, F_CROSS_NS = 4 };
+
+/* One allocation: the header, then `nstr` NUL-terminated strings (pods: the
+ * priorityClassName when set; PVCs: the VolumeAttributesClass names), then
+ * `nusage` usage entries. An entry is a name (one byte: (table << 4 | index)
+ * into known_names, or NAME_INLINE followed by the NUL-terminated name) and a
+ * packed qty (QTY_HEAD bytes, then only the limbs in use). Unaligned: read with
+ * memcpy. Kept for every stored object, hence the packing. */
+struct quota_facts {
+    uint8_t kind;     /* a `kind` */
+    uint8_t flags;    /* F_*: pods only */
+    uint8_t nstr;     /* <= 3 */
+    int32_t usage_rc; /* quota_usage's result; no entries unless 0 */
+    uint32_t nusage;
+    uint32_t len; /* bytes in data */
+    unsigned char data[];
+};
+
+static const char *const *const known_names[] = {pod_names, svc_names, pvc_names, legacy_counts};
+_Static_assert(sizeof pod_names / sizeof pod_names[0] <= 16, "known_names index is 4 bits");
+#define NAME_INLINE 0xff
+#define QTY_HEAD 16 /* exp (8), uscale (4), nlimb, neg, big, format */
+
+static unsigned name_code(const char *name)
 {
-    const char *names[3];
-    if (strcmp(jstr(s, "scopeName"), "VolumeAttributesClass") != 0) return 0;
-    size_t k = pvc_vac_names(pvc, names);
-    if (strcmp(jstr(s, "operator"), "Exists") == 0) return k > 0;
-    if (k == 0) return scope_selector_matches(s, NULL, err, n);
-    for (size_t i = 0; i < k; i++) {
-        int rc = scope_selector_matches(s, names[i], err, n);
+    for (unsigned t = 0; t < sizeof known_names / sizeof known_names[0]; t++)
+        for (unsigned i = 0; known_names[t][i]; i++)
+            if (strcmp(known_names[t][i], name) == 0) return t << 4 | i;
+    return NAME_INLINE;
+}
+
+static size_t entry_size(const char *name, const qty *q)
+{
+    size_t nm = name_code(name) == NAME_INLINE ? strlen(name) + 1 : 0;
+    return 1 + nm + QTY_HEAD + 4u * q->nlimb;
+}
+
+static unsigned char *entry_pack(unsigned char *p, const char *name, const qty *q)
+{
+    unsigned code = name_code(name);
+    *p++ = (unsigned char)code;
+    if (code == NAME_INLINE) p = (unsigned char *)stpcpy((char *)p, name) + 1;
+    memcpy(p, &q->exp, 8);
+    memcpy(p + 8, &q->uscale, 4);
+    p[12] = q->nlimb;
+    p[13] = q->neg;
+    p[14] = q->big;
+    p[15] = q->format;
+    memcpy(p + QTY_HEAD, q->limb, 4u * q->nlimb);
+    return p + QTY_HEAD + 4u * q->nlimb;
+}
+
+static const unsigned char *entry_unpack(const unsigned char *p, const char **name, qty *q)
+{
+    unsigned code = *p++;
+    if (code == NAME_INLINE) {
+        *name = (const char *)p;
+        p += strlen(*name) + 1;
+    } else {
+        *name = known_names[code >> 4][code & 15];
+    }
+    memset(q, 0, sizeof *q);
+    memcpy(&q->exp, p, 8);
+    memcpy(&q->uscale, p + 8, 4);
+    q->nlimb = p[12] <= QTY_LIMBS ? p[12] : QTY_LIMBS;
+    q->neg = p[13];
+    q->big = p[14];
+    q->format = p[15];
+    memcpy(q->limb, p + QTY_HEAD, 4u * q->nlimb);
+    return p + QTY_HEAD + 4u * q->nlimb;
+}
+
+static uint8_t pod_flags(const json_t *pod)
+{
+    return (uint8_t)((quota_pod_is_terminating(pod) ? F_TERMINATING : 0) |
+                     (quota_pod_qos(pod) == QUOTA_QOS_BEST_EFFORT ? F_BEST_EFFORT : 0) |
+                     (uses_cross_ns_affinity(pod) ? F_CROSS_NS : 0));
+}
+
+/* The scope facts of obj, and the usage u (NULL: scopes only) with its result. */
+static quota_facts *facts_pack(kind k, const json_t *obj, const rlist *u, int usage_rc)
+{
+    const char *strs[3];
+    size_t nstr = 0, len = 0;
+    if (k == K_POD) {
+        const char *pc = jstr(jget(obj, "spec", NULL), "priorityClassName");
+        if (*pc) strs[nstr++] = pc;
+    } else if (k == K_PVC) {
+        nstr = pvc_vac_names(obj, strs);
+    }
+    for (size_t i = 0; i < nstr; i++)
+        len += strlen(strs[i]) + 1;
+    for (size_t i = 0; i < rl_len(u); i++)
+        len += entry_size(rl_name(u, i), rl_qty(u, i));
+    quota_facts *f = malloc(sizeof *f + len);
+    if (!f) return NULL;
+    *f = (quota_facts){.kind = (uint8_t)k,
+                       .flags = k == K_POD ? pod_flags(obj) : 0,
+                       .nstr = (uint8_t)nstr,
+                       .usage_rc = usage_rc,
+                       .nusage = (uint32_t)rl_len(u),
+                       .len = (uint32_t)len};
+    unsigned char *p = f->data;
+    for (size_t i = 0; i < nstr; i++)
+        p = (unsigned char *)stpcpy((char *)p, strs[i]) + 1;
+    for (size_t i = 0; i < rl_len(u); i++)
+        p = entry_pack(p, rl_name(u, i), rl_qty(u, i));
+    return f;
+}
+
+quota_facts *quota_facts_new(const char *group, const char *resource, const json_t *obj,
+                             int64_t now)
+{
+    rlist *u = rl_new();
+    if (!u) return NULL;
+    int rc = quota_usage(group, resource, obj, now, u);
+    if (rc) rl_clear(u);
+    /* Out of memory is not a fact about the object: never keep it. */
+    quota_facts *f = rc == QUOTA_ENOMEM ? NULL : facts_pack(kind_of(group, resource), obj, u, rc);
+    rl_free(u);
+    return f;
+}
+
+void quota_facts_free(quota_facts *f)
+{
+    free(f);
+}
+
+size_t quota_facts_size(const quota_facts *f)
+{
+    return f ? sizeof *f + f->len : 0;
+}
+
+/* The i-th string (i < nstr). */
+static const char *facts_str(const quota_facts *f, size_t i)
+{
+    const char *p = (const char *)f->data;
+    while (i--)
+        p += strlen(p) + 1;
+    return p;
+}
+
+/* ---- scopes on facts ------------------------------------------------------------------------- */
+
+/* One ScopedResourceSelectorRequirement, ready to match. Its label selector
+ * (ScopedResourceSelectorRequirementsAsSelector) is built on first use, as only
+ * PriorityClass and VolumeAttributesClass requirements need one (a bad operator
+ * on any other scope is never an error, as upstream). A recount asks about the
+ * same few class names again and again, so results are memoised per value. */
+#define SCOPE_MEMO 8
+typedef struct scope_req {
+    const json_t *s; /* borrowed */
+    const char *name, *op;
+    int built; /* 0 not yet, 1 sel ready, -1 does not convert (err says why) */
+    sel_t *sel;
+    char err[640];
+    size_t nmemo;
+    char *memo_value[SCOPE_MEMO]; /* NULL: the empty label set */
+    bool memo_match[SCOPE_MEMO];
+} scope_req;
+
+static void scope_req_init(scope_req *r, const json_t *s)
+{
+    memset(r, 0, sizeof *r);
+    r->s = s;
+    r->name = jstr(s, "scopeName");
+    r->op = jstr(s, "operator");
+}
+
+static void scope_req_cleanup(scope_req *r)
+{
+    sel_free(r->sel);
+    for (size_t i = 0; i < r->nmemo; i++)
+        free(r->memo_value[i]);
+}
+
+static int scope_req_build(scope_req *r)
+{
+    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", NULL};
+    char q[256], e[512];
+    if (!in_set(ops, r->op)) {
+        seterr(r->err, sizeof r->err,
+               "failed to parse and convert selector: %s is not a valid scope selector operator",
+               name_go_quote(r->op, q, sizeof q));
+        return r->built = -1;
+    }
+    json_t *values = json_deep_copy(jget(r->s, "values", NULL));
+    json_t *ls = json_pack("{s:[{s:s,s:s,s:o}]}", "matchExpressions", "key", r->name, "operator",
+                           r->op, "values", values ? values : json_array());
+    r->sel = ls ? sel_from_json(ls, e, sizeof e) : NULL;
+    if (!r->sel)
+        seterr(r->err, sizeof r->err, "failed to parse and convert selector: %s",
+               ls ? e : "out of memory");
+    json_decref(ls);
+    return r->built = r->sel ? 1 : -1;
+}
+
+/* Matches on the one-label set {scopeName: value} (value NULL: the empty set).
+ * 1, 0 or -1 (err). */
+static int scope_req_matches(scope_req *r, const char *value, char *err, size_t n)
+{
+    if (!r->built) scope_req_build(r);
+    if (r->built < 0) {
+        seterr(err, n, "%s", r->err);
+        return -1;
+    }
+    for (size_t i = 0; i < r->nmemo; i++) {
+        const char *m = r->memo_value[i];
+        if (value ? m && strcmp(m, value) == 0 : !m) return r->memo_match[i];
+    }
+    json_t *labels = value ? json_pack("{s:s}", r->name, value) : json_object();
+    if (!labels) {
+        seterr(err, n, "failed to parse and convert selector: out of memory");
+        return -1;
+    }
+    bool match = sel_matches(r->sel, labels);
+    json_decref(labels);
+    char *copy = value ? strdup(value) : NULL;
+    if (r->nmemo < SCOPE_MEMO && (copy || !value)) {
+        r->memo_value[r->nmemo] = copy;
+        r->memo_match[r->nmemo++] = match;
+    } else {
+        free(copy);
+    }
+    return match;
+}
+
+/* podMatchesScopeFunc. */
+static int pod_scope(scope_req *r, const quota_facts *f, char *err, size_t n)
+{
+    const char *name = r->name;
+    if (strcmp(name, "Terminating") == 0) return (f->flags & F_TERMINATING) != 0;
+    if (strcmp(name, "NotTerminating") == 0) return (f->flags & F_TERMINATING) == 0;
+    if (strcmp(name, "BestEffort") == 0) return (f->flags & F_BEST_EFFORT) != 0;
+    if (strcmp(name, "NotBestEffort") == 0) return (f->flags & F_BEST_EFFORT) == 0;
+    if (strcmp(name, "CrossNamespacePodAffinity") == 0) return (f->flags & F_CROSS_NS) != 0;
+    if (strcmp(name, "PriorityClass") != 0) return 0;
+    const char *pc = f->nstr ? facts_str(f, 0) : NULL;
+    if (strcmp(r->op, "Exists") == 0) return pc != NULL;
+    return scope_req_matches(r, pc, err, n);
+}
+
+/* pvcMatchesScopeFunc: only VolumeAttributesClass; any referenced name may match. */
+static int pvc_scope(scope_req *r, const quota_facts *f, char *err, size_t n)
+{
+    if (strcmp(r->name, "VolumeAttributesClass") != 0) return 0;
+    if (strcmp(r->op, "Exists") == 0) return f->nstr > 0;
+    if (f->nstr == 0) return scope_req_matches(r, NULL, err, n);
+    for (size_t i = 0; i < f->nstr; i++) {
+        int rc = scope_req_matches(r, facts_str(f, i), err, n);
         if (rc) return rc;
     }
     return 0;
 }
 
-static int scope_matches(kind k, const json_t *s, const json_t *obj, char *err, size_t n)
+static int scope_matches(scope_req *r, const quota_facts *f, char *err, size_t n)
 {
-    if (k == K_POD) return pod_scope(s, obj, err, n);
-    if (k == K_PVC) return pvc_scope(s, obj, err, n);
+    if (f->kind == K_POD) return pod_scope(r, f, err, n);
+    if (f->kind == K_PVC) return pvc_scope(r, f, err, n);
     return 0; /* generic.MatchesNoScopeFunc */
 }
 
@@ -753,31 +951,88 @@ json_t *quota_scope_selectors(const json_t *spec)
     return arr;
 }
 
+/* ---- a quota's scopes, prepared (the recount context) ---------------------------------------- */
+
+struct quota_recount_ctx {
+    kind kind;
+    json_t *sels; /* quota_scope_selectors, owned */
+    scope_req *reqs;
+    size_t nreq;
+    rlist *hard; /* spec.hard; NULL: keep every usage key */
+    /* Per known_names code: whether hard has that name (the common names are
+     * then decided without a string compare). */
+    bool known_in_hard[sizeof known_names / sizeof known_names[0]][16];
+};
+
+void quota_recount_ctx_free(quota_recount_ctx *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->nreq; i++)
+        scope_req_cleanup(&c->reqs[i]);
+    free(c->reqs);
+    json_decref(c->sels);
+    rl_free(c->hard);
+    free(c);
+}
+
+static quota_recount_ctx *ctx_new(const json_t *spec, kind k)
+{
+    quota_recount_ctx *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->kind = k;
+    c->sels = quota_scope_selectors(spec);
+    size_t n = json_array_size(c->sels);
+    c->reqs = n ? calloc(n, sizeof *c->reqs) : NULL;
+    if (!c->sels || (n && !c->reqs)) {
+        quota_recount_ctx_free(c);
+        return NULL;
+    }
+    for (c->nreq = 0; c->nreq < n; c->nreq++)
+        scope_req_init(&c->reqs[c->nreq], json_array_get(c->sels, c->nreq));
+    return c;
+}
+
+/* Every scope matches (no scopes: 1). Errors win over a mismatch, so every
+ * requirement is evaluated. */
+int quota_recount_matches(quota_recount_ctx *c, const quota_facts *f, char *err, size_t n)
+{
+    int match = 1;
+    for (size_t i = 0; i < c->nreq; i++) {
+        int rc = scope_matches(&c->reqs[i], f, err, n);
+        if (rc < 0) return -1;
+        match = match && rc;
+    }
+    return match;
+}
+
 int quota_matching_scopes(const char *group, const char *resource, const json_t *obj,
                           const json_t *selectors, json_t *out, char *err, size_t n)
 {
-    kind k = kind_of(group, resource);
+    quota_facts *f = facts_pack(kind_of(group, resource), obj, NULL, 0);
     json_t *matched = json_array();
+    int rc = f && matched ? 0 : QUOTA_ENOMEM;
     size_t i;
     const json_t *s;
-    char e[512];
-    if (!matched) return QUOTA_ENOMEM;
+    char e[640];
     json_array_foreach(selectors, i, s)
     {
-        int rc = scope_matches(k, s, obj, e, sizeof e);
-        if (rc < 0) {
+        scope_req r;
+        scope_req_init(&r, s);
+        int m = rc ? 0 : scope_matches(&r, f, e, sizeof e);
+        scope_req_cleanup(&r);
+        if (m < 0) {
             dbuf b;
             dbuf_init(&b, 4096);
             format_scope(s, &b);
             seterr(err, n, "error on matching scope %s: %s", b.p ? b.p : "", e);
             dbuf_free(&b);
-            json_decref(matched);
-            return -1;
+            rc = -1;
         }
-        if (rc && json_array_append(matched, (json_t *)s)) break;
+        if (m > 0 && json_array_append(matched, (json_t *)s)) rc = QUOTA_ENOMEM;
     }
-    int rc = json_array_extend(out, matched) ? QUOTA_ENOMEM : 0;
+    if (!rc && json_array_extend(out, matched)) rc = QUOTA_ENOMEM;
     json_decref(matched);
+    quota_facts_free(f);
     return rc;
 }
 
@@ -785,24 +1040,16 @@ int quota_matches_scopes(const json_t *spec, const char *group, const char *reso
                          const json_t *obj, char *err, size_t n)
 {
     kind k = kind_of(group, resource);
-    json_t *sels = quota_scope_selectors(spec);
-    if (!sels) {
+    quota_recount_ctx *c = ctx_new(spec, k);
+    /* No scopes: everything matches, without looking at the object. */
+    quota_facts *f = c && c->nreq ? facts_pack(k, obj, NULL, 0) : NULL;
+    int match = c && !c->nreq ? 1 : -1;
+    if (f)
+        match = quota_recount_matches(c, f, err, n);
+    else if (match < 0)
         seterr(err, n, "out of memory");
-        return -1;
-    }
-    int match = 1;
-    size_t i;
-    const json_t *s;
-    json_array_foreach(sels, i, s)
-    {
-        int rc = scope_matches(k, s, obj, err, n);
-        if (rc < 0) {
-            match = -1;
-            break;
-        }
-        match = match && rc;
-    }
-    json_decref(sels);
+    quota_facts_free(f);
+    quota_recount_ctx_free(c);
     return match;
 }
 
@@ -1033,17 +1280,71 @@ int quota_recount_begin(const json_t *quota, const char *group, const char *reso
     return rc;
 }
 
+quota_recount_ctx *quota_recount_prepare(const json_t *quota, const char *group,
+                                         const char *resource)
+{
+    quota_recount_ctx *c = ctx_new(jget(quota, "spec", NULL), kind_of(group, resource));
+    if (!c) return NULL;
+    c->hard = rl_new();
+    /* Unparsable hard: quota_status_used_for fails anyway; keep every key meanwhile. */
+    if (c->hard && spec_hard(quota, c->hard)) {
+        rl_free(c->hard);
+        c->hard = NULL;
+    } else if (!c->hard) {
+        quota_recount_ctx_free(c);
+        return NULL;
+    }
+    for (size_t t = 0; t < sizeof known_names / sizeof known_names[0]; t++)
+        for (size_t i = 0; known_names[t][i]; i++)
+            c->known_in_hard[t][i] = !c->hard || rl_has(c->hard, known_names[t][i]);
+    return c;
+}
+
+/* Whether a usage entry's name is a key of spec.hard. */
+static bool in_hard(const quota_recount_ctx *c, unsigned code, const char *name)
+{
+    if (code != NAME_INLINE) return c->known_in_hard[code >> 4][code & 15];
+    return !c->hard || rl_has(c->hard, name);
+}
+
+/* acc[name] += q, as upstream's quota.Add. */
+static int acc_add(rlist *acc, const char *name, const qty *q)
+{
+    const qty *cur = rl_get(acc, name);
+    qty sum = cur ? *cur : *q;
+    if (cur) TRY(qerr(qty_add(&sum, q)));
+    return set_q(acc, name, &sum);
+}
+
+int quota_recount_add_facts(quota_recount_ctx *c, const quota_facts *f, rlist *acc)
+{
+    char err[256];
+    if (f->kind != c->kind) return QUOTA_EINVAL; /* facts of another kind: a caller bug */
+    if (quota_recount_matches(c, f, err, sizeof err) <= 0) return 0;
+    if (f->usage_rc) return f->usage_rc;
+    const unsigned char *p = f->data;
+    for (size_t i = 0; i < f->nstr; i++)
+        p += strlen((const char *)p) + 1;
+    for (uint32_t i = 0; i < f->nusage; i++) {
+        const char *name;
+        qty q;
+        unsigned code = *p;
+        p = entry_unpack(p, &name, &q);
+        /* Keys outside spec.hard would be masked out of status.used anyway. */
+        if (in_hard(c, code, name)) TRY(acc_add(acc, name, &q));
+    }
+    return 1;
+}
+
 int quota_recount_add(const json_t *quota, const char *group, const char *resource,
                       const json_t *obj, int64_t now, rlist *acc)
 {
-    char err[256];
-    if (quota_matches_scopes(jget(quota, "spec", NULL), group, resource, obj, err, sizeof err) <= 0)
-        return 0;
-    rlist *u = rl_new();
-    int rc = u ? quota_usage(group, resource, obj, now, u) : QUOTA_ENOMEM;
-    if (!rc) rc = qerr(rl_add_to(acc, u));
-    rl_free(u);
-    return rc ? rc : 1;
+    quota_recount_ctx *c = quota_recount_prepare(quota, group, resource);
+    quota_facts *f = c ? quota_facts_new(group, resource, obj, now) : NULL;
+    int rc = f ? quota_recount_add_facts(c, f, acc) : QUOTA_ENOMEM;
+    quota_facts_free(f);
+    quota_recount_ctx_free(c);
+    return rc;
 }
 
 json_t *quota_status_used_for(const json_t *quota, const rlist *acc)

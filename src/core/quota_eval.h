@@ -93,6 +93,26 @@ bool quota_pod_counts(const json_t *pod, int64_t now); /* QuotaV1Pod: not termin
 int quota_pod_requests(const json_t *pod, rlist *out);
 int quota_pod_limits(const json_t *pod, rlist *out);
 
+/* ---- per-object facts ----
+ * Everything the rules above need from one object, computed once from its JSON:
+ * its usage (as quota_usage at `now`) and, for the scope decision, for pods
+ * whether it is Terminating, BestEffort, uses cross-namespace affinity and its
+ * priorityClassName; for PVCs the VolumeAttributesClass names; nothing for other
+ * kinds (they match no scope). The JSON entry points (quota_matches_scopes,
+ * quota_matching_scopes, quota_recount_add) compute facts and decide on them, so
+ * a cached copy (the registry keeps one per stored object) and a fresh parse can
+ * never disagree. Packed in one allocation (~150 bytes for a typical pod);
+ * immutable once built, so it may be shared read-only across threads. */
+typedef struct quota_facts quota_facts;
+
+/* The facts of obj (of group/resource), usage evaluated at `now`. NULL only when
+ * out of memory; a usage error (a bad quantity) is kept inside and reported by
+ * quota_recount_add_facts, as quota_recount_add reports it. */
+quota_facts *quota_facts_new(const char *group, const char *resource, const json_t *obj,
+                             int64_t now);
+void quota_facts_free(quota_facts *f);
+size_t quota_facts_size(const quota_facts *f); /* bytes allocated, for memory accounting */
+
 /* ---- controller recount (spec §5, generic.CalculateUsageStats) ----
  * For each kind the controller knows:
  *   quota_recount_begin(q, kind, acc)   -- zeros for the spec.hard keys the kind
@@ -100,10 +120,28 @@ int quota_pod_limits(const json_t *pod, rlist *out);
  *   for each object of the kind in the namespace: quota_recount_add(...)
  * then quota_status_used_for(q, acc) gives the status.used to write. */
 int quota_recount_begin(const json_t *quota, const char *group, const char *resource, rlist *acc);
-/* Adds obj's usage when it is inside the quota's scopes: 1 counted, 0 not (a scope
- * error counts as "not", as upstream drops it silently), <0 error. */
+/* Adds obj's usage (spec.hard's keys) when it is inside the quota's scopes: 1
+ * counted, 0 not (a scope error counts as "not", as upstream drops it silently),
+ * <0 error. quota_facts_new + quota_recount_add_facts. */
 int quota_recount_add(const json_t *quota, const char *group, const char *resource,
                       const json_t *obj, int64_t now, rlist *acc);
+
+/* The recount on cached facts: quota_recount_prepare parses the quota's scope
+ * selectors (their label selectors are built once, on first use) and spec.hard
+ * for one kind; quota_recount_add_facts is then quota_recount_add for an object
+ * whose facts were built with the same group/resource and the recount's `now`.
+ * Only the keys of spec.hard are added to acc (the only ones status.used keeps).
+ * A context is not thread-safe (it memoises selector results). NULL on OOM. */
+typedef struct quota_recount_ctx quota_recount_ctx;
+quota_recount_ctx *quota_recount_prepare(const json_t *quota, const char *group,
+                                         const char *resource);
+void quota_recount_ctx_free(quota_recount_ctx *c);
+/* Whether the facts' object is inside every scope of the quota: 1, 0, or -1 with
+ * the error text in err (quota_matches_scopes on facts). */
+int quota_recount_matches(quota_recount_ctx *c, const quota_facts *f, char *err, size_t n);
+/* 1 counted, 0 not (outside the scopes, or a scope error), <0 a usage error. */
+int quota_recount_add_facts(quota_recount_ctx *c, const quota_facts *f, rlist *acc);
+
 /* copy(status.used), overwritten by every key of acc, masked to spec.hard's keys:
  * what upstream's syncResourceQuota writes. Keys no evaluator computed keep their
  * old value (or stay absent). New JSON object; NULL on error. */

@@ -71,35 +71,67 @@ static int write_used(store_txn *t, json_t *quota, json_t *used, api_err *e)
     return 0;
 }
 
+/* ---- the per-object facts cache ----
+ * Every stored object of a kind quota evaluates carries its quota_facts in
+ * idx.ext, computed by the store's indexer from the object as written (or as
+ * loaded), with QUOTA_NOW: what the recount would compute from the JSON, kept
+ * so that a recount never parses it. ext_free doubles as the type tag. */
+static void facts_free(void *f)
+{
+    quota_facts_free(f);
+}
+
+void quota_index(const api_kind *k, const json_t *obj, store_index *out)
+{
+    if (!k->namespaced || quota_ignored_resource(k->group, k->resource)) return;
+    out->ext = quota_facts_new(k->group, k->resource, obj, QUOTA_NOW);
+    out->ext_free = out->ext ? facts_free : NULL;
+}
+
+static const quota_facts *cached_facts(const store_obj *o)
+{
+    return o->idx.ext_free == facts_free ? o->idx.ext : NULL;
+}
+
+/* Add the objects of kind k under prefix to acc (cached facts, else parsed). */
+static int recount_kind(store_txn *t, const char *prefix, quota_recount_ctx *c, const api_kind *k,
+                        rlist *acc)
+{
+    store_obj **objs = NULL;
+    size_t n = 0;
+    if (store_txn_list(t, prefix, &objs, &n) != 0) return -1;
+    for (size_t j = 0; j < n; j++) {
+        const quota_facts *f = cached_facts(objs[j]);
+        quota_facts *parsed = NULL;
+        if (!f) {
+            json_t *o = store_obj_parse(objs[j]);
+            f = parsed = o ? quota_facts_new(k->group, k->resource, o, QUOTA_NOW) : NULL;
+            json_decref(o);
+        }
+        if (f) quota_recount_add_facts(c, f, acc);
+        quota_facts_free(parsed);
+        store_obj_unref(objs[j]);
+    }
+    free(objs);
+    return 0;
+}
+
 int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
 {
     const char *ns = meta_str(quota, "namespace");
     rlist *acc = rl_new();
-    if (!acc || !ns) {
-        rl_free(acc);
-        return -1;
-    }
+    int rc = acc && ns ? 0 : -1;
     char res[256], prefix[600];
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    for (size_t i = 0; i < api_kind_count() && rc == 0; i++) {
         const api_kind *k = api_kind_at(i);
         if (!k->namespaced || quota_recount_begin(quota, k->group, k->resource, acc) <= 0) continue;
         api_kind_store_resource(k, res, sizeof res);
         snprintf(prefix, sizeof prefix, "%s/%s/", res, ns);
-        store_obj **objs = NULL;
-        size_t n = 0;
-        if (store_txn_list(t, prefix, &objs, &n) != 0) {
-            rl_free(acc);
-            return -1;
-        }
-        for (size_t j = 0; j < n; j++) {
-            json_t *o = store_obj_parse(objs[j]);
-            if (o) quota_recount_add(quota, k->group, k->resource, o, QUOTA_NOW, acc);
-            json_decref(o);
-            store_obj_unref(objs[j]);
-        }
-        free(objs);
+        quota_recount_ctx *c = quota_recount_prepare(quota, k->group, k->resource);
+        rc = c ? recount_kind(t, prefix, c, k, acc) : -1;
+        quota_recount_ctx_free(c);
     }
-    *used = quota_status_used_for(quota, acc);
+    *used = rc == 0 ? quota_status_used_for(quota, acc) : NULL;
     rl_free(acc);
     return *used ? 0 : -1;
 }
@@ -130,7 +162,8 @@ static rlist *contribution(const json_t *q, const api_kind *k, const json_t *obj
     const char *bad = NULL;
     char err[256];
     if (!out || !hard || !u) goto done;
-    if (!obj || rl_from_json(json_object_get(json_object_get(q, "status"), "hard"), hard, &bad) != 0)
+    if (!obj ||
+        rl_from_json(json_object_get(json_object_get(q, "status"), "hard"), hard, &bad) != 0)
         goto done;
     if (quota_matches(json_object_get(q, "spec"), hard, k->group, k->resource, obj, err,
                       sizeof err) != 1)
@@ -204,8 +237,16 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
                             api_err *e)
 {
     const char *ns = meta_str(obj, "namespace");
-    quota_request rq = {ns,  k->group, k->resource, sub,    op == REG_CREATE ? QUOTA_CREATE : QUOTA_UPDATE,
-                        obj, old,      quotas,      NULL,   QUOTA_NOW};
+    quota_request rq = {.namespace_ = ns,
+                        .group = k->group,
+                        .resource = k->resource,
+                        .subresource = sub,
+                        .op = op == REG_CREATE ? QUOTA_CREATE : QUOTA_UPDATE,
+                        .obj = obj,
+                        .old = old,
+                        .quotas = quotas,
+                        .limited = NULL,
+                        .now = QUOTA_NOW};
     quota_result res;
     int rc = quota_check(&rq, &res);
     if (rc != 0 && !res.message) {

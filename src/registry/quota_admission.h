@@ -12,4 +12,9 @@ int quota_admission_register(void);
  * quota controller, so admission and recount use one rule. */
 int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used);
 
+/* The store indexer's part for quota: idx.ext = the object's quota_facts for
+ * kinds quota evaluates (namespaced, not ignored), nothing for the others. The
+ * recount uses them instead of parsing each object. */
+void quota_index(const api_kind *k, const json_t *obj, store_index *out);
+
 #endif

@@ -3,6 +3,7 @@
 
 #include "api/objects.h"
 #include "api/validation.h"
+#include "registry/quota_admission.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,7 @@ void reg_indexer(const char *key, const json_t *obj, store_index *out)
     out->labels = json_is_object(labels) ? json_incref(labels) : NULL;
     const api_kind *k = kind_for_key(key);
     out->fields = k ? api_kind_fields_packed(k, obj) : NULL;
+    if (k) quota_index(k, obj, out);
 }
 
 static store_obj *txn_get_obj(store_txn *t, const api_kind *k, const char *ns, const char *name)

@@ -732,6 +732,158 @@ static void test_recount(void **state)
                    "[]", "{'example.com/foo':'1','pods':'0'}");
 }
 
+/* ---- facts: the cached path agrees with the JSON path ----------------------------------------- */
+
+/* Every usage vector survives the facts' packing: a recount of one object on its
+ * facts, with every usage key in hard, gives exactly quota_usage (values and
+ * formats), including names outside the known tables (hugepages, extended
+ * resources, storage classes, count/<res>.<group>). */
+static void expect_facts_usage(const char *group, const char *res, const char *obj)
+{
+    json_t *o = J(obj);
+    rlist *u = rl_new(), *acc = rl_new();
+    assert_int_equal(quota_usage(group, res, o, NOW, u), 0);
+    json_t *hard = rl_to_json(u);
+    json_t *q = json_pack("{s:{s:o}}", "spec", "hard", hard);
+    quota_recount_ctx *c = quota_recount_prepare(q, group, res);
+    quota_facts *f = quota_facts_new(group, res, o, NOW);
+    assert_non_null(c);
+    assert_non_null(f);
+    assert_true(quota_facts_size(f) < 512);
+    assert_int_equal(quota_recount_add_facts(c, f, acc), 1);
+    char *want = fmt(u);
+    expect_list(obj, acc, want);
+    free(want);
+    quota_facts_free(f);
+    quota_recount_ctx_free(c);
+    json_decref(q);
+    json_decref(o);
+    rl_free(u);
+    rl_free(acc);
+}
+
+static void test_facts_usage(void **state)
+{
+    for (size_t i = 0; i < N(pod_vectors); i++)
+        expect_facts_usage("", "pods", pod_vectors[i].pod);
+    expect_facts_usage("", "pods",
+                       "{'spec':{'containers':[{" RES("'hugepages-2Mi':'4Mi','example.com/x':'2',"
+                                                      "'cpu':'123456789012345678901234567m'",
+                                                      "") "}]}}");
+    expect_facts_usage("", "services", "{'spec':{'type':'NodePort','ports':[{},{}]}}");
+    expect_facts_usage(
+        "", "persistentvolumeclaims",
+        "{'spec':{'storageClassName':'gold','resources':{'requests':{'storage':'10Gi'}}}}");
+    expect_facts_usage("", "configmaps", "{}");
+    expect_facts_usage("example.com", "widgets", "{}");
+}
+
+/* Objects and scope requirements of the scope tests above. */
+static const char *const scope_objs[] = {
+    "{'spec':{}}",
+    "{'spec':{'priorityClassName':'class1'}}",
+    "{'spec':{'priorityClassName':'high'}}",
+    "{'spec':{'containers':[{" RES("'cpu':'1','memory':'1Gi'", "") "}]}}",
+    "{'spec':{'activeDeadlineSeconds':30,'priorityClassName':'class1'}}",
+    "{'spec':{'affinity':{'podAffinity':{'requiredDuringSchedulingIgnoredDuring"
+    "Execution':[{'namespaces':['ns1'],'topologyKey':'k'}]}}}}",
+    "{'spec':{'affinity':{'podAntiAffinity':{'preferredDuringSchedulingIgnored"
+    "DuringExecution':[{'weight':1,'podAffinityTerm':{'namespaceSelector':{}}}]}}}}",
+    "{'spec':{'volumeAttributesClassName':'silver'},'status':{"
+    "'modifyVolumeStatus':{'targetVolumeAttributesClassName':'gold'}}}",
+    "{'status':{'currentVolumeAttributesClassName':'a'}}",
+    "{'spec':{'containers':[{" RES("'cpu':'bad'", "") "}],'priorityClassName':'high'}}",
+};
+
+static const char *const scope_reqs[] = {
+    "{'scopeName':'Terminating','operator':'Exists'}",
+    "{'scopeName':'NotTerminating','operator':'Exists'}",
+    "{'scopeName':'BestEffort','operator':'Exists'}",
+    "{'scopeName':'NotBestEffort','operator':'Exists'}",
+    "{'scopeName':'CrossNamespacePodAffinity','operator':'Exists'}",
+    "{'scopeName':'Terminating','operator':'Bogus'}",
+    "{'scopeName':'PriorityClass','operator':'In','values':['class1','high']}",
+    "{'scopeName':'PriorityClass','operator':'NotIn','values':['low']}",
+    "{'scopeName':'PriorityClass','operator':'Exists'}",
+    "{'scopeName':'PriorityClass','operator':'DoesNotExist'}",
+    "{'scopeName':'PriorityClass','operator':'Bad','values':['x']}",
+    "{'scopeName':'PriorityClass','operator':'In'}",
+    "{'scopeName':'VolumeAttributesClass','operator':'In','values':['gold']}",
+    "{'scopeName':'VolumeAttributesClass','operator':'NotIn','values':['gold']}",
+    "{'scopeName':'VolumeAttributesClass','operator':'Exists'}",
+};
+
+/* One prepared context per requirement, reused over every object (twice, so
+ * the memoised selector results are exercised), must agree with the JSON entry
+ * points evaluated afresh per object, and with the pod helpers themselves. */
+static void agree(const char *res, const char *req_text)
+{
+    json_t *req = J(req_text);
+    json_t *q =
+        json_pack("{s:{s:{s:s,s:s,s:s},s:{s:[O]}}}", "spec", "hard", "pods", "100", "requests.cpu",
+                  "100", "persistentvolumeclaims", "100", "scopeSelector", "matchExpressions", req);
+    json_t *spec = json_object_get(q, "spec"), *sels = json_pack("[O]", req);
+    quota_recount_ctx *c = quota_recount_prepare(q, "", res);
+    rlist *acc_facts = rl_new(), *acc_json = rl_new();
+    char err[640], err2[640];
+    for (size_t pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < N(scope_objs); i++) {
+            json_t *o = J(scope_objs[i]), *out = json_array();
+            quota_facts *f = quota_facts_new("", res, o, NOW);
+            int m_facts = quota_recount_matches(c, f, err, sizeof err);
+            int m_json = quota_matches_scopes(spec, "", res, o, err2, sizeof err2);
+            int m_list = quota_matching_scopes("", res, o, sels, out, NULL, 0);
+            if (m_facts != m_json || (m_list < 0 ? -1 : (int)json_array_size(out)) != m_json)
+                fail_msg("%s %s on %s: facts %d json %d list %d", res, req_text, scope_objs[i],
+                         m_facts, m_json, m_list);
+            if (m_facts < 0) assert_string_equal(err, err2);
+            const char *scope = json_string_value(json_object_get(req, "scopeName"));
+            if (!strcmp(res, "pods") && !strcmp(scope, "Terminating"))
+                assert_int_equal(m_facts, quota_pod_is_terminating(o));
+            if (!strcmp(res, "pods") && !strcmp(scope, "BestEffort"))
+                assert_int_equal(m_facts, quota_pod_qos(o) == QUOTA_QOS_BEST_EFFORT);
+            int a = quota_recount_add_facts(c, f, acc_facts);
+            int b = quota_recount_add(q, "", res, o, NOW, acc_json);
+            assert_int_equal(a, b);
+            assert_true(rl_equal(acc_facts, acc_json));
+            quota_facts_free(f);
+            json_decref(o);
+            json_decref(out);
+        }
+    }
+    quota_recount_ctx_free(c);
+    rl_free(acc_facts);
+    rl_free(acc_json);
+    json_decref(sels);
+    json_decref(q);
+    json_decref(req);
+}
+
+static void test_facts_agree_with_json(void **state)
+{
+    for (size_t r = 0; r < N(scope_reqs); r++) {
+        agree("pods", scope_reqs[r]);
+        agree("persistentvolumeclaims", scope_reqs[r]);
+        agree("services", scope_reqs[r]);
+    }
+}
+
+/* Facts of one kind given to a context of another are refused. */
+static void test_facts_kind_mismatch(void **state)
+{
+    json_t *q = J("{'spec':{'hard':{'pods':'1'}}}"), *o = J("{}");
+    quota_recount_ctx *c = quota_recount_prepare(q, "", "pods");
+    quota_facts *f = quota_facts_new("", "services", o, NOW);
+    rlist *acc = rl_new();
+    assert_int_equal(quota_recount_add_facts(c, f, acc), QUOTA_EINVAL);
+    assert_int_equal(rl_len(acc), 0);
+    rl_free(acc);
+    quota_facts_free(f);
+    quota_recount_ctx_free(c);
+    json_decref(q);
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -750,6 +902,9 @@ int main(void)
         cmocka_unit_test(test_pvc_usage),
         cmocka_unit_test(test_count_usage),
         cmocka_unit_test(test_recount),
+        cmocka_unit_test(test_facts_usage),
+        cmocka_unit_test(test_facts_agree_with_json),
+        cmocka_unit_test(test_facts_kind_mismatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
