@@ -16,7 +16,9 @@
  */
 #include "registry/quota_admission.h"
 
+#include "core/deferred.h"
 #include "core/quota_check.h"
+#include "registry/quota_deferred.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,11 +96,25 @@ static const quota_facts *cached_facts(const store_obj *o)
 }
 
 /* Add the objects of kind k under prefix to acc (cached facts, else parsed). */
+/* Whether a stored pod is assigned, from its selector fields (no parsing). */
+static bool assigned(const store_obj *o)
+{
+    for (const char *p = o->idx.fields; p && *p;) {
+        const char *val = p + strlen(p) + 1;
+        if (!strcmp(p, "spec.nodeName")) return *val != '\0';
+        p = val + strlen(val) + 1;
+    }
+    return false;
+}
+
+/* Deferred namespaces: an unassigned pod's compute usage goes to `held`,
+ * which the caller takes back out (core/deferred.c's rule). */
 static int recount_kind(store_txn *t, const char *prefix, quota_recount_ctx *c, const api_kind *k,
-                        rlist *acc)
+                        rlist *acc, rlist *held)
 {
     store_obj **objs = NULL;
     size_t n = 0;
+    bool pods = held && !*k->group && !strcmp(k->resource, "pods");
     if (store_txn_list(t, prefix, &objs, &n) != 0) return -1;
     for (size_t j = 0; j < n; j++) {
         const quota_facts *f = cached_facts(objs[j]);
@@ -108,7 +124,7 @@ static int recount_kind(store_txn *t, const char *prefix, quota_recount_ctx *c, 
             f = parsed = o ? quota_facts_new(k->group, k->resource, o, QUOTA_NOW) : NULL;
             json_decref(o);
         }
-        if (f) quota_recount_add_facts(c, f, acc);
+        if (f) quota_recount_add_facts(c, f, pods && !assigned(objs[j]) ? held : acc);
         quota_facts_free(parsed);
         store_obj_unref(objs[j]);
     }
@@ -119,7 +135,7 @@ static int recount_kind(store_txn *t, const char *prefix, quota_recount_ctx *c, 
 int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
 {
     const char *ns = meta_str(quota, "namespace");
-    rlist *acc = rl_new();
+    rlist *acc = rl_new(), *held = quota_ns_deferred(t, NULL, ns) ? rl_new() : NULL;
     int rc = acc && ns ? 0 : -1;
     char res[256], prefix[600];
     for (size_t i = 0; i < api_kind_count() && rc == 0; i++) {
@@ -128,17 +144,26 @@ int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
         api_kind_store_resource(k, res, sizeof res);
         snprintf(prefix, sizeof prefix, "%s/%s/", res, ns);
         quota_recount_ctx *c = quota_recount_prepare(quota, k->group, k->resource);
-        rc = c ? recount_kind(t, prefix, c, k, acc) : -1;
+        rc = c ? recount_kind(t, prefix, c, k, acc, held) : -1;
         quota_recount_ctx_free(c);
+    }
+    if (rc == 0 && held) { /* unassigned pods still count, but not their compute */
+        rlist *deferred = quota_deferred_only(held), *kept = deferred ? rl_subtract(held, deferred) : NULL;
+        rc = kept && rl_add_to(acc, kept) == 0 ? 0 : -1;
+        rl_free(deferred);
+        rl_free(kept);
     }
     *used = rc == 0 ? quota_status_used_for(quota, acc) : NULL;
     rl_free(acc);
+    rl_free(held);
     return *used ? 0 : -1;
 }
 
+static rlist *contribution(const json_t *q, const api_kind *k, const json_t *obj, bool deferred);
+
 /* A quota written by a client: status.hard mirrors spec.hard, and status.used
  * is recounted now, so the quota is enforced from the moment it exists. */
-static int fill_own_status(store_txn *t, json_t *quota, api_err *e)
+static int fill_own_status(store_txn *t, json_t *quota, reg_op op, api_err *e)
 {
     json_t *hard = json_object_get(json_object_get(quota, "spec"), "hard");
     json_t *status = json_object();
@@ -151,12 +176,22 @@ static int fill_own_status(store_txn *t, json_t *quota, api_err *e)
     if (quota_recount_in_txn(t, quota, &used) != 0)
         return api_err_set(e, API_INTERNAL, "cannot recount quota");
     json_object_set_new(status, "used", used);
-    return 0;
+    if (op != REG_CREATE) return 0;
+    /* A new quota is not in the store yet, but it counts itself (resourcequotas),
+     * as upstream's recount, run after the create, does. */
+    const api_kind *k = api_kind_find("", "v1", "resourcequotas");
+    rlist *self = contribution(quota, k, quota, false), *cur = rl_new();
+    const char *bad = NULL;
+    int rc = self && cur && rl_from_json(used, cur, &bad) == 0 && rl_add_to(cur, self) == 0 ? 0 : -1;
+    if (rc == 0 && rl_len(self)) json_object_set_new(status, "used", rl_to_json(cur));
+    rl_free(self);
+    rl_free(cur);
+    return rc == 0 ? 0 : api_err_set(e, API_INTERNAL, "cannot count quota");
 }
 
 /* Usage of obj that quota q tracks: its usage masked to q's hard keys when obj
  * is inside q's scopes, else empty. */
-static rlist *contribution(const json_t *q, const api_kind *k, const json_t *obj)
+static rlist *contribution(const json_t *q, const api_kind *k, const json_t *obj, bool deferred)
 {
     rlist *out = rl_new(), *hard = rl_new(), *u = rl_new();
     const char *bad = NULL;
@@ -169,6 +204,7 @@ static rlist *contribution(const json_t *q, const api_kind *k, const json_t *obj
                       sizeof err) != 1)
         goto done;
     if (quota_usage(k->group, k->resource, obj, QUOTA_NOW, u) != 0) goto done;
+    if (deferred) quota_deferred_mask(k->group, k->resource, obj, u);
     rlist *masked = rl_mask(u, hard);
     if (masked) {
         rl_free(out);
@@ -184,13 +220,13 @@ done:
  * does not evaluate (nw NULL on delete). Never raises a key past its hard:
  * a non-evaluated write can only move usage down (terminal, deleted). */
 static int release(store_txn *t, const api_kind *k, json_t *quotas, const json_t *old,
-                   const json_t *nw, api_err *e)
+                   const json_t *nw, bool deferred, api_err *e)
 {
     size_t i;
     json_t *q;
     json_array_foreach(quotas, i, q)
     {
-        rlist *before = contribution(q, k, old), *after = contribution(q, k, nw);
+        rlist *before = contribution(q, k, old, deferred), *after = contribution(q, k, nw, deferred);
         rlist *used = rl_new();
         const char *bad = NULL;
         int rc = 0;
@@ -232,9 +268,26 @@ static void forbidden(api_err *e, const api_kind *k, const json_t *obj, const qu
     api_err_details(e, name, k->group, k->resource);
 }
 
+/* pods/binding in a deferred namespace: the atomic re-check. The pod's compute
+ * usage is charged now, in the transaction that assigns it, or the bind is
+ * refused; nothing else can commit in between. */
+static int charge_binding(store_txn *t, json_t *quotas, const json_t *pod, bool dry_run, api_err *e)
+{
+    size_t n = json_array_size(quotas);
+    json_t **used = calloc(n, sizeof *used);
+    if (!used) return api_err_set(e, API_INTERNAL, "out of memory");
+    int rc = quota_deferred_bind(quotas, pod, used, e);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0 && used[i] && !dry_run) rc = write_used(t, json_array_get(quotas, i), used[i], e);
+        json_decref(used[i]);
+    }
+    free(used);
+    return rc;
+}
+
 static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const char *sub,
-                            json_t *quotas, const json_t *obj, const json_t *old, bool dry_run,
-                            api_err *e)
+                            json_t *quotas, const json_t *obj, const json_t *old, bool deferred,
+                            bool dry_run, api_err *e)
 {
     const char *ns = meta_str(obj, "namespace");
     quota_request rq = {.namespace_ = ns,
@@ -245,6 +298,7 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
                         .obj = obj,
                         .old = old,
                         .quotas = quotas,
+                        .deferred = deferred,
                         .limited = NULL,
                         .now = QUOTA_NOW};
     quota_result res;
@@ -274,18 +328,21 @@ static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *s
     json_t *quotas = load_quotas(t, ns);
     if (!quotas) return api_err_set(e, API_INTERNAL, "cannot read quotas");
     int rc = 0;
+    bool deferred = quota_ns_deferred(t, NULL, ns);
     if (json_array_size(quotas) > 0) {
         quota_op qop = op == REG_CREATE ? QUOTA_CREATE : QUOTA_UPDATE;
         if (op == REG_DELETE)
-            rc = dry_run ? 0 : release(t, k, quotas, obj, NULL, e);
+            rc = dry_run ? 0 : release(t, k, quotas, obj, NULL, deferred, e);
+        else if (!strcmp(sub, "binding"))
+            rc = deferred ? charge_binding(t, quotas, obj, dry_run, e) : 0;
         else if (quota_handles(k->group, k->resource, qop, sub, obj, old))
-            rc = check_and_charge(t, k, op, sub, quotas, obj, old, dry_run, e);
+            rc = check_and_charge(t, k, op, sub, quotas, obj, old, deferred, dry_run, e);
         else if (op == REG_UPDATE && !dry_run)
-            rc = release(t, k, quotas, old, obj, e);
+            rc = release(t, k, quotas, old, obj, deferred, e);
     }
     json_decref(quotas);
     /* Last, a quota written by a client gets its status from the store. */
-    if (rc == 0 && is_quota_kind(k) && op != REG_DELETE) rc = fill_own_status(t, obj, e);
+    if (rc == 0 && is_quota_kind(k) && op != REG_DELETE) rc = fill_own_status(t, obj, op, e);
     return rc;
 }
 
