@@ -74,6 +74,7 @@ cleanup() {
   local rc=$?
   if [ -n "$ALLOT_PID" ]; then kill -9 "$ALLOT_PID" 2>/dev/null || true; fi
   if [ $rc -ne 0 ]; then echo "--- allotd log (tail) ---" >&2; tail -30 "$E2E_DIR/allotd.log" >&2 || true; fi
+  if [ $rc -ne 0 ] && [ -n "${KEEP_E2E:-}" ]; then cp "$E2E_DIR/allotd.log" "$KEEP_E2E" 2>/dev/null || true; fi
   rm -rf "$E2E_DIR"
 }
 trap cleanup EXIT

@@ -21,7 +21,7 @@ YAML
     k run "$p" -n t --image=nginx \
       --overrides='{"spec":{"containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"1","memory":"100Mi"}}}]}}' >/dev/null
   done
-  wait_until 20 bash -c '[ "$(kubectl get pods -n t --field-selector=status.phase=Running -o name | wc -l)" = 2 ]' \
+  wait_until 30 bash -c '[ "$(kubectl get pods -n t --field-selector=status.phase=Running -o name | wc -l)" = 2 ]' \
     || fail "the two pods did not run"
   cat >"$E2E_DIR/test-pod-1.yaml" <<'YAML'
 apiVersion: v1
@@ -42,7 +42,7 @@ setup
 k create -f "$E2E_DIR/test-pod-1.yaml" | grep -q 'pod/test-1 created' || fail "test-1 not admitted"
 want='0/1 nodes are available: quota exceeded: p1, requested: cpu=1, used: cpu=2, limited: cpu=2. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.'
 cond() { k get pod test-1 -n t -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
-wait_until 20 bash -c "[ \"\$(kubectl get pod test-1 -n t -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}')\" = '$want' ]" \
+wait_until 30 bash -c "[ \"\$(kubectl get pod test-1 -n t -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}')\" = '$want' ]" \
   || fail "condition message: [$(cond)]"
 expect_eq "reason" "$(k get pod test-1 -n t -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" Unschedulable
 expect_eq "status" "$(k get pod test-1 -n t -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}')" False
@@ -52,7 +52,7 @@ k describe quota p1 -n t | grep -qE '^cpu +2 +2$' || fail "cpu used must stay 2:
 k describe pod test-1 -n t | grep -q 'FailedScheduling' || fail "no FailedScheduling event in describe"
 k get events -n t | grep -q 'quota exceeded: p1' || fail "kubectl get events lacks the event"
 k delete pod p-a -n t >/dev/null
-wait_until 5 bash -c '[ -n "$(kubectl get pod test-1 -n t -o jsonpath={.spec.nodeName})" ]' || fail "test-1 not bound after freeing quota"
+wait_until 30 bash -c '[ -n "$(kubectl get pod test-1 -n t -o jsonpath={.spec.nodeName})" ]' || fail "test-1 not bound after freeing quota"
 k describe quota p1 -n t | grep -qE '^cpu +2 +2$' || fail "cpu used after bind"
 
 # direct binding over quota: 403 with the admission message
@@ -67,9 +67,9 @@ expect_contains "binding message" "$r" 'pods \"extra\" is forbidden: exceeded qu
 k create namespace g >/dev/null
 k run gated -n g --image=nginx \
   --overrides='{"spec":{"schedulingGates":[{"name":"example.com/wait"}],"containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"10m","memory":"10Mi"}}}]}}' >/dev/null
-wait_until 10 bash -c 'kubectl get pod gated -n g | grep -q SchedulingGated' || fail "gated pod not SchedulingGated"
+wait_until 30 bash -c 'kubectl get pod gated -n g | grep -q SchedulingGated' || fail "gated pod not SchedulingGated"
 k patch pod gated -n g --type json -p '[{"op":"remove","path":"/spec/schedulingGates"}]' >/dev/null
-wait_until 10 bash -c '[ -n "$(kubectl get pod gated -n g -o jsonpath={.spec.nodeName})" ]' || fail "gated pod not scheduled after gate removal"
+wait_until 30 bash -c '[ -n "$(kubectl get pod gated -n g -o jsonpath={.spec.nodeName})" ]' || fail "gated pod not scheduled after gate removal"
 stop_allotd
 
 # --- gate off: upstream's 403 at create ---
