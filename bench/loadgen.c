@@ -51,7 +51,13 @@ static void body_for(const config *c, long i, char *buf, size_t n)
 {
     char cpu[16];
     snprintf(cpu, sizeof cpu, "%ldm", c->cpu_mix ? (i % 9 + 1) * 100 : 10);
-    if (!strcmp(c->resource, "pods"))
+    if (!strcmp(c->resource, "nodes"))
+        snprintf(buf, n,
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%ld\"},"
+                 "\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"},"
+                 "\"allocatable\":{\"cpu\":\"64\",\"memory\":\"256Gi\",\"pods\":\"110\"}}}",
+                 i);
+    else if (!strcmp(c->resource, "pods"))
         snprintf(buf, n,
                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p-%ld\","
                  "\"labels\":{\"app\":\"bench\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
@@ -84,8 +90,11 @@ static void *run(void *arg)
     for (;;) {
         long i = atomic_fetch_add(&next_request, 1);
         if (i >= c->requests) break;
-        snprintf(url, sizeof url, "%s/api/v1/namespaces/%s-%ld/%s", c->url, c->ns_prefix,
-                 i % c->namespaces, c->resource);
+        if (!strcmp(c->resource, "nodes")) /* cluster-scoped */
+            snprintf(url, sizeof url, "%s/api/v1/nodes", c->url);
+        else
+            snprintf(url, sizeof url, "%s/api/v1/namespaces/%s-%ld/%s", c->url, c->ns_prefix,
+                     i % c->namespaces, c->resource);
         body_for(c, i, body, sizeof body);
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);

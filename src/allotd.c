@@ -39,6 +39,7 @@ typedef struct options {
     const char *log_level;
     int quota_sync_s;
     bool node_agent;
+    bool scheduler;
 } options;
 
 static void usage(FILE *out)
@@ -62,6 +63,8 @@ static void usage(FILE *out)
             "                          is checked by the scheduler and charged at bind\n"
             "  --node-agent BOOL       run pods bound to stored nodes (default true); set\n"
             "                          false when real kubelets manage the nodes\n"
+            "  --scheduler BOOL        run the built-in scheduler (default true); set false\n"
+            "                          when another scheduler binds the pods\n"
             "  --resource-quota-sync-period DURATION\n"
             "                          how often every quota is fully recounted\n"
             "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
@@ -99,10 +102,11 @@ static int parse_options(int argc, char **argv, options *o)
         {"resource-quota-sync-period", required_argument, NULL, 'q'},
         {"feature-gates", required_argument, NULL, 'f'},
         {"node-agent", required_argument, NULL, 'n'},
+        {"scheduler", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300, true};
+    *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300, true, true};
     char err[512];
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -136,11 +140,13 @@ static int parse_options(int argc, char **argv, options *o)
             }
             break;
         case 'n':
+        case 's':
             if (strcmp(optarg, "true") && strcmp(optarg, "false")) {
-                fprintf(stderr, "allotd: --node-agent takes true or false\n");
+                fprintf(stderr, "allotd: --%s takes true or false\n",
+                        c == 'n' ? "node-agent" : "scheduler");
                 return -1;
             }
-            o->node_agent = !strcmp(optarg, "true");
+            *(c == 'n' ? &o->node_agent : &o->scheduler) = !strcmp(optarg, "true");
             break;
         case 'q':
             if ((o->quota_sync_s = parse_duration(optarg)) <= 0) {
@@ -318,7 +324,7 @@ int main(int argc, char **argv)
             goto out;
         }
     }
-    if (!(sched = scheduler_start(srv.st, err, sizeof err))) {
+    if (o.scheduler && !(sched = scheduler_start(srv.st, err, sizeof err))) {
         log_msg(LOG_ERROR, "cannot start scheduler", "\"error\":\"%s\"", err);
         goto out;
     }

@@ -625,6 +625,7 @@ static void *ctrl_main(void *arg)
 {
     ctrl_thread *ct = arg;
     controllers *c = ct->c;
+    pthread_setname_np(pthread_self(), "controller");
     store_watch *w = NULL;
     double next_resync = 0;
     while (!atomic_load(&c->stop)) {

@@ -361,6 +361,7 @@ static void run_due(node_agent *a)
 static void *run(void *arg)
 {
     node_agent *a = arg;
+    pthread_setname_np(pthread_self(), "node-agent");
     bool expired = false;
     store_watch *w = store_watch_open(a->st, "pods/", store_revision(a->st), &expired);
     rescan(a);

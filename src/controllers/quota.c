@@ -110,6 +110,7 @@ int quota_controller_resync(store *st, size_t *corrected)
 static void *run(void *arg)
 {
     quota_controller *c = arg;
+    pthread_setname_np(pthread_self(), "quota-ctl");
     /* A first recount at start: after a crash, it verifies the books at once. */
     size_t corrected = 0;
     if (quota_controller_resync(c->st, &corrected) != 0) log_msg(LOG_ERROR, "quota resync failed", NULL);

@@ -36,14 +36,17 @@
 #include <string.h>
 #include <time.h>
 
-#define BIND_WORKERS 16
+#define BIND_WORKERS 32
 #define WAIT_MS 50
 #define BATCH 2048
 #define BLOCKED_RETRY_MS 30000 /* safety net; retries are event-driven */
 #define COMPONENT "default-scheduler"
+#define NODE_WAKE_MS 200
 
 typedef struct qentry { /* a pod waiting to be scheduled */
     char *key;
+    json_t *pod;       /* latest parsed object, refreshed by its events */
+    int64_t priority, created; /* queue order keys, from pod */
     int attempts;
     int64_t next_ms;
     bool blocked;      /* on quota: waits for an event in its namespace */
@@ -55,6 +58,7 @@ typedef struct qentry { /* a pod waiting to be scheduled */
 typedef struct ncache { /* a node and the requests of pods on it */
     char *name;
     json_t *node;
+    rlist *alloc; /* status.allocatable, parsed once per node update */
     rlist *requested, *nonzero;
     int pods;
 } ncache;
@@ -75,14 +79,18 @@ struct scheduler {
     store *st;
     pthread_t thread, workers[BIND_WORKERS];
     atomic_bool stop;
-    pthread_mutex_t mu; /* everything below */
+    pthread_mutex_t jobs_mu; /* the bind job queue only: never waits on mu */
     pthread_cond_t jobs_cv;
+    pthread_mutex_t mu; /* everything below but the jobs */
     strmap *queue;  /* pod key -> qentry */
     strmap *nodes;  /* node name -> ncache */
     strmap *placed; /* pod key -> placed */
     strmap *assumed; /* namespace -> rlist of deferred usage being bound */
     bind_job *jobs;
     size_t njobs, cap_jobs;
+    size_t next_start; /* where the next node search begins */
+    bool nodes_changed;
+    int64_t last_node_wake;
 };
 
 sched_stats scheduler_stats;
@@ -148,6 +156,7 @@ static void ncache_free(ncache *nc)
     if (!nc) return;
     free(nc->name);
     json_decref(nc->node);
+    rl_free(nc->alloc);
     rl_free(nc->requested);
     rl_free(nc->nonzero);
     free(nc);
@@ -209,12 +218,25 @@ static void place(scheduler *s, const char *key, const char *node, const json_t 
     }
 }
 
+static rlist *parse_allocatable(const json_t *node)
+{
+    rlist *a = rl_new();
+    const char *bad = NULL;
+    if (a && rl_from_json(json_object_get(json_object_get(node, "status"), "allocatable"), a, &bad)) {
+        rl_free(a);
+        return NULL; /* sched.c then parses (and reports) it itself */
+    }
+    return a;
+}
+
 static void node_upsert(scheduler *s, const char *name, json_t *node)
 {
     ncache *nc = strmap_get(s->nodes, name);
     if (nc) {
         json_decref(nc->node);
         nc->node = node;
+        rl_free(nc->alloc);
+        nc->alloc = parse_allocatable(node);
         return;
     }
     nc = calloc(1, sizeof *nc);
@@ -225,6 +247,7 @@ static void node_upsert(scheduler *s, const char *name, json_t *node)
         return;
     }
     nc->node = node;
+    nc->alloc = parse_allocatable(node);
     /* Pods already counted against this node name (bound before it appeared). */
     void *v;
     for (size_t it = 0; strmap_next(s->placed, &it, NULL, &v);) {
@@ -236,10 +259,18 @@ static void node_upsert(scheduler *s, const char *name, json_t *node)
     }
 }
 
-static void queue_add(scheduler *s, const char *key)
+static void set_pod(qentry *q, const json_t *pod)
+{
+    json_decref(q->pod);
+    q->pod = json_incref((json_t *)pod);
+    sched_queue_keys(pod, &q->priority, &q->created);
+}
+
+static void queue_add(scheduler *s, const char *key, const json_t *pod)
 {
     qentry *q = strmap_get(s->queue, key);
     if (q) {
+        set_pod(q, pod);
         if (!q->in_flight) q->blocked = false; /* something changed: try again */
         return;
     }
@@ -249,15 +280,21 @@ static void queue_add(scheduler *s, const char *key)
         free(q);
         return;
     }
+    set_pod(q, pod);
     q->next_ms = mono_ms();
+}
+
+static void qentry_free(qentry *q)
+{
+    json_decref(q->pod);
+    free(q->key);
+    free(q);
 }
 
 static void queue_del(scheduler *s, const char *key)
 {
     qentry *q = strmap_del(s->queue, key);
-    if (!q) return;
-    free(q->key);
-    free(q);
+    if (q) qentry_free(q);
 }
 
 /* Usage dropped in a namespace: its quota-blocked pods go first in line again. */
@@ -295,7 +332,7 @@ static void on_pod(scheduler *s, const store_event *ev)
     else
         unplace(s, key);
     if (pod && sched_pod_ours(pod) && !terminal(pod))
-        queue_add(s, key);
+        queue_add(s, key, pod);
     else if (!(pod && strmap_get(s->queue, key) && ((qentry *)strmap_get(s->queue, key))->in_flight))
         queue_del(s, key);
     /* A pod leaving a node, finishing or going away frees quota and room. */
@@ -312,7 +349,18 @@ static void on_node(scheduler *s, const store_event *ev)
     }
     json_t *node = store_obj_parse(ev->obj);
     if (node) node_upsert(s, ev->obj->name, node);
-    /* A new or changed node may fit what did not fit before. */
+    s->nodes_changed = true; /* requeue, coalesced: see requeue_on_nodes */
+}
+
+/* A new or changed node may fit what did not fit before. Nodes often arrive in
+ * bursts; waking every waiting pod once per burst, not once per node, keeps a
+ * thousand node events from turning into a thousand retries of every pod. */
+static void requeue_on_nodes(scheduler *s)
+{
+    int64_t now = mono_ms();
+    if (!s->nodes_changed || now - s->last_node_wake < NODE_WAKE_MS) return;
+    s->nodes_changed = false;
+    s->last_node_wake = now;
     void *v;
     for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) {
         qentry *q = v;
@@ -324,15 +372,14 @@ static void on_quota(scheduler *s, const store_event *ev)
 {
     /* Only a change of hard (or removal) can unblock pods; status writes are
      * frequent and never do. */
+    /* Usage drops arrive as pod events (deleted, finished, unbound); a quota
+     * event matters only when its limits change or it goes away. */
     if (ev->type == STORE_EV_MODIFIED && ev->prev) {
         json_t *a = store_obj_parse(ev->obj), *b = store_obj_parse(ev->prev);
         bool same = json_equal(json_object_get(a, "spec"), json_object_get(b, "spec"));
-        json_t *ua = json_object_get(json_object_get(a, "status"), "used");
-        json_t *ub = json_object_get(json_object_get(b, "status"), "used");
-        bool used_same = json_equal(ua, ub);
         json_decref(a);
         json_decref(b);
-        if (same && used_same) return;
+        if (same) return;
     }
     wake_namespace(s, ev->obj->ns);
 }
@@ -436,23 +483,29 @@ static size_t node_array(scheduler *s, sched_node **out)
     void *val;
     for (size_t it = 0; v && strmap_next(s->nodes, &it, NULL, &val);) {
         ncache *nc = val;
-        v[k++] = (sched_node){nc->node, nc->requested, nc->nonzero, nc->pods};
+        v[k++] = (sched_node){nc->node, nc->requested, nc->nonzero, nc->pods, nc->alloc};
     }
     *out = v;
     return k;
 }
 
-static void push_job(scheduler *s, bind_job job)
+static bool push_job(scheduler *s, bind_job job)
 {
+    pthread_mutex_lock(&s->jobs_mu);
     if (s->njobs == s->cap_jobs) {
         size_t nc = s->cap_jobs ? s->cap_jobs * 2 : 64;
         bind_job *nj = realloc(s->jobs, nc * sizeof *nj);
-        if (!nj) return;
+        if (!nj) {
+            pthread_mutex_unlock(&s->jobs_mu);
+            return false;
+        }
         s->jobs = nj;
         s->cap_jobs = nc;
     }
     s->jobs[s->njobs++] = job;
     pthread_cond_signal(&s->jobs_cv);
+    pthread_mutex_unlock(&s->jobs_mu);
+    return true;
 }
 
 static rlist *assumed_for(scheduler *s, const char *ns)
@@ -467,6 +520,21 @@ static rlist *assumed_for(scheduler *s, const char *ns)
         return NULL;
     }
     return a;
+}
+
+/* A bind finished (or was abandoned): its deferred usage is no longer assumed. */
+static void assumed_release(scheduler *s, const char *ns, const rlist *deferred)
+{
+    rlist *a = strmap_get(s->assumed, ns);
+    if (!a) return;
+    rlist *left = rl_subtract_nonneg(a, deferred);
+    if (!left) return;
+    const char *key = NULL, *k;
+    void *v;
+    for (size_t it = 0; strmap_next(s->assumed, &it, &k, &v);)
+        if (v == a) key = k;
+    strmap_put(s->assumed, key, left, NULL); /* the key string stays, the list is new */
+    rl_free(a);
 }
 
 static void schedule_one(scheduler *s, qentry *q, json_t *pod, size_t nnodes_hint)
@@ -501,7 +569,13 @@ static void schedule_one(scheduler *s, qentry *q, json_t *pod, size_t nnodes_hin
     }
     size_t chosen = 0;
     rlist *req = rl_new();
-    rc = req && quota_pod_requests(pod, req) == 0 ? sched_pick(pod, nodes, n, &chosen, &msg) : -1;
+    /* Upstream's minFeasibleNodesToFind: score 100 fitting nodes, rotating
+     * where the search starts so the cluster fills evenly. */
+    sched_sample sample = {s->next_start, 100, 0};
+    rc = req && quota_pod_requests(pod, req) == 0
+             ? sched_pick_sampled(pod, nodes, n, &sample, &chosen, &msg)
+             : -1;
+    s->next_start += sample.examined;
     if (rc != 0) {
         stat_attempt(rc == 1 ? "unschedulable" : "error", mono_s() - t0);
         q->next_ms = mono_ms() + sched_backoff_ms(++q->attempts);
@@ -518,7 +592,17 @@ static void schedule_one(scheduler *s, qentry *q, json_t *pod, size_t nnodes_hin
     q->in_flight = true;
     bind_job job = {strdup(q->key), strdup(ns), strdup(name), strdup(node), deferred, t0};
     deferred = NULL;
-    push_job(s, job);
+    if (!push_job(s, job)) { /* out of memory: undo the assumption, retry later */
+        if (a) assumed_release(s, ns, job.deferred);
+        unplace(s, q->key);
+        q->in_flight = false;
+        q->next_ms = mono_ms() + sched_backoff_ms(++q->attempts);
+        free(job.key);
+        free(job.ns);
+        free(job.name);
+        free(job.node);
+        rl_free(job.deferred);
+    }
 out:
     rl_free(deferred);
     dbuf_free(&msg);
@@ -529,12 +613,17 @@ out:
 /* Ready entries, best first. */
 typedef struct cand {
     qentry *q;
+    char *key; /* q may be freed while mu is released: check it is still queued */
     json_t *pod;
 } cand;
 
+/* sched_queue_cmp's order on precomputed keys: priority, age, then key. */
 static int cand_cmp(const void *a, const void *b)
 {
-    return sched_queue_cmp(((const cand *)a)->pod, ((const cand *)b)->pod);
+    const qentry *x = ((const cand *)a)->q, *y = ((const cand *)b)->q;
+    if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
+    if (x->created != y->created) return x->created < y->created ? -1 : 1;
+    return strcmp(x->key, y->key);
 }
 
 static void schedule_batch(scheduler *s)
@@ -547,19 +636,20 @@ static void schedule_batch(scheduler *s)
     void *v;
     for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v) && n < cap;) {
         qentry *q = v;
-        if (q->in_flight || q->next_ms > now || (q->blocked && q->next_ms > now)) continue;
-        store_obj *o = store_get(s->st, q->key);
-        json_t *pod = o ? store_obj_parse(o) : NULL;
-        store_obj_unref(o);
-        if (!pod) continue;
-        c[n++] = (cand){q, pod};
+        if (q->in_flight || q->next_ms > now || !q->pod) continue;
+        c[n++] = (cand){q, strdup(q->key), json_incref(q->pod)};
     }
     qsort(c, n, sizeof *c, cand_cmp);
     for (size_t i = 0; i < n; i++) {
         const char *node = jstr(c[i].pod, "spec", "nodeName");
-        if (i < BATCH && !atomic_load(&s->stop) && sched_pod_ours(c[i].pod) && !(node && *node))
+        if (i < BATCH && !atomic_load(&s->stop) && sched_pod_ours(c[i].pod) && !(node && *node) &&
+            strmap_get(s->queue, c[i].key) == c[i].q)
             schedule_one(s, c[i].q, c[i].pod, 0);
         json_decref(c[i].pod); /* every candidate, also when stopping mid-batch */
+        free(c[i].key);
+        /* Let bind workers finish (they need mu) between pods. */
+        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_lock(&s->mu);
     }
     free(c);
 }
@@ -569,19 +659,7 @@ static void schedule_batch(scheduler *s)
 static void finish_job(scheduler *s, bind_job *j, bool ok, const api_err *e)
 {
     pthread_mutex_lock(&s->mu);
-    rlist *a = j->deferred ? strmap_get(s->assumed, j->ns) : NULL;
-    if (a) {
-        rlist *left = rl_subtract_nonneg(a, j->deferred);
-        if (left) {
-            char *k = NULL;
-            const char *kk;
-            void *vv;
-            for (size_t it = 0; strmap_next(s->assumed, &it, &kk, &vv);)
-                if (vv == a) k = (char *)kk;
-            strmap_put(s->assumed, k, left, NULL);
-            rl_free(a);
-        }
-    }
+    if (j->deferred) assumed_release(s, j->ns, j->deferred);
     qentry *q = strmap_get(s->queue, j->key);
     if (ok) {
         queue_del(s, j->key);
@@ -603,15 +681,16 @@ static void finish_job(scheduler *s, bind_job *j, bool ok, const api_err *e)
 static void *bind_worker(void *arg)
 {
     scheduler *s = arg;
+    pthread_setname_np(pthread_self(), "bind-worker");
     for (;;) {
-        pthread_mutex_lock(&s->mu);
-        while (!s->njobs && !atomic_load(&s->stop)) pthread_cond_wait(&s->jobs_cv, &s->mu);
+        pthread_mutex_lock(&s->jobs_mu);
+        while (!s->njobs && !atomic_load(&s->stop)) pthread_cond_wait(&s->jobs_cv, &s->jobs_mu);
         if (!s->njobs) {
-            pthread_mutex_unlock(&s->mu);
+            pthread_mutex_unlock(&s->jobs_mu);
             return NULL;
         }
         bind_job j = s->jobs[--s->njobs];
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->jobs_mu);
         api_err e;
         api_err_init(&e);
         bool ok = reg_bind(s->st, j.ns, j.name, j.node, false, &e) == 0;
@@ -645,6 +724,7 @@ static void *bind_worker(void *arg)
 static void *run(void *arg)
 {
     scheduler *s = arg;
+    pthread_setname_np(pthread_self(), "scheduler");
     bool expired = false;
     store_watch *w = store_watch_open(s->st, "", store_revision(s->st), &expired);
     pthread_mutex_lock(&s->mu);
@@ -670,6 +750,7 @@ static void *run(void *arg)
             w = store_watch_open(s->st, "", store_revision(s->st), &expired);
             initial_sync(s);
         }
+        requeue_on_nodes(s);
         schedule_batch(s);
         pthread_mutex_unlock(&s->mu);
     }
@@ -748,6 +829,7 @@ scheduler *scheduler_start(store *st, char *err, size_t errlen)
     if (!s) goto oom;
     s->st = st;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->jobs_mu, NULL);
     pthread_cond_init(&s->jobs_cv, NULL);
     s->queue = strmap_new();
     s->nodes = strmap_new();
@@ -779,17 +861,14 @@ void scheduler_stop(scheduler *s)
     if (!s) return;
     running = NULL;
     atomic_store(&s->stop, true);
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->jobs_mu);
     pthread_cond_broadcast(&s->jobs_cv);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->jobs_mu);
     pthread_join(s->thread, NULL);
     for (int i = 0; i < BIND_WORKERS; i++) pthread_join(s->workers[i], NULL);
     void *v;
     const char *k;
-    for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) {
-        free(((qentry *)v)->key);
-        free(v);
-    }
+    for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) qentry_free(v);
     for (size_t it = 0; strmap_next(s->nodes, &it, NULL, &v);) ncache_free(v);
     for (size_t it = 0; strmap_next(s->placed, &it, NULL, &v);) placed_free(v);
     for (size_t it = 0; strmap_next(s->assumed, &it, &k, &v);) {

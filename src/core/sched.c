@@ -381,6 +381,7 @@ static int fit_check(const rlist *req, const rlist *alloc, const sched_node *n, 
 
 static int filter_fit(const rlist *req, const sched_node *n, status *st)
 {
+    if (n->allocatable) return fit_check(req, n->allocatable, n, st);
     rlist *alloc = rl_new();
     if (!alloc) return SCHED_ENOMEM;
     int rc = rl_from_json(jget(n->node, "status", "allocatable", NULL), alloc, NULL);
@@ -519,8 +520,9 @@ static int64_t least_requested(int64_t requested, int64_t capacity)
 int sched_score(const rlist *pod_nonzero, const sched_node *n)
 {
     static const char *const names[] = {"cpu", "memory"};
-    rlist *alloc;
-    TRY_ST(node_allocatable(n->node, &alloc));
+    rlist *parsed = NULL;
+    if (!n->allocatable) TRY_ST(node_allocatable(n->node, &parsed));
+    const rlist *alloc = n->allocatable ? n->allocatable : parsed;
     const rlist *used = n->nonzero ? n->nonzero : n->requested;
     int64_t score = 0, weights = 0;
     for (size_t i = 0; i < 2; i++) {
@@ -529,7 +531,7 @@ int sched_score(const rlist *pod_nonzero, const sched_node *n)
         score += least_requested(amount(used, names[i]) + amount(pod_nonzero, names[i]), a);
         weights++;
     }
-    rl_free(alloc);
+    rl_free(parsed);
     return weights ? (int)(score / weights) : 0;
 }
 
@@ -626,6 +628,7 @@ typedef struct pick {
     status *st;
     long best; /* index of the best node so far, -1 if none */
     int best_score;
+    sched_sample *sample; /* NULL: examine every node */
 } pick;
 
 static const char *node_name(const sched_node *n)
@@ -662,8 +665,14 @@ static int pick_run(pick *p, size_t *chosen, dbuf *fit_error)
         TRY_ST(fit_error_message(p->pod, p->st, p->n, SCHED_MSG_AFFINITY_CONFLICT, fit_error));
         return 1;
     }
-    for (size_t i = 0; i < p->n; i++)
-        TRY_ST(consider(p, i));
+    size_t start = p->sample ? p->sample->start % p->n : 0, feasible = 0, i;
+    size_t limit = p->sample && p->sample->max_feasible ? p->sample->max_feasible : p->n;
+    for (i = 0; i < p->n && feasible < limit; i++) {
+        size_t k = (start + i) % p->n;
+        TRY_ST(consider(p, k));
+        if (!p->st[k].code) feasible++;
+    }
+    if (p->sample) p->sample->examined = i;
     if (p->best >= 0) {
         *chosen = (size_t)p->best;
         return 0;
@@ -675,9 +684,15 @@ static int pick_run(pick *p, size_t *chosen, dbuf *fit_error)
 int sched_pick(const json_t *pod, const sched_node *nodes, size_t n, size_t *chosen,
                dbuf *fit_error)
 {
+    return sched_pick_sampled(pod, nodes, n, NULL, chosen, fit_error);
+}
+
+int sched_pick_sampled(const json_t *pod, const sched_node *nodes, size_t n, sched_sample *sample,
+                       size_t *chosen, dbuf *fit_error)
+{
     if (n == 0) /* ErrNoNodesAvailable: no FitError, no PostFilter */
         return dbuf_adds(fit_error, SCHED_MSG_NO_NODES) ? SCHED_ENOMEM : 1;
-    pick p = {pod, nodes, n, rl_new(), rl_new(), NULL, calloc(n, sizeof(status)), -1, 0};
+    pick p = {pod, nodes, n, rl_new(), rl_new(), NULL, calloc(n, sizeof(status)), -1, 0, sample};
     int rc = p.req && p.nonzero && p.st ? pick_run(&p, chosen, fit_error) : SCHED_ENOMEM;
     for (size_t i = 0; p.st && i < n; i++)
         st_clear(&p.st[i]);
@@ -788,6 +803,17 @@ static int cmp_i64(int64_t a, int64_t b)
 static int64_t priority(const json_t *pod)
 {
     return json_integer_value(jget(pod, "spec", "priority", NULL));
+}
+
+void sched_queue_keys(const json_t *pod, int64_t *prio, int64_t *created_ns)
+{
+    int64_t secs, nanos;
+    *prio = priority(pod);
+    /* An unknown time sorts after every known one, as in sched_queue_cmp. */
+    if (parse_time(jstr(json_object_get(pod, "metadata"), "creationTimestamp"), &secs, &nanos))
+        *created_ns = secs * 1000000000 + nanos;
+    else
+        *created_ns = INT64_MAX;
 }
 
 int sched_queue_cmp(const json_t *a, const json_t *b)

@@ -50,6 +50,8 @@ typedef struct sched_node {
     const rlist *nonzero;   /* sum of sched_pod_nonzero_requests of its pods, for
                              * scoring; NULL = use `requested` */
     int pods;               /* number of pods bound to it */
+    const rlist *allocatable; /* status.allocatable parsed once by the caller, or NULL
+                               * (then parsed from `node` on every use) */
 } sched_node;
 
 /* Upstream's texts (filter reasons and message parts), held in one place. */
@@ -101,6 +103,17 @@ int sched_score(const rlist *pod_nonzero, const sched_node *n);
  * `0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are
  * available: 3 No preemption victims found for incoming pod.`
  * Negative on error (fit_error may then hold a partial message). */
+/* Upstream's numFeasibleNodesToFind: stop once this many nodes fit (scoring
+ * only those), starting at node `start` and wrapping; every node is examined
+ * when fewer fit, so a FitError always covers all n. 0 = examine all. */
+typedef struct sched_sample {
+    size_t start;
+    size_t max_feasible;
+    size_t examined; /* out: nodes examined */
+} sched_sample;
+int sched_pick_sampled(const json_t *pod, const sched_node *nodes, size_t n, sched_sample *sample,
+                       size_t *chosen, dbuf *fit_error);
+
 int sched_pick(const json_t *pod, const sched_node *nodes, size_t n, size_t *chosen,
                dbuf *fit_error);
 
@@ -118,6 +131,9 @@ int sched_quota_message_rl(dbuf *out, size_t nnodes, const char *quota, const rl
  * (absent = 0), then the earlier metadata.creationTimestamp (RFC 3339; a missing
  * or unparsable one sorts last), then namespace, then name. */
 int sched_queue_cmp(const json_t *a, const json_t *b);
+/* The same order's keys, for callers that sort many pods: compare priority
+ * descending, then created ascending (nanoseconds; INT64_MAX when unknown). */
+void sched_queue_keys(const json_t *pod, int64_t *priority, int64_t *created_ns);
 
 /* Backoff before retrying a pod after `attempts` failed attempts: 0 for none,
  * then 1 s doubling to at most 10 s (podInitialBackoffSeconds,

@@ -313,6 +313,7 @@ static void stats_observe(store *s, double secs, size_t ops)
 static void *writer_main(void *arg)
 {
     store *s = arg;
+    pthread_setname_np(pthread_self(), "store-writer");
     pendq batch = {0};
     store_op *ops = NULL;
     size_t ops_cap = 0;
