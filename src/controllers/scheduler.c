@@ -270,8 +270,15 @@ static void queue_add(scheduler *s, const char *key, const json_t *pod)
 {
     qentry *q = strmap_get(s->queue, key);
     if (q) {
+        /* A spec change (gates removed, resources edited) is worth a retry now;
+         * a status change - often our own condition write - changes nothing. */
+        bool spec_changed = !q->pod || !json_equal(json_object_get(q->pod, "spec"),
+                                                   json_object_get(pod, "spec"));
         set_pod(q, pod);
-        if (!q->in_flight) q->blocked = false; /* something changed: try again */
+        if (spec_changed && !q->in_flight) {
+            q->blocked = false;
+            q->next_ms = 0;
+        }
         return;
     }
     q = calloc(1, sizeof *q);
