@@ -40,6 +40,7 @@ typedef struct options {
     int quota_sync_s;
     bool node_agent;
     bool scheduler;
+    long watch_history;
 } options;
 
 static void usage(FILE *out)
@@ -65,6 +66,8 @@ static void usage(FILE *out)
             "                          false when real kubelets manage the nodes\n"
             "  --scheduler BOOL        run the built-in scheduler (default true); set false\n"
             "                          when another scheduler binds the pods\n"
+            "  --watch-history N       events kept for watch resumption, also across\n"
+            "                          restarts (default 25000)\n"
             "  --resource-quota-sync-period DURATION\n"
             "                          how often every quota is fully recounted\n"
             "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
@@ -103,10 +106,11 @@ static int parse_options(int argc, char **argv, options *o)
         {"feature-gates", required_argument, NULL, 'f'},
         {"node-agent", required_argument, NULL, 'n'},
         {"scheduler", required_argument, NULL, 's'},
+        {"watch-history", required_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300, true, true};
+    *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300, true, true, 25000};
     char err[512];
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -133,6 +137,15 @@ static int parse_options(int argc, char **argv, options *o)
         case 'l':
             o->log_level = optarg;
             break;
+        case 'w': {
+            char *end;
+            o->watch_history = strtol(optarg, &end, 10);
+            if (*end || o->watch_history < 100 || o->watch_history > 10000000) {
+                fprintf(stderr, "allotd: --watch-history takes 100 to 10000000\n");
+                return -1;
+            }
+            break;
+        }
         case 'f':
             if (features_parse(optarg, err, sizeof err) != 0) {
                 fprintf(stderr, "allotd: invalid --feature-gates: %s\n", err);
@@ -295,7 +308,8 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot open store", "\"error\":\"%s\"", err);
         goto out;
     }
-    srv.st = store_open(&be, reg_indexer, NULL, err, sizeof err);
+    store_config scfg = {(size_t)o.watch_history};
+    srv.st = store_open(&be, reg_indexer, &scfg, err, sizeof err);
     if (!srv.st) {
         log_msg(LOG_ERROR, "cannot load store", "\"error\":\"%s\"", err);
         goto out;

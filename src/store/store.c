@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#define DEFAULT_HISTORY 100000
+#define DEFAULT_HISTORY 25000
 
 const double store_commit_buckets[11] = {.0005, .001, .0025, .005, .01, .025,
                                          .05,   .1,   .25,   .5,   1};

@@ -96,7 +96,7 @@ void store_memory_backend(store_backend *out);
 
 /* ---- the store ---- */
 typedef struct store_config {
-    size_t event_history; /* events kept for watch resumption (default 100000) */
+    size_t event_history; /* events kept for watch resumption (default 25000) */
 } store_config;
 
 /* Takes ownership of the backend (closed by store_close). NULL on error. */
