@@ -13,6 +13,8 @@
 #include "core/names.h"
 #include "core/quantity.h"
 
+#include "core/quota_eval.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,22 +121,12 @@ bool rq_is_standard_container_resource_name(const char *name)
 
 bool rq_is_native_resource(const char *name)
 {
-    return !strchr(name, '/') || strstr(name, "kubernetes.io/") != NULL;
+    return quota_is_native_resource(name);
 }
 
 bool rq_is_extended_resource_name(const char *name)
 {
-    if (rq_is_native_resource(name) || has_prefix(name, "requests.")) return false;
-    /* It must stay a qualified name once turned into its quota name. */
-    size_t len = strlen(name);
-    char *q = malloc(len + sizeof "requests.");
-    if (!q) return false;
-    memcpy(q, "requests.", sizeof "requests." - 1);
-    memcpy(q + sizeof "requests." - 1, name, len + 1);
-    name_msgs m = {0};
-    bool ok = name_qualified(q, &m) == 0;
-    free(q);
-    return ok;
+    return quota_is_extended_resource_name(name);
 }
 
 /* Note: `count/pods` is extended by this definition ("requests.count/pods" is

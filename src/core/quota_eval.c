@@ -110,21 +110,31 @@ bool quota_ignored_resource(const char *group, const char *resource)
     return false;
 }
 
-/* IsNativeResource: no domain, or a kubernetes.io domain. */
-static bool is_native(const char *name)
+bool quota_is_native_resource(const char *name)
 {
     return !strchr(name, '/') || strstr(name, "kubernetes.io/");
 }
 
-/* v1helper.IsExtendedResourceName, DRA variant (IsDRAExtendedResourceName). */
-static bool is_extended(const char *name)
+bool quota_is_extended_resource_name(const char *name)
 {
-    if (has_prefix(name, "deviceclass.resource.kubernetes.io/")) return true;
-    if (is_native(name) || has_prefix(name, "requests.")) return false;
+    if (quota_is_native_resource(name) || has_prefix(name, "requests.")) return false;
+    /* It must stay a qualified name once turned into its quota name. */
     char buf[512];
     if ((size_t)snprintf(buf, sizeof buf, "requests.%s", name) >= sizeof buf) return false;
     name_msgs m = {0};
     return name_qualified(buf, &m) == 0;
+}
+
+static bool is_native(const char *name)
+{
+    return quota_is_native_resource(name);
+}
+
+/* The DRA variant (IsDRAExtendedResourceName) used by the pod evaluator. */
+static bool is_extended(const char *name)
+{
+    return has_prefix(name, "deviceclass.resource.kubernetes.io/") ||
+           quota_is_extended_resource_name(name);
 }
 
 /* isExtendedResourceNameForQuota. */

@@ -36,6 +36,12 @@ typedef enum { QUOTA_CREATE, QUOTA_UPDATE, QUOTA_DELETE, QUOTA_CONNECT } quota_o
 
 typedef enum { QUOTA_QOS_BEST_EFFORT, QUOTA_QOS_BURSTABLE, QUOTA_QOS_GUARANTEED } quota_qos;
 
+/* Resource-name rules shared with API validation (one definition, here):
+ * IsNativeResource (no domain, or a kubernetes.io domain) and
+ * IsExtendedResourceName (not native, and "requests.<name>" is qualified). */
+bool quota_is_native_resource(const char *name);
+bool quota_is_extended_resource_name(const char *name);
+
 /* Resources quota never evaluates (install/registry.go ignoredResources). */
 bool quota_ignored_resource(const char *group, const char *resource);
 
