@@ -45,8 +45,8 @@
 
 typedef struct qentry { /* a pod waiting to be scheduled */
     char *key;
-    json_t *pod;       /* latest parsed object, refreshed by its events */
-    int64_t priority, created; /* queue order keys, from pod */
+    int64_t priority, created; /* queue order keys, from the pod */
+    unsigned long spec_hash;   /* to tell a spec change from a status write */
     int attempts;
     int64_t next_ms;
     bool blocked;      /* on quota: waits for an event in its namespace */
@@ -259,11 +259,20 @@ static void node_upsert(scheduler *s, const char *name, json_t *node)
     }
 }
 
+/* Only keys are kept per waiting pod (10^5 parsed pods would cost GiBs);
+ * the pod is read from the store when its turn comes. */
+static unsigned long spec_hash(const json_t *pod)
+{
+    char *text = json_dumps(json_object_get(pod, "spec"), JSON_COMPACT | JSON_SORT_KEYS);
+    unsigned long h = text ? strmap_hash(text) : 0;
+    free(text);
+    return h;
+}
+
 static void set_pod(qentry *q, const json_t *pod)
 {
-    json_decref(q->pod);
-    q->pod = json_incref((json_t *)pod);
     sched_queue_keys(pod, &q->priority, &q->created);
+    q->spec_hash = spec_hash(pod);
 }
 
 static void queue_add(scheduler *s, const char *key, const json_t *pod)
@@ -272,8 +281,7 @@ static void queue_add(scheduler *s, const char *key, const json_t *pod)
     if (q) {
         /* A spec change (gates removed, resources edited) is worth a retry now;
          * a status change - often our own condition write - changes nothing. */
-        bool spec_changed = !q->pod || !json_equal(json_object_get(q->pod, "spec"),
-                                                   json_object_get(pod, "spec"));
+        bool spec_changed = q->spec_hash != spec_hash(pod);
         set_pod(q, pod);
         if (spec_changed && !q->in_flight) {
             q->blocked = false;
@@ -293,7 +301,6 @@ static void queue_add(scheduler *s, const char *key, const json_t *pod)
 
 static void qentry_free(qentry *q)
 {
-    json_decref(q->pod);
     free(q->key);
     free(q);
 }
@@ -643,15 +650,19 @@ static void schedule_batch(scheduler *s)
     void *v;
     for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v) && n < cap;) {
         qentry *q = v;
-        if (q->in_flight || q->next_ms > now || !q->pod) continue;
-        c[n++] = (cand){q, strdup(q->key), json_incref(q->pod)};
+        if (q->in_flight || q->next_ms > now) continue;
+        c[n++] = (cand){q, strdup(q->key), NULL};
     }
     qsort(c, n, sizeof *c, cand_cmp);
     for (size_t i = 0; i < n; i++) {
-        const char *node = jstr(c[i].pod, "spec", "nodeName");
-        if (i < BATCH && !atomic_load(&s->stop) && sched_pod_ours(c[i].pod) && !(node && *node) &&
-            strmap_get(s->queue, c[i].key) == c[i].q)
-            schedule_one(s, c[i].q, c[i].pod, 0);
+        if (i < BATCH && !atomic_load(&s->stop) && strmap_get(s->queue, c[i].key) == c[i].q) {
+            store_obj *o = store_get(s->st, c[i].key);
+            c[i].pod = o ? store_obj_parse(o) : NULL;
+            store_obj_unref(o);
+            const char *node = c[i].pod ? jstr(c[i].pod, "spec", "nodeName") : NULL;
+            if (c[i].pod && sched_pod_ours(c[i].pod) && !(node && *node))
+                schedule_one(s, c[i].q, c[i].pod, 0);
+        }
         json_decref(c[i].pod); /* every candidate, also when stopping mid-batch */
         free(c[i].key);
         /* Let bind workers finish (they need mu) between pods. */
