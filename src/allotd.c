@@ -12,6 +12,7 @@
 #include "controllers/quota.h"
 #include "controllers/scheduler.h"
 #include "registry/admission.h"
+#include "registry/quota_admission.h"
 #include "registry/registry.h"
 #include "server/auth.h"
 #include "server/http.h"
@@ -41,6 +42,7 @@ typedef struct options {
     bool node_agent;
     bool scheduler;
     long watch_history;
+    const char *admission_config;
 } options;
 
 static void usage(FILE *out)
@@ -66,6 +68,9 @@ static void usage(FILE *out)
             "                          false when real kubelets manage the nodes\n"
             "  --scheduler BOOL        run the built-in scheduler (default true); set false\n"
             "                          when another scheduler binds the pods\n"
+            "  --admission-control-config-file FILE\n"
+            "                          upstream's AdmissionConfiguration, in JSON; the\n"
+            "                          ResourceQuota plugin's limitedResources are honoured\n"
             "  --watch-history N       events kept for watch resumption, also across\n"
             "                          restarts (default 25000)\n"
             "  --resource-quota-sync-period DURATION\n"
@@ -107,6 +112,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"node-agent", required_argument, NULL, 'n'},
         {"scheduler", required_argument, NULL, 's'},
         {"watch-history", required_argument, NULL, 'w'},
+        {"admission-control-config-file", required_argument, NULL, 'a'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -136,6 +142,9 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         case 'l':
             o->log_level = optarg;
+            break;
+        case 'a':
+            o->admission_config = optarg;
             break;
         case 'w': {
             char *end;
@@ -304,6 +313,10 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot load --token-auth-file", "\"error\":\"%s\"", err);
         goto out;
     }
+    if (o.admission_config && quota_admission_configure(o.admission_config, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "cannot load admission configuration", "\"error\":\"%s\"", err);
+        goto out;
+    }
     if (store_sqlite_open(o.data_dir, &be, err, sizeof err) != 0) {
         log_msg(LOG_ERROR, "cannot open store", "\"error\":\"%s\"", err);
         goto out;
@@ -364,6 +377,7 @@ out:
     store_close(srv.st);
     metrics_free(srv.m);
     auth_free(srv.auth);
+    quota_admission_cleanup();
     free(cert);
     free(key);
     free(ca);

@@ -26,6 +26,9 @@
 
 #define QUOTA_NOW 0 /* see the invariant above */
 
+/* ResourceQuotaConfiguration.limitedResources, set once at startup. */
+static json_t *limited_resources;
+
 static bool is_quota_kind(const api_kind *k)
 {
     return !*k->group && !strcmp(k->resource, "resourcequotas");
@@ -298,8 +301,8 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
                         .obj = obj,
                         .old = old,
                         .quotas = quotas,
+                        .limited = limited_resources,
                         .deferred = deferred,
-                        .limited = NULL,
                         .now = QUOTA_NOW};
     quota_result res;
     int rc = quota_check(&rq, &res);
@@ -329,7 +332,8 @@ static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *s
     if (!quotas) return api_err_set(e, API_INTERNAL, "cannot read quotas");
     int rc = 0;
     bool deferred = quota_ns_deferred(t, NULL, ns);
-    if (json_array_size(quotas) > 0) {
+    /* limitedResources must be covered by a quota: checked even with none. */
+    if (json_array_size(quotas) > 0 || json_array_size(limited_resources) > 0) {
         quota_op qop = op == REG_CREATE ? QUOTA_CREATE : QUOTA_UPDATE;
         if (op == REG_DELETE)
             rc = dry_run ? 0 : release(t, k, quotas, obj, NULL, deferred, e);
@@ -347,6 +351,46 @@ static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *s
 }
 
 static const reg_admission resource_quota = {"ResourceQuota", quota_admit};
+
+int quota_admission_configure(const char *path, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *cfg = json_load_file(path, 0, &je);
+    if (!cfg) {
+        snprintf(err, errlen, "%s:%d: %s (the file must be JSON)", path, je.line, je.text);
+        return -1;
+    }
+    const char *kind = json_string_value(json_object_get(cfg, "kind"));
+    if (!kind || strcmp(kind, "AdmissionConfiguration")) {
+        snprintf(err, errlen, "%s: kind must be AdmissionConfiguration", path);
+        json_decref(cfg);
+        return -1;
+    }
+    size_t i;
+    json_t *plugin;
+    json_array_foreach(json_object_get(cfg, "plugins"), i, plugin)
+    {
+        const char *name = json_string_value(json_object_get(plugin, "name"));
+        if (!name || strcmp(name, "ResourceQuota")) continue;
+        json_t *conf = json_object_get(plugin, "configuration");
+        json_t *lr = json_object_get(conf, "limitedResources");
+        if (lr && !json_is_array(lr)) {
+            snprintf(err, errlen, "%s: limitedResources must be a list", path);
+            json_decref(cfg);
+            return -1;
+        }
+        json_decref(limited_resources);
+        limited_resources = lr ? json_incref(lr) : NULL;
+    }
+    json_decref(cfg);
+    return 0;
+}
+
+void quota_admission_cleanup(void)
+{
+    json_decref(limited_resources);
+    limited_resources = NULL;
+}
 
 int quota_admission_register(void)
 {

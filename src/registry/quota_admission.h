@@ -7,6 +7,11 @@
 /* Register the plugin; it must come after every mutating plugin. */
 int quota_admission_register(void);
 
+/* Load upstream's AdmissionConfiguration (JSON) and take the ResourceQuota
+ * plugin's limitedResources from it. Call before serving. */
+int quota_admission_configure(const char *path, char *err, size_t errlen);
+void quota_admission_cleanup(void);
+
 /* Recount `quota`'s status.used from the objects visible in the transaction
  * (spec §5). *used is a new object (caller owns). 0 or -1. Shared with the
  * quota controller, so admission and recount use one rule. */
