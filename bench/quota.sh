@@ -10,7 +10,7 @@ run() { # run QUOTAS_PER_NS -> prints creates/s
   local nq=$1 dir port pid url tok
   dir=$(mktemp -d /tmp/allot-bench.XXXXXX)
   port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  build/allotd --data-dir "$dir" --port "$port" --log-level warn 2>"$dir/log" &
+  build/allotd --data-dir "$dir" --port "$port" --log-level warn --scheduler=false --node-agent=false 2>"$dir/log" &
   pid=$!
   for _ in $(seq 1 200); do [ -s "$dir/kubeconfig" ] && break; sleep 0.05; done
   url="https://127.0.0.1:$port"; tok=$(cat "$dir/admin.token")
