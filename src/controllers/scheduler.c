@@ -711,18 +711,16 @@ static void *bind_worker(void *arg)
         pthread_mutex_unlock(&s->jobs_mu);
         api_err e;
         api_err_init(&e);
-        bool ok = reg_bind(s->st, j.ns, j.name, j.node, false, &e) == 0;
+        json_t *pod = NULL;
+        bool ok = reg_bind(s->st, j.ns, j.name, j.node, false, &pod, &e) == 0;
         if (ok) {
             stat_attempt("scheduled", mono_s() - j.t0);
             char msg[1024];
             snprintf(msg, sizeof msg, "Successfully assigned %s/%s to %s", j.ns, j.name, j.node);
-            api_err pe;
-            api_err_init(&pe);
-            json_t *pod = reg_get(s->st, api_kind_find("", "v1", "pods"), j.ns, j.name, &pe);
-            if (pod) event_record(s->st, pod, "Normal", "Scheduled", msg, COMPONENT);
-            json_decref(pod);
-            api_err_clear(&pe);
-        } else if (e.code == API_FORBIDDEN) {
+            event_record(s->st, pod, "Normal", "Scheduled", msg, COMPONENT);
+        }
+        json_decref(pod);
+        if (!ok && e.code == API_FORBIDDEN) {
             pthread_mutex_lock(&stats_mu);
             scheduler_stats.bind_rejected++;
             pthread_mutex_unlock(&stats_mu);

@@ -59,12 +59,15 @@ static json_t *mutate_bind(const json_t *cur, void *ctx, api_err *e)
 }
 
 int reg_bind(store *st, const char *ns, const char *name, const char *node, bool dry_run,
-             api_err *e)
+             json_t **out, api_err *e)
 {
     const api_kind *k = api_kind_find("", "v1", "pods");
     bind_ctx bc = {node};
-    json_t *out = NULL;
-    int rc = reg_update(st, k, ns, name, "binding", mutate_bind, &bc, dry_run, &out, e);
-    json_decref(out);
+    json_t *pod = NULL;
+    int rc = reg_update(st, k, ns, name, "binding", mutate_bind, &bc, dry_run, &pod, e);
+    if (out)
+        *out = pod;
+    else
+        json_decref(pod);
     return rc;
 }

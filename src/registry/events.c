@@ -52,12 +52,6 @@ int event_record(store *st, const json_t *involved, const char *type, const char
     api_err e;
     api_err_init(&e);
     json_t *out = NULL;
-    bump b = {now};
-    if (reg_update(st, k, ns, name, "", mutate_bump, &b, false, &out, &e) == 0) {
-        json_decref(out);
-        return 0;
-    }
-    api_err_clear(&e);
     const json_t *obj_kind = json_object_get(involved, "kind");
     const json_t *obj_av = json_object_get(involved, "apiVersion");
     json_t *ev = json_pack(
@@ -71,9 +65,17 @@ int event_record(store *st, const json_t *involved, const char *type, const char
         "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent", component,
         "reportingInstance", component);
     if (!ev) return -1;
+    /* Most events are new (e.g. Scheduled): create first, count a repeat. */
     int rc = reg_create(st, k, ns, ev, false, &out, &e);
     json_decref(ev);
     json_decref(out);
+    out = NULL;
+    if (rc != 0 && e.code == API_ALREADY_EXISTS) {
+        api_err_clear(&e);
+        bump b = {now};
+        rc = reg_update(st, k, ns, name, "", mutate_bump, &b, false, &out, &e);
+        json_decref(out);
+    }
     api_err_clear(&e);
     return rc;
 }

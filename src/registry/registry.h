@@ -68,9 +68,9 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
 /* Bind a pod to a node (pods/binding): sets spec.nodeName and the PodScheduled
  * condition in one transaction, through admission (the quota re-check of
  * deferred quota runs there, with subresource "binding"). 409 if the pod is
- * already bound or being deleted. */
+ * already bound or being deleted. *out (may be NULL) gets the bound pod. */
 int reg_bind(store *st, const char *ns, const char *name, const char *node, bool dry_run,
-             api_err *e);
+             json_t **out, api_err *e);
 
 /* With a node agent (or kubelets), deleting a running pod bound to a node is
  * graceful: it gets deletionTimestamp and the node's agent removes it once it

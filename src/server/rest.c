@@ -572,7 +572,7 @@ static void do_binding(req *rq, resp *rs, const route *rt)
         ferr_add(causes, FERR_REQUIRED, "target.name", NULL, NULL);
         api_err_invalid(&e, "", "Binding", rt->name, causes);
     } else {
-        if (reg_bind(rq->srv->st, rt->ns, rt->name, node, is_dry_run(rq), &e) == 0) {
+        if (reg_bind(rq->srv->st, rt->ns, rt->name, node, is_dry_run(rq), NULL, &e) == 0) {
             json_decref(b);
             resp_json(rs, 201, api_status_success(NULL, NULL, NULL));
             return;
