@@ -142,7 +142,8 @@ static int read_file(const char *path, char *buf, size_t n)
     size_t got = fread(buf, 1, n - 1, f);
     fclose(f);
     buf[got] = '\0';
-    while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' ')) buf[--got] = '\0';
+    while (got && (buf[got - 1] == '\n' || buf[got - 1] == ' '))
+        buf[--got] = '\0';
     return 0;
 }
 
@@ -158,16 +159,26 @@ static int parse_args(int argc, char **argv, config *c)
     c->requests = 20000;
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
-        if (!strcmp(k, "--data-dir")) c->data_dir = v;
-        else if (!strcmp(k, "--url")) c->url = v;
-        else if (!strcmp(k, "--connections")) c->connections = atoi(v);
-        else if (!strcmp(k, "--requests")) c->requests = atol(v);
-        else if (!strcmp(k, "--namespaces")) c->namespaces = atoi(v);
-        else if (!strcmp(k, "--ns-prefix")) c->ns_prefix = v;
-        else if (!strcmp(k, "--resource")) c->resource = v;
-        else if (!strcmp(k, "--pid")) c->pid = atol(v);
-        else if (!strcmp(k, "--label")) c->label = v;
-        else if (!strcmp(k, "--cpu-mix")) c->cpu_mix = atoi(v);
+        if (!strcmp(k, "--data-dir"))
+            c->data_dir = v;
+        else if (!strcmp(k, "--url"))
+            c->url = v;
+        else if (!strcmp(k, "--connections"))
+            c->connections = atoi(v);
+        else if (!strcmp(k, "--requests"))
+            c->requests = atol(v);
+        else if (!strcmp(k, "--namespaces"))
+            c->namespaces = atoi(v);
+        else if (!strcmp(k, "--ns-prefix"))
+            c->ns_prefix = v;
+        else if (!strcmp(k, "--resource"))
+            c->resource = v;
+        else if (!strcmp(k, "--pid"))
+            c->pid = atol(v);
+        else if (!strcmp(k, "--label"))
+            c->label = v;
+        else if (!strcmp(k, "--cpu-mix"))
+            c->cpu_mix = atoi(v);
         else {
             fprintf(stderr, "loadgen: unknown flag %s\n", k);
             return -1;
@@ -199,8 +210,10 @@ int main(int argc, char **argv)
         w[i] = (worker){&c, i, calloc((size_t)c.requests, sizeof(double)), 0, 0, 0};
     }
     double t0 = now();
-    for (int i = 0; i < c.connections; i++) pthread_create(&th[i], NULL, run, &w[i]);
-    for (int i = 0; i < c.connections; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < c.connections; i++)
+        pthread_create(&th[i], NULL, run, &w[i]);
+    for (int i = 0; i < c.connections; i++)
+        pthread_join(th[i], NULL);
     double secs = now() - t0;
 
     long n = 0, errors = 0, rejected = 0;

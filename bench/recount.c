@@ -46,8 +46,9 @@ int main(int argc, char **argv)
     store_config cfg = {1024};
     store *st = store_open(&be, reg_indexer, &cfg, err, sizeof err);
     if (!st || admission_register_defaults() != 0) return 1;
-    must_create(st, "namespaces", "", json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind",
-                                                "Namespace", "metadata", "name", "big"));
+    must_create(st, "namespaces", "",
+                json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
+                          "name", "big"));
     must_create(st, "resourcequotas", "big",
                 json_pack("{s:s,s:s,s:{s:s},s:{s:{s:s,s:s,s:s}}}", "apiVersion", "v1", "kind",
                           "ResourceQuota", "metadata", "name", "q", "spec", "hard", "pods",

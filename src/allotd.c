@@ -47,38 +47,37 @@ typedef struct options {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: allotd [flags]\n"
-            "\n"
-            "allotd is a Kubernetes-API-compatible control plane for multi-tenant quota.\n"
-            "Point kubectl at DATA-DIR/kubeconfig once it has started.\n"
-            "\n"
-            "Flags:\n"
-            "  --data-dir DIR          where objects, certificates and tokens live\n"
-            "                          (default ./allot-data)\n"
-            "  --bind-address ADDR     IP address to serve HTTPS on (default 127.0.0.1)\n"
-            "  --port N                port to serve HTTPS on (default 6443)\n"
-            "  --token-auth-file FILE  extra bearer tokens, upstream CSV format:\n"
-            "                          token,user,uid,\"group1,group2\"\n"
-            "  --log-level LEVEL       debug, info, warn or error (default info)\n"
-            "  --feature-gates GATES   comma-separated Name=true|false; known gates:\n"
-            "                          DeferredResourceQuota (default false): compute quota\n"
-            "                          is checked by the scheduler and charged at bind\n"
-            "  --node-agent BOOL       run pods bound to stored nodes (default true); set\n"
-            "                          false when real kubelets manage the nodes\n"
-            "  --scheduler BOOL        run the built-in scheduler (default true); set false\n"
-            "                          when another scheduler binds the pods\n"
-            "  --admission-control-config-file FILE\n"
-            "                          upstream's AdmissionConfiguration, in JSON; the\n"
-            "                          ResourceQuota plugin's limitedResources are honoured\n"
-            "  --watch-history N       events kept for watch resumption, also across\n"
-            "                          restarts (default 25000)\n"
-            "  --resource-quota-sync-period DURATION\n"
-            "                          how often every quota is fully recounted\n"
-            "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
-            "  -h, --help              show this help\n"
-            "\n"
-            "Signals: SIGTERM or SIGINT shut down cleanly.\n");
+    fprintf(out, "Usage: allotd [flags]\n"
+                 "\n"
+                 "allotd is a Kubernetes-API-compatible control plane for multi-tenant quota.\n"
+                 "Point kubectl at DATA-DIR/kubeconfig once it has started.\n"
+                 "\n"
+                 "Flags:\n"
+                 "  --data-dir DIR          where objects, certificates and tokens live\n"
+                 "                          (default ./allot-data)\n"
+                 "  --bind-address ADDR     IP address to serve HTTPS on (default 127.0.0.1)\n"
+                 "  --port N                port to serve HTTPS on (default 6443)\n"
+                 "  --token-auth-file FILE  extra bearer tokens, upstream CSV format:\n"
+                 "                          token,user,uid,\"group1,group2\"\n"
+                 "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+                 "  --feature-gates GATES   comma-separated Name=true|false; known gates:\n"
+                 "                          DeferredResourceQuota (default false): compute quota\n"
+                 "                          is checked by the scheduler and charged at bind\n"
+                 "  --node-agent BOOL       run pods bound to stored nodes (default true); set\n"
+                 "                          false when real kubelets manage the nodes\n"
+                 "  --scheduler BOOL        run the built-in scheduler (default true); set false\n"
+                 "                          when another scheduler binds the pods\n"
+                 "  --admission-control-config-file FILE\n"
+                 "                          upstream's AdmissionConfiguration, in JSON; the\n"
+                 "                          ResourceQuota plugin's limitedResources are honoured\n"
+                 "  --watch-history N       events kept for watch resumption, also across\n"
+                 "                          restarts (default 25000)\n"
+                 "  --resource-quota-sync-period DURATION\n"
+                 "                          how often every quota is fully recounted\n"
+                 "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
+                 "  -h, --help              show this help\n"
+                 "\n"
+                 "Signals: SIGTERM or SIGINT shut down cleanly.\n");
 }
 
 /* A Go-style duration made of whole units: "90s", "5m", "1h30m". Seconds, or -1. */
@@ -193,17 +192,20 @@ static int parse_options(int argc, char **argv, options *o)
 
 static void set_log_level(const char *name)
 {
-    if (!strcmp(name, "debug")) log_set_level(LOG_DEBUG);
-    else if (!strcmp(name, "warn")) log_set_level(LOG_WARN);
-    else if (!strcmp(name, "error")) log_set_level(LOG_ERROR);
-    else log_set_level(LOG_INFO);
+    if (!strcmp(name, "debug"))
+        log_set_level(LOG_DEBUG);
+    else if (!strcmp(name, "warn"))
+        log_set_level(LOG_WARN);
+    else if (!strcmp(name, "error"))
+        log_set_level(LOG_ERROR);
+    else
+        log_set_level(LOG_INFO);
 }
 
 /* default, kube-system, kube-public and kube-node-lease always exist. */
 static int bootstrap_namespaces(store *st)
 {
-    static const char *const names[] = {"default", "kube-system", "kube-public",
-                                        "kube-node-lease"};
+    static const char *const names[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
     const api_kind *k = api_kind_find("", "v1", "namespaces");
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         api_err e;

@@ -27,7 +27,8 @@ static int parse_one(const char *item, size_t len, char *err, size_t errlen)
     }
     size_t nlen = (size_t)(eq - item), vlen = len - nlen - 1;
     int f = 0;
-    while (f < FEATURE_COUNT && (strlen(gates[f].name) != nlen || strncmp(gates[f].name, item, nlen)))
+    while (f < FEATURE_COUNT &&
+           (strlen(gates[f].name) != nlen || strncmp(gates[f].name, item, nlen)))
         f++;
     if (f == FEATURE_COUNT) {
         snprintf(err, errlen, "unrecognized feature gate: %.*s", (int)nlen, item);
@@ -39,8 +40,10 @@ static int parse_one(const char *item, size_t len, char *err, size_t errlen)
     else if (vlen == 5 && !strncmp(eq + 1, "false", 5))
         v = false;
     else {
-        snprintf(err, errlen, "invalid value of %.*s=%.*s, err: strconv.ParseBool: parsing \"%.*s\": invalid syntax",
-                 (int)nlen, item, (int)vlen, eq + 1, (int)vlen, eq + 1);
+        snprintf(
+            err, errlen,
+            "invalid value of %.*s=%.*s, err: strconv.ParseBool: parsing \"%.*s\": invalid syntax",
+            (int)nlen, item, (int)vlen, eq + 1, (int)vlen, eq + 1);
         return -1;
     }
     set[f] = true;
@@ -53,7 +56,8 @@ int features_parse(const char *spec, char *err, size_t errlen)
     while (spec && *spec) {
         const char *comma = strchr(spec, ',');
         size_t len = comma ? (size_t)(comma - spec) : strlen(spec);
-        while (len && *spec == ' ') spec++, len--;
+        while (len && *spec == ' ')
+            spec++, len--;
         if (len && parse_one(spec, len, err, errlen) != 0) return -1;
         spec += len + (comma ? 1 : 0);
     }

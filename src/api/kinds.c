@@ -51,34 +51,33 @@ static const api_kind builtin[] = {
      API_NAME_SUBDOMAIN, pod_fields, pod_defaults, pod_validate},
     {CORE, "Node", "nodes", "node", "no", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN,
      node_fields, NULL, NULL},
-    {CORE, "ResourceQuota", "resourcequotas", "resourcequota", "quota", NULL, true,
-     API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, NULL, resourcequota_validate},
-    {CORE, "LimitRange", "limitranges", "limitrange", "limits", NULL, true, 0,
-     API_NAME_SUBDOMAIN, NULL, NULL, limitrange_validate},
-    {CORE, "Service", "services", "service", "svc", "all", true, API_SUB_STATUS,
-     API_NAME_DNS1035, NULL, service_defaults, NULL},
-    {CORE, "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", "pvc",
-     NULL, true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, pvc_defaults, NULL},
-    {CORE, "ConfigMap", "configmaps", "configmap", "cm", NULL, true, 0, API_NAME_SUBDOMAIN,
-     NULL, NULL, NULL},
-    {CORE, "Secret", "secrets", "secret", NULL, NULL, true, 0, API_NAME_SUBDOMAIN,
-     secret_fields, secret_defaults, NULL},
-    {CORE, "ReplicationController", "replicationcontrollers", "replicationcontroller", "rc",
-     "all", true, API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields,
-     replicas_defaults, NULL},
+    {CORE, "ResourceQuota", "resourcequotas", "resourcequota", "quota", NULL, true, API_SUB_STATUS,
+     API_NAME_SUBDOMAIN, NULL, NULL, resourcequota_validate},
+    {CORE, "LimitRange", "limitranges", "limitrange", "limits", NULL, true, 0, API_NAME_SUBDOMAIN,
+     NULL, NULL, limitrange_validate},
+    {CORE, "Service", "services", "service", "svc", "all", true, API_SUB_STATUS, API_NAME_DNS1035,
+     NULL, service_defaults, NULL},
+    {CORE, "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", "pvc", NULL,
+     true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, pvc_defaults, NULL},
+    {CORE, "ConfigMap", "configmaps", "configmap", "cm", NULL, true, 0, API_NAME_SUBDOMAIN, NULL,
+     NULL, NULL},
+    {CORE, "Secret", "secrets", "secret", NULL, NULL, true, 0, API_NAME_SUBDOMAIN, secret_fields,
+     secret_defaults, NULL},
+    {CORE, "ReplicationController", "replicationcontrollers", "replicationcontroller", "rc", "all",
+     true, API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults,
+     NULL},
     {CORE, "ServiceAccount", "serviceaccounts", "serviceaccount", "sa", NULL, true, 0,
      API_NAME_SUBDOMAIN, NULL, NULL, NULL},
     {CORE, "Event", "events", "event", "ev", NULL, true, 0, API_NAME_PATH, event_fields, NULL,
      NULL},
     {"scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", "pc", NULL,
      false, 0, API_NAME_SUBDOMAIN, NULL, priorityclass_defaults, priorityclass_validate},
-    {"storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", "sc", NULL, false,
-     0, API_NAME_SUBDOMAIN, NULL, storageclass_defaults, NULL},
+    {"storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", "sc", NULL, false, 0,
+     API_NAME_SUBDOMAIN, NULL, storageclass_defaults, NULL},
     {"apps", "v1", "Deployment", "deployments", "deployment", "deploy", "all", true,
      API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, NULL, deployment_defaults, NULL},
     {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", "rs", "all", true,
-     API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults,
-     NULL},
+     API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults, NULL},
 };
 #undef CORE
 
@@ -193,7 +192,8 @@ char *api_kind_fields_packed(const api_kind *k, const json_t *obj)
     dbuf_init(&b, 1 << 20);
     const json_t *meta = json_object_get(obj, "metadata");
     int rc = pack(&b, "metadata.name", json_object_get(meta, "name"), NULL);
-    if (k->namespaced) rc |= pack(&b, "metadata.namespace", json_object_get(meta, "namespace"), NULL);
+    if (k->namespaced)
+        rc |= pack(&b, "metadata.namespace", json_object_get(meta, "namespace"), NULL);
     for (const api_field *af = k->fields; af && af->label; af++)
         rc |= pack(&b, af->label, api_json_path(obj, af->path), af->dflt);
     rc |= dbuf_add(&b, "", 1);

@@ -35,11 +35,11 @@ typedef struct api_field {
 
 typedef struct api_kind api_kind;
 struct api_kind {
-    const char *group;      /* "" for core */
-    const char *version;    /* "v1" */
-    const char *kind;       /* "Pod" */
-    const char *resource;   /* "pods" */
-    const char *singular;   /* "pod" */
+    const char *group;       /* "" for core */
+    const char *version;     /* "v1" */
+    const char *kind;        /* "Pod" */
+    const char *resource;    /* "pods" */
+    const char *singular;    /* "pod" */
     const char *short_names; /* comma-separated, e.g. "po" (NULL: none) */
     const char *categories;  /* comma-separated, e.g. "all" */
     bool namespaced;

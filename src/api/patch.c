@@ -1108,7 +1108,8 @@ int patch_check_type(const char *content_type, api_err *err)
 {
     char mt[128];
     media_type(content_type, mt, sizeof mt);
-    if (!strcmp(mt, PATCH_CT_JSON) || !strcmp(mt, PATCH_CT_MERGE) || !strcmp(mt, PATCH_CT_STRATEGIC))
+    if (!strcmp(mt, PATCH_CT_JSON) || !strcmp(mt, PATCH_CT_MERGE) ||
+        !strcmp(mt, PATCH_CT_STRATEGIC))
         return 0;
     if (!strcmp(mt, PATCH_CT_APPLY))
         return api_err_set(err, API_UNSUPPORTED_MEDIA, "%s%s", MSG_UNKNOWN_FORMAT,

@@ -7,10 +7,9 @@
 static const struct {
     int http;
     const char *reason;
-} reason_table[] = {
-    [API_OK] = {200, ""},
+} reason_table[] = {[API_OK] = {200, ""},
 #define X(name, code, reason) [name] = {code, reason},
-    API_REASONS(X)
+                    API_REASONS(X)
 #undef X
 };
 
@@ -198,8 +197,7 @@ void ferr_add_str(json_t *list, ferr_type t, const char *field, const char *valu
     json_decref(v);
 }
 
-int api_err_invalid(api_err *e, const char *group, const char *kind, const char *name,
-                    json_t *list)
+int api_err_invalid(api_err *e, const char *group, const char *kind, const char *name, json_t *list)
 {
     char agg[1536];
     size_t n = json_array_size(list), off = 0;

@@ -80,7 +80,8 @@ typedef enum {
 /* Append one error. `value` is the offending value as JSON (may be NULL for
  * Required/Forbidden); it is printed as upstream prints it (strings quoted,
  * numbers bare). `detail` may be NULL. */
-void ferr_add(json_t *list, ferr_type t, const char *field, const json_t *value, const char *detail);
+void ferr_add(json_t *list, ferr_type t, const char *field, const json_t *value,
+              const char *detail);
 void ferr_addf(json_t *list, ferr_type t, const char *field, const json_t *value, const char *fmt,
                ...) __attribute__((format(printf, 5, 6)));
 /* Convenience for string values. */

@@ -119,7 +119,8 @@ static action next_action(store *st, const json_t *pod, int64_t *due_ms)
         wait = json_integer_value(ads) * 1000 - elapsed_ms;
     }
     json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
-    int64_t run = nodeagent_parse_duration_ms(json_string_value(json_object_get(ann, RUN_DURATION_ANNOTATION)));
+    int64_t run = nodeagent_parse_duration_ms(
+        json_string_value(json_object_get(ann, RUN_DURATION_ANNOTATION)));
     if (run >= 0 && run - elapsed_ms < wait) {
         act = ACT_SUCCEED;
         wait = run - elapsed_ms;
@@ -174,11 +175,11 @@ static json_t *container_statuses(const json_t *pod, action act, const char *now
                               act == ACT_SUCCEED ? 0 : 137, "reason",
                               act == ACT_SUCCEED ? "Completed" : "DeadlineExceeded", "startedAt",
                               started ? started : now, "finishedAt", now);
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:o}", "name",
-                                             name ? name : "", "image", image ? image : "",
-                                             "imageID", "", "containerID", id, "ready",
-                                             act == ACT_START, "started", act == ACT_START,
-                                             "restartCount", 0, "state", state));
+        json_array_append_new(out,
+                              json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:i, s:o}", "name",
+                                        name ? name : "", "image", image ? image : "", "imageID",
+                                        "", "containerID", id, "ready", act == ACT_START, "started",
+                                        act == ACT_START, "restartCount", 0, "state", state));
     }
     return out;
 }
@@ -188,7 +189,8 @@ static json_t *mutate_status(const json_t *cur, void *ctx, api_err *e)
     change *ch = ctx;
     const char *uid = jstr(cur, "metadata", "uid");
     const char *phase = jstr(cur, "status", "phase");
-    if (!uid || strcmp(uid, ch->uid) || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))) {
+    if (!uid || strcmp(uid, ch->uid) ||
+        (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))) {
         api_err_set(e, API_CONFLICT, "pod changed");
         return NULL;
     }
@@ -203,7 +205,8 @@ static json_t *mutate_status(const json_t *cur, void *ctx, api_err *e)
         json_object_set_new(status, "podIP", json_string("10.244.0.1"));
         set_conditions(status, true, now);
     } else {
-        json_object_set_new(status, "phase", json_string(ch->act == ACT_SUCCEED ? "Succeeded" : "Failed"));
+        json_object_set_new(status, "phase",
+                            json_string(ch->act == ACT_SUCCEED ? "Succeeded" : "Failed"));
         if (ch->act == ACT_FAIL) {
             json_object_set_new(status, "reason", json_string("DeadlineExceeded"));
             json_object_set_new(status, "message",

@@ -64,8 +64,9 @@ static int resync_one(store *st, const char *key, bool *changed)
     if (!same_used) {
         char *was = json_dumps(json_object_get(status, "used"), JSON_COMPACT | JSON_ENCODE_ANY);
         char *now = json_dumps(used, JSON_COMPACT);
-        log_msg(LOG_WARN, "quota usage drift corrected", "\"quota\":\"%s\",\"stored\":%s,\"recount\":%s",
-                key, was ? was : "null", now ? now : "null");
+        log_msg(LOG_WARN, "quota usage drift corrected",
+                "\"quota\":\"%s\",\"stored\":%s,\"recount\":%s", key, was ? was : "null",
+                now ? now : "null");
         free(was);
         free(now);
         atomic_fetch_add(&drift_total, 1);
@@ -113,7 +114,8 @@ static void *run(void *arg)
     pthread_setname_np(pthread_self(), "quota-ctl");
     /* A first recount at start: after a crash, it verifies the books at once. */
     size_t corrected = 0;
-    if (quota_controller_resync(c->st, &corrected) != 0) log_msg(LOG_ERROR, "quota resync failed", NULL);
+    if (quota_controller_resync(c->st, &corrected) != 0)
+        log_msg(LOG_ERROR, "quota resync failed", NULL);
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
         struct timespec deadline;

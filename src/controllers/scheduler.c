@@ -49,9 +49,9 @@ typedef struct qentry { /* a pod waiting to be scheduled */
     unsigned long spec_hash;   /* to tell a spec change from a status write */
     int attempts;
     int64_t next_ms;
-    bool blocked;      /* on quota: waits for an event in its namespace */
-    bool in_flight;    /* assumed, binding */
-    char quota[128];   /* the quota blocking it, when blocked on quota */
+    bool blocked;           /* on quota: waits for an event in its namespace */
+    bool in_flight;         /* assumed, binding */
+    char quota[128];        /* the quota blocking it, when blocked on quota */
     unsigned long msg_hash; /* last condition written, to avoid rewrites */
 } qentry;
 
@@ -82,10 +82,10 @@ struct scheduler {
     pthread_mutex_t jobs_mu; /* the bind job queue only: never waits on mu */
     pthread_cond_t jobs_cv;
     pthread_mutex_t mu; /* everything below but the jobs */
-    strmap *queue;  /* pod key -> qentry */
-    strmap *nodes;  /* node name -> ncache */
-    strmap *placed; /* pod key -> placed */
-    strmap *assumed; /* namespace -> rlist of deferred usage being bound */
+    strmap *queue;      /* pod key -> qentry */
+    strmap *nodes;      /* node name -> ncache */
+    strmap *placed;     /* pod key -> placed */
+    strmap *assumed;    /* namespace -> rlist of deferred usage being bound */
     bind_job *jobs;
     size_t njobs, cap_jobs;
     size_t next_start; /* where the next node search begins */
@@ -222,7 +222,8 @@ static rlist *parse_allocatable(const json_t *node)
 {
     rlist *a = rl_new();
     const char *bad = NULL;
-    if (a && rl_from_json(json_object_get(json_object_get(node, "status"), "allocatable"), a, &bad)) {
+    if (a &&
+        rl_from_json(json_object_get(json_object_get(node, "status"), "allocatable"), a, &bad)) {
         rl_free(a);
         return NULL; /* sched.c then parses (and reports) it itself */
     }
@@ -347,7 +348,8 @@ static void on_pod(scheduler *s, const store_event *ev)
         unplace(s, key);
     if (pod && sched_pod_ours(pod) && !terminal(pod))
         queue_add(s, key, pod);
-    else if (!(pod && strmap_get(s->queue, key) && ((qentry *)strmap_get(s->queue, key))->in_flight))
+    else if (!(pod && strmap_get(s->queue, key) &&
+               ((qentry *)strmap_get(s->queue, key))->in_flight))
         queue_del(s, key);
     /* A pod leaving a node, finishing or going away frees quota and room. */
     if ((was && !counts) || ev->type == STORE_EV_DELETED) wake_namespace(s, ev->obj->ns);
@@ -451,7 +453,9 @@ static json_t *mutate_condition(const json_t *cur, void *ctx, api_err *e)
     }
     size_t i;
     json_t *cd;
-    json_array_foreach(conds, i, cd) if (!strcmp(json_string_value(json_object_get(cd, "type")) ?: "", "PodScheduled")) break;
+    json_array_foreach(conds, i,
+                       cd) if (!strcmp(json_string_value(json_object_get(cd, "type")) ?: "",
+                                       "PodScheduled")) break;
     json_t *cond = json_pack("{s:s, s:s, s:n, s:s, s:s}", "type", "PodScheduled", "status", "False",
                              "lastProbeTime", "lastTransitionTime", now, "reason", c->reason);
     if (c->message) json_object_set_new(cond, "message", json_string(c->message));
@@ -558,7 +562,8 @@ static void schedule_one(scheduler *s, qentry *q, json_t *pod, size_t nnodes_hin
     split_key(q->key, ns, sizeof ns, name, sizeof name);
     if (sched_pod_gated(pod)) {
         q->blocked = true; /* a spec change (gate removed) requeues it */
-        report_unschedulable(s, q, pod, "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates");
+        report_unschedulable(s, q, pod, "SchedulingGated",
+                             "Scheduling is blocked due to non-empty scheduling gates");
         return;
     }
     sched_node *nodes = NULL;
@@ -599,7 +604,8 @@ static void schedule_one(scheduler *s, qentry *q, json_t *pod, size_t nnodes_hin
     }
     rl_free(req);
     /* Assume: count the pod on the node and its deferred usage in the namespace. */
-    const char *node = json_string_value(json_object_get(json_object_get(nodes[chosen].node, "metadata"), "name"));
+    const char *node =
+        json_string_value(json_object_get(json_object_get(nodes[chosen].node, "metadata"), "name"));
     place(s, q->key, node, pod);
     rlist *a = deferred ? assumed_for(s, ns) : NULL;
     if (a) rl_add_to(a, deferred);
@@ -702,7 +708,8 @@ static void *bind_worker(void *arg)
     pthread_setname_np(pthread_self(), "bind-worker");
     for (;;) {
         pthread_mutex_lock(&s->jobs_mu);
-        while (!s->njobs && !atomic_load(&s->stop)) pthread_cond_wait(&s->jobs_cv, &s->jobs_mu);
+        while (!s->njobs && !atomic_load(&s->stop))
+            pthread_cond_wait(&s->jobs_cv, &s->jobs_mu);
         if (!s->njobs) {
             pthread_mutex_unlock(&s->jobs_mu);
             return NULL;
@@ -781,29 +788,31 @@ void scheduler_render_metrics(dbuf *b)
     pthread_mutex_lock(&stats_mu);
     sched_stats st = scheduler_stats;
     pthread_mutex_unlock(&stats_mu);
-    dbuf_printf(b,
-                "# HELP allot_scheduler_attempts_total Scheduling attempts by result.\n"
-                "# TYPE allot_scheduler_attempts_total counter\n"
-                "allot_scheduler_attempts_total{result=\"scheduled\"} %llu\n"
-                "allot_scheduler_attempts_total{result=\"unschedulable\"} %llu\n"
-                "allot_scheduler_attempts_total{result=\"quota_exceeded\"} %llu\n"
-                "allot_scheduler_attempts_total{result=\"error\"} %llu\n"
-                "# HELP allot_scheduler_binds_rejected_total Binds refused by the atomic quota re-check.\n"
-                "# TYPE allot_scheduler_binds_rejected_total counter\n"
-                "allot_scheduler_binds_rejected_total %llu\n"
-                "# HELP allot_scheduler_attempt_duration_seconds From dequeue to bound or rejected.\n"
-                "# TYPE allot_scheduler_attempt_duration_seconds histogram\n",
-                st.scheduled, st.unschedulable, st.quota_blocked, st.errors, st.bind_rejected);
+    dbuf_printf(
+        b,
+        "# HELP allot_scheduler_attempts_total Scheduling attempts by result.\n"
+        "# TYPE allot_scheduler_attempts_total counter\n"
+        "allot_scheduler_attempts_total{result=\"scheduled\"} %llu\n"
+        "allot_scheduler_attempts_total{result=\"unschedulable\"} %llu\n"
+        "allot_scheduler_attempts_total{result=\"quota_exceeded\"} %llu\n"
+        "allot_scheduler_attempts_total{result=\"error\"} %llu\n"
+        "# HELP allot_scheduler_binds_rejected_total Binds refused by the atomic quota re-check.\n"
+        "# TYPE allot_scheduler_binds_rejected_total counter\n"
+        "allot_scheduler_binds_rejected_total %llu\n"
+        "# HELP allot_scheduler_attempt_duration_seconds From dequeue to bound or rejected.\n"
+        "# TYPE allot_scheduler_attempt_duration_seconds histogram\n",
+        st.scheduled, st.unschedulable, st.quota_blocked, st.errors, st.bind_rejected);
     for (int i = 0; i < SCHED_NBUCKETS; i++)
         dbuf_printf(b, "allot_scheduler_attempt_duration_seconds_bucket{le=\"%g\"} %llu\n",
                     sched_latency_buckets[i], st.latency[i]);
-    dbuf_printf(b,
-                "allot_scheduler_attempt_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-                "allot_scheduler_attempt_duration_seconds_sum %.6f\n"
-                "allot_scheduler_attempt_duration_seconds_count %llu\n"
-                "# HELP allot_pods_pending_on_quota Pods waiting for quota, by namespace and quota.\n"
-                "# TYPE allot_pods_pending_on_quota gauge\n",
-                st.latency[SCHED_NBUCKETS], st.latency_sum, st.latency[SCHED_NBUCKETS]);
+    dbuf_printf(
+        b,
+        "allot_scheduler_attempt_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+        "allot_scheduler_attempt_duration_seconds_sum %.6f\n"
+        "allot_scheduler_attempt_duration_seconds_count %llu\n"
+        "# HELP allot_pods_pending_on_quota Pods waiting for quota, by namespace and quota.\n"
+        "# TYPE allot_pods_pending_on_quota gauge\n",
+        st.latency[SCHED_NBUCKETS], st.latency_sum, st.latency[SCHED_NBUCKETS]);
     scheduler *s = running;
     if (!s) return;
     strmap *counts = strmap_new();
@@ -852,7 +861,8 @@ scheduler *scheduler_start(store *st, char *err, size_t errlen)
     s->placed = strmap_new();
     s->assumed = strmap_new();
     if (!s->queue || !s->nodes || !s->placed || !s->assumed) goto oom;
-    for (int i = 0; i < BIND_WORKERS; i++) pthread_create(&s->workers[i], NULL, bind_worker, s);
+    for (int i = 0; i < BIND_WORKERS; i++)
+        pthread_create(&s->workers[i], NULL, bind_worker, s);
     if (pthread_create(&s->thread, NULL, run, s) != 0) {
         snprintf(err, errlen, "cannot start scheduler");
         scheduler_stop(s);
@@ -881,12 +891,16 @@ void scheduler_stop(scheduler *s)
     pthread_cond_broadcast(&s->jobs_cv);
     pthread_mutex_unlock(&s->jobs_mu);
     pthread_join(s->thread, NULL);
-    for (int i = 0; i < BIND_WORKERS; i++) pthread_join(s->workers[i], NULL);
+    for (int i = 0; i < BIND_WORKERS; i++)
+        pthread_join(s->workers[i], NULL);
     void *v;
     const char *k;
-    for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) qentry_free(v);
-    for (size_t it = 0; strmap_next(s->nodes, &it, NULL, &v);) ncache_free(v);
-    for (size_t it = 0; strmap_next(s->placed, &it, NULL, &v);) placed_free(v);
+    for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);)
+        qentry_free(v);
+    for (size_t it = 0; strmap_next(s->nodes, &it, NULL, &v);)
+        ncache_free(v);
+    for (size_t it = 0; strmap_next(s->placed, &it, NULL, &v);)
+        placed_free(v);
     for (size_t it = 0; strmap_next(s->assumed, &it, &k, &v);) {
         free((char *)k);
         rl_free(v);

@@ -25,7 +25,8 @@ static int reserve(dbuf *b, size_t n)
     size_t need = b->len + n + 1;
     if (need <= b->cap) return 0;
     size_t nc = b->cap ? b->cap : 256;
-    while (nc < need) nc *= 2;
+    while (nc < need)
+        nc *= 2;
     if (nc > b->max + 1) nc = b->max + 1;
     char *np = realloc(b->p, nc);
     if (!np) return -1;

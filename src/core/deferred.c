@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-static const char *const deferred_names[] = {"cpu",          "memory",        "requests.cpu",
-                                             "requests.memory", "limits.cpu", "limits.memory"};
+static const char *const deferred_names[] = {
+    "cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"};
 
 bool quota_deferred_resource(const char *name)
 {
@@ -13,8 +13,7 @@ bool quota_deferred_resource(const char *name)
     return false;
 }
 
-void quota_deferred_mask(const char *group, const char *resource, const json_t *obj,
-                         rlist *usage)
+void quota_deferred_mask(const char *group, const char *resource, const json_t *obj, rlist *usage)
 {
     if (*group || strcmp(resource, "pods")) return;
     const char *node = json_string_value(json_object_get(json_object_get(obj, "spec"), "nodeName"));

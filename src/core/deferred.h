@@ -13,8 +13,7 @@
 bool quota_deferred_resource(const char *name);
 /* Remove the deferred resources from `usage` when obj is an unassigned pod
  * (spec.nodeName empty); leaves other kinds and assigned pods alone. */
-void quota_deferred_mask(const char *group, const char *resource, const json_t *obj,
-                         rlist *usage);
+void quota_deferred_mask(const char *group, const char *resource, const json_t *obj, rlist *usage);
 /* usage restricted to the deferred resources (new list, caller frees). */
 rlist *quota_deferred_only(const rlist *usage);
 

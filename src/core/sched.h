@@ -45,11 +45,11 @@ typedef enum {
 
 /* One candidate node and what is already bound to it (upstream's NodeInfo). */
 typedef struct sched_node {
-    const json_t *node;     /* the v1 Node */
-    const rlist *requested; /* sum of quota_pod_requests of its pods; NULL = none */
-    const rlist *nonzero;   /* sum of sched_pod_nonzero_requests of its pods, for
-                             * scoring; NULL = use `requested` */
-    int pods;               /* number of pods bound to it */
+    const json_t *node;       /* the v1 Node */
+    const rlist *requested;   /* sum of quota_pod_requests of its pods; NULL = none */
+    const rlist *nonzero;     /* sum of sched_pod_nonzero_requests of its pods, for
+                               * scoring; NULL = use `requested` */
+    int pods;                 /* number of pods bound to it */
     const rlist *allocatable; /* status.allocatable parsed once by the caller, or NULL
                                * (then parsed from `node` on every use) */
 } sched_node;

@@ -25,7 +25,8 @@ unsigned long strmap_hash(const char *s)
 {
     /* FNV-1a: simple, good enough spread for resource keys. */
     uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     return (unsigned long)h;
 }
 
@@ -79,7 +80,8 @@ static int grow(strmap *m)
         slot *s = &m->slots[i];
         if (!s->key || s->key == TOMBSTONE) continue;
         size_t j = s->hash & (ncap - 1);
-        while (ns[j].key) j = (j + 1) & (ncap - 1);
+        while (ns[j].key)
+            j = (j + 1) & (ncap - 1);
         ns[j] = *s;
     }
     free(m->slots);
@@ -102,7 +104,8 @@ int strmap_put(strmap *m, const char *key, void *value, void **old)
     }
     if ((m->used + m->dead + 1) * 4 > m->cap * 3 && grow(m) != 0) return -1;
     size_t mask = m->cap - 1, i = h & mask;
-    while (m->slots[i].key && m->slots[i].key != TOMBSTONE) i = (i + 1) & mask;
+    while (m->slots[i].key && m->slots[i].key != TOMBSTONE)
+        i = (i + 1) & mask;
     if (m->slots[i].key == TOMBSTONE) m->dead--;
     m->slots[i] = (slot){key, value, h};
     m->used++;

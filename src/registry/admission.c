@@ -20,7 +20,8 @@ typedef struct objset {
 
 static void objset_free(objset *s)
 {
-    for (size_t i = 0; i < s->n; i++) json_decref(s->v[i]);
+    for (size_t i = 0; i < s->n; i++)
+        json_decref(s->v[i]);
     free(s->v);
     s->v = NULL;
     s->n = 0;
@@ -54,7 +55,8 @@ static bool is_core(const api_kind *k, const char *resource)
 
 static const char *obj_ns(const json_t *obj)
 {
-    const char *ns = json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
     return ns ? ns : "";
 }
 
@@ -93,8 +95,8 @@ static int load_classes(store_txn *t, objset *out, api_err *e)
     return objset_load(t, "priorityclasses.scheduling.k8s.io//", out, e);
 }
 
-static int priority_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub,
-                          json_t *obj, const json_t *old, bool dry_run, api_err *e)
+static int priority_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
+                          const json_t *old, bool dry_run, api_err *e)
 {
     objset classes;
     int rc = 0;
@@ -111,7 +113,8 @@ static int priority_admit(store_txn *t, const api_kind *k, reg_op op, const char
     }
     if (strcmp(k->group, "scheduling.k8s.io") || strcmp(k->resource, "priorityclasses")) return 0;
     if (op == REG_DELETE) {
-        const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+        const char *name =
+            json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
         return priority_check_delete(name ? name : "", e);
     }
     if (load_classes(t, &classes, e) != 0) return -1;

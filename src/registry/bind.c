@@ -40,7 +40,8 @@ static json_t *mutate_bind(const json_t *cur, void *ctx, api_err *e)
     bind_ctx *bc = ctx;
     const json_t *meta = json_object_get(cur, "metadata");
     const char *name = json_string_value(json_object_get(meta, "name"));
-    const char *existing = json_string_value(json_object_get(json_object_get(cur, "spec"), "nodeName"));
+    const char *existing =
+        json_string_value(json_object_get(json_object_get(cur, "spec"), "nodeName"));
     if (!name) name = "";
     if (existing && *existing) {
         char why[512];

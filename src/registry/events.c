@@ -14,8 +14,8 @@ static const char *meta_str(const json_t *obj, const char *f)
 
 /* Deterministic name per (object, reason, message), like the recorder's
  * "<name>.<hash>", so repeats find the same Event. */
-static void event_name(const json_t *obj, const char *type, const char *reason,
-                       const char *message, char *buf, size_t n)
+static void event_name(const json_t *obj, const char *type, const char *reason, const char *message,
+                       char *buf, size_t n)
 {
     unsigned long long h = 1469598103934665603ULL;
     const char *parts[] = {meta_str(obj, "uid"), type, reason, message};
@@ -60,8 +60,9 @@ int event_record(store *st, const json_t *involved, const char *type, const char
         "apiVersion", "v1", "kind", "Event", "metadata", "name", name, "namespace", ns,
         "involvedObject", "kind", obj_kind, "namespace", ns, "name", meta_str(involved, "name"),
         "uid", meta_str(involved, "uid") ? meta_str(involved, "uid") : "", "apiVersion", obj_av,
-        "resourceVersion", meta_str(involved, "resourceVersion") ? meta_str(involved, "resourceVersion") : "",
-        "type", type, "reason", reason, "message", message, "source", "component", component,
+        "resourceVersion",
+        meta_str(involved, "resourceVersion") ? meta_str(involved, "resourceVersion") : "", "type",
+        type, "reason", reason, "message", message, "source", "component", component,
         "firstTimestamp", now, "lastTimestamp", now, "count", 1, "reportingComponent", component,
         "reportingInstance", component);
     if (!ev) return -1;

@@ -151,7 +151,8 @@ int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
         quota_recount_ctx_free(c);
     }
     if (rc == 0 && held) { /* unassigned pods still count, but not their compute */
-        rlist *deferred = quota_deferred_only(held), *kept = deferred ? rl_subtract(held, deferred) : NULL;
+        rlist *deferred = quota_deferred_only(held),
+              *kept = deferred ? rl_subtract(held, deferred) : NULL;
         rc = kept && rl_add_to(acc, kept) == 0 ? 0 : -1;
         rl_free(deferred);
         rl_free(kept);
@@ -185,7 +186,8 @@ static int fill_own_status(store_txn *t, json_t *quota, reg_op op, api_err *e)
     const api_kind *k = api_kind_find("", "v1", "resourcequotas");
     rlist *self = contribution(quota, k, quota, false), *cur = rl_new();
     const char *bad = NULL;
-    int rc = self && cur && rl_from_json(used, cur, &bad) == 0 && rl_add_to(cur, self) == 0 ? 0 : -1;
+    int rc =
+        self && cur && rl_from_json(used, cur, &bad) == 0 && rl_add_to(cur, self) == 0 ? 0 : -1;
     if (rc == 0 && rl_len(self)) json_object_set_new(status, "used", rl_to_json(cur));
     rl_free(self);
     rl_free(cur);
@@ -229,7 +231,8 @@ static int release(store_txn *t, const api_kind *k, json_t *quotas, const json_t
     json_t *q;
     json_array_foreach(quotas, i, q)
     {
-        rlist *before = contribution(q, k, old, deferred), *after = contribution(q, k, nw, deferred);
+        rlist *before = contribution(q, k, old, deferred),
+              *after = contribution(q, k, nw, deferred);
         rlist *used = rl_new();
         const char *bad = NULL;
         int rc = 0;
@@ -281,7 +284,8 @@ static int charge_binding(store_txn *t, json_t *quotas, const json_t *pod, bool 
     if (!used) return api_err_set(e, API_INTERNAL, "out of memory");
     int rc = quota_deferred_bind(quotas, pod, used, e);
     for (size_t i = 0; i < n; i++) {
-        if (rc == 0 && used[i] && !dry_run) rc = write_used(t, json_array_get(quotas, i), used[i], e);
+        if (rc == 0 && used[i] && !dry_run)
+            rc = write_used(t, json_array_get(quotas, i), used[i], e);
         json_decref(used[i]);
     }
     free(used);

@@ -29,9 +29,10 @@ bool quota_ns_deferred(store_txn *t, store *st, const char *ns)
     snprintf(key, sizeof key, "namespaces//%s", ns);
     store_obj *o = t ? store_txn_get(t, key) : store_get(st, key);
     if (!o) return true;
-    bool classic = o->idx.labels &&
-                   !strcmp(json_string_value(json_object_get(o->idx.labels, DEFERRED_MODE_LABEL)) ?: "",
-                           "admission");
+    bool classic =
+        o->idx.labels &&
+        !strcmp(json_string_value(json_object_get(o->idx.labels, DEFERRED_MODE_LABEL)) ?: "",
+                "admission");
     store_obj_unref(o);
     return !classic;
 }
@@ -108,7 +109,9 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
             rlist *r = rl_mask(want, over), *u = rl_mask(base, over), *h = rl_mask(hard, over);
             for (size_t k = 0; u && k < rl_len(over); k++) /* nothing used yet prints as 0 */
                 if (!rl_has(u, rl_name(over, k))) rl_add_name(u, rl_name(over, k));
-            rc = r && u && h && sched_quota_message_rl(msg, nnodes, objs[i]->name, r, u, h) == 0 ? 1 : -1;
+            rc = r && u && h && sched_quota_message_rl(msg, nnodes, objs[i]->name, r, u, h) == 0
+                     ? 1
+                     : -1;
             snprintf(quota, quota_len, "%s", objs[i]->name);
             rl_free(r);
             rl_free(u);
@@ -142,9 +145,10 @@ static void exceeded(api_err *e, const json_t *pod, const char *quota, const rli
     rl_format(u, &us);
     rl_format(h, &hs);
     const char *name = meta_str(pod, "name");
-    api_err_set(e, API_FORBIDDEN,
-                "pods \"%s\" is forbidden: exceeded quota: %s, requested: %s, used: %s, limited: %s",
-                name ? name : "", quota, rs.p ? rs.p : "", us.p ? us.p : "", hs.p ? hs.p : "");
+    api_err_set(
+        e, API_FORBIDDEN,
+        "pods \"%s\" is forbidden: exceeded quota: %s, requested: %s, used: %s, limited: %s",
+        name ? name : "", quota, rs.p ? rs.p : "", us.p ? us.p : "", hs.p ? hs.p : "");
     api_err_details(e, name, "", "pods");
     dbuf_free(&rs);
     dbuf_free(&us);

@@ -60,7 +60,8 @@ static void random_suffix(char out[6])
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
     unsigned char b[5];
     random_bytes(b, sizeof b);
-    for (int i = 0; i < 5; i++) out[i] = alphabet[b[i] % (sizeof alphabet - 1)];
+    for (int i = 0; i < 5; i++)
+        out[i] = alphabet[b[i] % (sizeof alphabet - 1)];
     out[5] = '\0';
 }
 
@@ -159,8 +160,8 @@ static int namespace_admit(store_txn *t, const api_kind *k, const char *ns, cons
     return -1;
 }
 
-static int run_admission(store_txn *t, const api_kind *k, reg_op op, const char *sub,
-                         json_t *obj, const json_t *old, bool dry_run, api_err *e)
+static int run_admission(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
+                         const json_t *old, bool dry_run, api_err *e)
 {
     for (size_t i = 0; i < nadmission; i++)
         if (admission[i]->admit(t, k, op, sub, obj, old, dry_run, e) != 0) return -1;
@@ -303,8 +304,9 @@ fail:
 
 /* ---- update ---- */
 
-static const char *const immutable_meta[] = {"uid",       "creationTimestamp", "deletionTimestamp",
-                                             "deletionGracePeriodSeconds", "generation", NULL};
+static const char *const immutable_meta[] = {
+    "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
+    NULL};
 
 static int prepare_update(const api_kind *k, const char *ns, const char *name, const char *sub,
                           const json_t *cur, json_t **pnew, api_err *e)
@@ -458,7 +460,8 @@ static void add_finalizer(json_t *meta, const char *f)
     }
     size_t i;
     json_t *v;
-    json_array_foreach(list, i, v) if (json_is_string(v) && !strcmp(json_string_value(v), f)) return;
+    json_array_foreach(list, i,
+                       v) if (json_is_string(v) && !strcmp(json_string_value(v), f)) return;
     json_array_append_new(list, json_string(f));
 }
 
@@ -468,8 +471,9 @@ static int check_preconditions(const api_kind *k, const char *name, const json_t
     char why[512];
     const char *uid = meta_str(cur, "uid"), *rv = meta_str(cur, "resourceVersion");
     if (o->pre_uid && (!uid || strcmp(o->pre_uid, uid) != 0)) {
-        snprintf(why, sizeof why, "Precondition failed: UID in precondition: %s, UID in object meta: %s",
-                 o->pre_uid, uid ? uid : "");
+        snprintf(why, sizeof why,
+                 "Precondition failed: UID in precondition: %s, UID in object meta: %s", o->pre_uid,
+                 uid ? uid : "");
         return api_err_conflict(e, k->group, k->resource, name, why);
     }
     if (o->pre_rv && (!rv || strcmp(o->pre_rv, rv) != 0)) {
@@ -504,8 +508,7 @@ static bool deletes_gracefully(const api_kind *k, const json_t *pod, const reg_d
 
 static bool is_system_namespace(const char *name)
 {
-    return !strcmp(name, "default") || !strcmp(name, "kube-system") ||
-           !strcmp(name, "kube-public");
+    return !strcmp(name, "default") || !strcmp(name, "kube-system") || !strcmp(name, "kube-public");
 }
 
 int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
@@ -529,8 +532,8 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
     json_t *meta = json_object_ensure(cur, "metadata");
     bool is_ns = strcmp(k->resource, "namespaces") == 0 && !*k->group;
     if (is_ns && is_system_namespace(name)) {
-        api_err_set(e, API_FORBIDDEN, "namespaces \"%s\" is forbidden: this namespace may not be deleted",
-                    name);
+        api_err_set(e, API_FORBIDDEN,
+                    "namespaces \"%s\" is forbidden: this namespace may not be deleted", name);
         api_err_details(e, name, "", "namespaces");
         goto fail;
     }
@@ -549,10 +552,11 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
             json_object_set_new(meta, "deletionTimestamp", json_string(ts));
             long long grace = 0;
             if (graceful) {
-                json_t *tgp = json_object_get(json_object_get(cur, "spec"),
-                                              "terminationGracePeriodSeconds");
-                grace = o->grace_seconds > 0 ? o->grace_seconds
-                                             : (json_is_integer(tgp) ? json_integer_value(tgp) : 30);
+                json_t *tgp =
+                    json_object_get(json_object_get(cur, "spec"), "terminationGracePeriodSeconds");
+                grace = o->grace_seconds > 0
+                            ? o->grace_seconds
+                            : (json_is_integer(tgp) ? json_integer_value(tgp) : 30);
             }
             json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(grace));
             if (is_ns)

@@ -79,8 +79,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, resp *rs)
             len = body ? strlen(body) : 0;
         }
         rs->raw = NULL;
-        r = MHD_create_response_from_buffer(len, body ? body : "", body ? MHD_RESPMEM_MUST_FREE
-                                                                        : MHD_RESPMEM_PERSISTENT);
+        r = MHD_create_response_from_buffer(len, body ? body : "",
+                                            body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
         if (!r) {
             free(body);
             return MHD_NO;
@@ -118,7 +118,8 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *url, co
     rq->conn = c;
     rq->verb = method;
     snprintf(rq->resource, sizeof rq->resource, "%s", "");
-    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     rq->fd = ci ? ci->connect_fd : -1;
     rs->code = 200;
 
@@ -130,7 +131,8 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *url, co
         if (srv->stopping) rs->code = 503;
         return;
     }
-    const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *authz =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     rq->user = authz ? auth_check_bearer(srv->auth, authz) : NULL;
     if (!rq->user) {
         resp_errf(rs, API_UNAUTHORIZED, "Unauthorized");
@@ -148,7 +150,8 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *url, co
     }
     rq->body = cs->body.p;
     rq->body_len = cs->body.len;
-    rq->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    rq->content_type =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     rq->accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     rest_handle(rq, rs);
 }
@@ -186,8 +189,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 rq.verb, url, rs.code);
     else
         log_msg(LOG_DEBUG, "request",
-                "\"verb\":\"%s\",\"path\":\"%.200s\",\"code\":%d,\"seconds\":%.6f", rq.verb,
-                url, rs.code, secs);
+                "\"verb\":\"%s\",\"path\":\"%.200s\",\"code\":%d,\"seconds\":%.6f", rq.verb, url,
+                rs.code, secs);
     resp_clear(&rs);
     return ret;
 }
@@ -207,7 +210,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
     size_t n = strlen(msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '"')) msg[--n] = '\0';
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '"'))
+        msg[--n] = '\0';
     for (char *p = msg; *p; p++)
         if (*p == '"' || *p == '\\') *p = '\'';
     log_msg(LOG_DEBUG, "http", "\"detail\":\"%s\"", msg);
@@ -232,18 +236,15 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
         return NULL;
     }
     h->srv = srv;
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_TLS | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS |
+                     MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
-    h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h,
-                            MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                            MHD_OPTION_HTTPS_MEM_KEY, key_pem,
-                            MHD_OPTION_HTTPS_MEM_CERT, cert_pem,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-                            MHD_OPTION_END);
+    h->d =
+        MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
+                         ai->ai_addr, MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_HTTPS_MEM_CERT,
+                         cert_pem, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_CONNECTION_TIMEOUT,
+                         (unsigned)300, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) {
         snprintf(err, errlen, "cannot listen on %s:%d", bind_addr, port);

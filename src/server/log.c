@@ -33,7 +33,8 @@ void log_msg(log_level l, const char *msg, const char *kv, ...)
         line[n++] = ',';
         int m = vsnprintf(line + n, sizeof line - (size_t)n - 2, kv, ap);
         va_end(ap);
-        if (m > 0) n += m < (int)(sizeof line - (size_t)n - 2) ? m : (int)(sizeof line - (size_t)n - 3);
+        if (m > 0)
+            n += m < (int)(sizeof line - (size_t)n - 2) ? m : (int)(sizeof line - (size_t)n - 3);
     }
     if (n < 0) return;
     if ((size_t)n > sizeof line - 3) n = (int)sizeof line - 3;

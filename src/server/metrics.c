@@ -17,7 +17,7 @@
 
 #define NBUCKETS 13
 static const double buckets[NBUCKETS] = {.001, .0025, .005, .01, .025, .05, .1,
-                                         .25,  .5,    1,    2.5, 5,   10};
+                                         .25,  .5,    1,    2.5, 5,    10};
 
 typedef struct series {
     char *key; /* "verb\x1fresource\x1fcode" */
@@ -207,13 +207,14 @@ static void render_quotas(store *st, dbuf *b)
 {
     store_obj **objs = NULL;
     size_t n = 0;
-    dbuf_printf(b, "# HELP allot_quota_drift_corrections_total Recounts that disagreed with the "
-                   "stored usage (should stay 0).\n"
-                   "# TYPE allot_quota_drift_corrections_total counter\n"
-                   "allot_quota_drift_corrections_total %llu\n"
-                   "# HELP allot_quota_resyncs_total Completed full quota recounts.\n"
-                   "# TYPE allot_quota_resyncs_total counter\n"
-                   "allot_quota_resyncs_total %llu\n",
+    dbuf_printf(b,
+                "# HELP allot_quota_drift_corrections_total Recounts that disagreed with the "
+                "stored usage (should stay 0).\n"
+                "# TYPE allot_quota_drift_corrections_total counter\n"
+                "allot_quota_drift_corrections_total %llu\n"
+                "# HELP allot_quota_resyncs_total Completed full quota recounts.\n"
+                "# TYPE allot_quota_resyncs_total counter\n"
+                "allot_quota_resyncs_total %llu\n",
                 quota_controller_drift_total(), quota_controller_resyncs_total());
     dbuf_adds(b, "# HELP allot_resourcequota ResourceQuota hard limits and usage.\n"
                  "# TYPE allot_resourcequota gauge\n");

@@ -103,7 +103,8 @@ static int split_path(const char *path, char segs[][256], int max)
     int n = 0;
     const char *p = path;
     while (*p) {
-        while (*p == '/') p++;
+        while (*p == '/')
+            p++;
         if (!*p) break;
         const char *end = strchr(p, '/');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -126,7 +127,8 @@ static int resolve(const char *group, const char *version, char segs[][256], int
     }
     if (n - i >= 3 && strcmp(segs[i], "namespaces") == 0) {
         /* namespaces/NAME/{status,finalize} is the namespace's own subresource */
-        bool ns_sub = n - i == 3 && (!strcmp(segs[i + 2], "status") || !strcmp(segs[i + 2], "finalize"));
+        bool ns_sub =
+            n - i == 3 && (!strcmp(segs[i + 2], "status") || !strcmp(segs[i + 2], "finalize"));
         if (!ns_sub) {
             snprintf(rt->ns, sizeof rt->ns, "%s", segs[i + 1]);
             i += 2;
@@ -170,11 +172,12 @@ static json_t *decode_body(const req *rq, const route *rt, bool check_kind, api_
     json_t *obj = parse_body(rq, e);
     if (!obj) return NULL;
     if (!json_is_object(obj)) {
-        api_err_set(e, API_BAD_REQUEST,
-                    "couldn't get version/kind; json parse error: json: cannot unmarshal %s into "
-                    "Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
-                    "Kind string \"json:\\\"kind,omitempty\\\"\" }",
-                    json_is_array(obj) ? "array" : "value");
+        api_err_set(
+            e, API_BAD_REQUEST,
+            "couldn't get version/kind; json parse error: json: cannot unmarshal %s into "
+            "Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
+            "Kind string \"json:\\\"kind,omitempty\\\"\" }",
+            json_is_array(obj) ? "array" : "value");
         json_decref(obj);
         return NULL;
     }
@@ -235,7 +238,8 @@ static void respond_object(const req *rq, resp *rs, const route *rt, int code, j
     if (wants_table(rq)) {
         json_t *items = json_array();
         json_array_append_new(items, obj);
-        json_t *tbl = table_build(rt->kind, items, rq->query(rq, "includeObject"), now_unix(), NULL);
+        json_t *tbl =
+            table_build(rt->kind, items, rq->query(rq, "includeObject"), now_unix(), NULL);
         json_decref(items);
         resp_json(rs, code, tbl);
         return;
@@ -321,7 +325,8 @@ static void do_list(req *rq, resp *rs, const route *rt)
     api_kind_api_version(rt->kind, av, sizeof av);
     if (wants_table(rq)) {
         json_t *items = json_array();
-        for (size_t i = 0; i < kept; i++) json_array_append_new(items, store_obj_parse(objs[i]));
+        for (size_t i = 0; i < kept; i++)
+            json_array_append_new(items, store_obj_parse(objs[i]));
         char rvs[32];
         snprintf(rvs, sizeof rvs, "%lld", (long long)rev);
         json_t *lm = json_pack("{s:s}", "resourceVersion", rvs);
@@ -334,8 +339,9 @@ static void do_list(req *rq, resp *rs, const route *rt)
         /* Fast path: splice the stored JSON; nothing is parsed. */
         dbuf b;
         dbuf_init(&b, MAX_LIST_BYTES);
-        int rc = dbuf_printf(&b, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{"
-                                 "\"resourceVersion\":\"%lld\"",
+        int rc = dbuf_printf(&b,
+                             "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{"
+                             "\"resourceVersion\":\"%lld\"",
                              rt->kind->kind, av, (long long)rev);
         if (contbuf[0]) rc |= dbuf_printf(&b, ",\"continue\":\"%s\"", contbuf);
         rc |= dbuf_adds(&b, "},\"items\":[");
@@ -352,7 +358,8 @@ static void do_list(req *rq, resp *rs, const route *rt)
             rs->raw = dbuf_take(&b, &rs->raw_len);
         }
     }
-    for (size_t i = 0; i < kept; i++) store_obj_unref(objs[i]);
+    for (size_t i = 0; i < kept; i++)
+        store_obj_unref(objs[i]);
     free(objs);
     filter_free(&f);
     if (e.code) resp_err(rs, &e);
@@ -376,7 +383,8 @@ static void do_create(req *rq, resp *rs, const route *rt)
     if (rt->sub[0]) {
         if (!strcmp(rt->sub, "binding") && (rt->kind->subresources & API_SUB_BINDING))
             return do_binding(rq, rs, rt);
-        resp_errf(rs, API_METHOD_NOT_ALLOWED, "the server does not allow this method on the requested resource");
+        resp_errf(rs, API_METHOD_NOT_ALLOWED,
+                  "the server does not allow this method on the requested resource");
         return;
     }
     if (rt->name[0]) {
@@ -451,18 +459,22 @@ static json_t *mutate_scale(const json_t *cur, void *ctx, api_err *e)
     json_decref(scale);
     if (!want) return NULL;
     json_t *replicas = json_object_get(json_object_get(want, "spec"), "replicas");
-    const char *rv = json_string_value(json_object_get(json_object_get(want, "metadata"), "resourceVersion"));
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(want, "metadata"), "resourceVersion"));
     if (!json_is_integer(replicas) || json_integer_value(replicas) < 0) {
         json_t *causes = json_array();
-        ferr_add(causes, FERR_INVALID, "spec.replicas", replicas, "must be greater than or equal to 0");
-        const char *name = json_string_value(json_object_get(json_object_get(cur, "metadata"), "name"));
+        ferr_add(causes, FERR_INVALID, "spec.replicas", replicas,
+                 "must be greater than or equal to 0");
+        const char *name =
+            json_string_value(json_object_get(json_object_get(cur, "metadata"), "name"));
         api_err_invalid(e, "autoscaling", "Scale", name, causes);
         json_decref(want);
         return NULL;
     }
     json_t *nw = json_deep_copy(cur);
     json_object_set(json_object_get(nw, "spec"), "replicas", replicas);
-    if (rv && *rv) json_object_set_new(json_object_get(nw, "metadata"), "resourceVersion", json_string(rv));
+    if (rv && *rv)
+        json_object_set_new(json_object_get(nw, "metadata"), "resourceVersion", json_string(rv));
     json_decref(want);
     return nw;
 }
@@ -613,8 +625,8 @@ static int delete_opts(const req *rq, reg_delete_opts *o, json_t **hold, api_err
             !strcmp(json_string_value(json_array_get(dr, 0)) ?: "", "All"))
             o->dry_run = true;
     }
-    if (o->propagation && strcmp(o->propagation, "Orphan") && strcmp(o->propagation, "Background") &&
-        strcmp(o->propagation, "Foreground")) {
+    if (o->propagation && strcmp(o->propagation, "Orphan") &&
+        strcmp(o->propagation, "Background") && strcmp(o->propagation, "Foreground")) {
         json_t *causes = json_array();
         ferr_add_str(causes, FERR_NOT_SUPPORTED, "propagationPolicy", o->propagation,
                      "supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\"");
@@ -738,8 +750,9 @@ static bool serve_meta(req *rq, resp *rs, char segs[][256], int n)
         /* client-go asks for v2 only as protobuf, which we do not speak: a 406
          * makes kubectl fall back cleanly instead of misreading JSON. */
         if (*accept && !strstr(accept, "json") && !strstr(accept, "*/*")) {
-            resp_errf(rs, API_NOT_ACCEPTABLE, "only the following media types are accepted: "
-                                              "application/json");
+            resp_errf(rs, API_NOT_ACCEPTABLE,
+                      "only the following media types are accepted: "
+                      "application/json");
             return true;
         }
         resp_json(rs, 200, openapi_v2());
@@ -764,9 +777,9 @@ static void not_found(resp *rs)
 {
     resp_errf(rs, API_NOT_FOUND, "the server could not find the requested resource");
     json_t *st = rs->json;
-    json_object_set_new(st, "details", json_pack("{s:[{s:s, s:s}]}", "causes", "reason",
-                                                 "UnexpectedServerResponse", "message",
-                                                 "404 page not found"));
+    json_object_set_new(st, "details",
+                        json_pack("{s:[{s:s, s:s}]}", "causes", "reason",
+                                  "UnexpectedServerResponse", "message", "404 page not found"));
 }
 
 static bool is_scale(const route *rt)

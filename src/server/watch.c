@@ -187,8 +187,10 @@ static long watch_read(void *ctx, char *buf, size_t max)
 static void watch_free(void *ctx)
 {
     watch_ctx *c = ctx;
-    for (size_t i = c->next_initial; i < c->ninitial; i++) store_obj_unref(c->initial[i]);
-    for (size_t i = 0; i < c->next_initial; i++) store_obj_unref(c->initial[i]);
+    for (size_t i = c->next_initial; i < c->ninitial; i++)
+        store_obj_unref(c->initial[i]);
+    for (size_t i = 0; i < c->next_initial; i++)
+        store_obj_unref(c->initial[i]);
     free(c->initial);
     store_watch_close(c->w);
     filter_free(&c->f);
@@ -240,7 +242,9 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
         char *end;
         from = strtoll(rvs, &end, 10);
         if (*end || from < 0) {
-            api_err_set(&e, API_BAD_REQUEST, "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid syntax", rvs);
+            api_err_set(
+                &e, API_BAD_REQUEST,
+                "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid syntax", rvs);
             resp_err(rs, &e);
             api_err_clear(&e);
             goto fail;
@@ -273,7 +277,8 @@ fail:
     filter_free(&c->f);
     free(c->name);
     free(c->include_object);
-    for (size_t i = 0; i < c->ninitial; i++) store_obj_unref(c->initial[i]);
+    for (size_t i = 0; i < c->ninitial; i++)
+        store_obj_unref(c->initial[i]);
     free(c->initial);
     dbuf_free(&c->out);
     free(c);

@@ -24,8 +24,7 @@
 
 #define DEFAULT_HISTORY 25000
 
-const double store_commit_buckets[11] = {.0005, .001, .0025, .005, .01, .025,
-                                         .05,   .1,   .25,   .5,   1};
+const double store_commit_buckets[11] = {.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1};
 
 typedef struct rtable {
     char *resource;
@@ -65,8 +64,8 @@ struct store {
     /* Watch history: a ring of events numbered by a global sequence. */
     store_event *ring;
     size_t ring_cap;
-    uint64_t seq_first; /* oldest sequence still in the ring */
-    uint64_t seq_end;   /* next sequence to assign */
+    uint64_t seq_first;    /* oldest sequence still in the ring */
+    uint64_t seq_end;      /* next sequence to assign */
     int64_t history_start; /* a watch may start after any revision >= this */
     size_t watchers;
     uint64_t since_compact;
@@ -154,8 +153,7 @@ static store_obj *obj_new(const char *key, int64_t rv, char *json, size_t len, s
     return o;
 }
 
-static store_obj *obj_from_text(store *s, const char *key, int64_t rv, const char *text,
-                                size_t len)
+static store_obj *obj_from_text(store *s, const char *key, int64_t rv, const char *text, size_t len)
 {
     char *copy = malloc(len + 1);
     if (!copy) return NULL;
@@ -321,7 +319,8 @@ static void *writer_main(void *arg)
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (s->queue.n == 0 && !s->closing) pthread_cond_wait(&s->work, &s->mu);
+        while (s->queue.n == 0 && !s->closing)
+            pthread_cond_wait(&s->work, &s->mu);
         if (s->queue.n == 0 && s->closing) break;
         pendq tmp = s->queue; /* swap: committers keep queueing while we write */
         s->queue = batch;
@@ -432,7 +431,8 @@ static void tables_free(store *s)
     for (size_t it = 0; strmap_next(s->tables, &it, &k, &v);) {
         rtable *t = v;
         void *o;
-        for (size_t j = 0; strmap_next(t->objs, &j, NULL, &o);) store_obj_unref(o);
+        for (size_t j = 0; strmap_next(t->objs, &j, NULL, &o);)
+            store_obj_unref(o);
         strmap_free(t->objs);
         free(t->resource);
         free(t);
@@ -525,8 +525,8 @@ static int collect(store *s, const char *prefix, store_obj ***out, size_t *n)
     return 0;
 }
 
-int store_list(store *s, const char *prefix, const char *after_key, size_t limit,
-               store_obj ***out, size_t *n, int64_t *rev, bool *more)
+int store_list(store *s, const char *prefix, const char *after_key, size_t limit, store_obj ***out,
+               size_t *n, int64_t *rev, bool *more)
 {
     store_obj **v;
     size_t k;
@@ -538,10 +538,12 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
     if (k > 1) qsort(v, k, sizeof *v, cmp_obj_key);
     size_t start = 0;
     if (after_key)
-        while (start < k && strcmp(v[start]->key, after_key) <= 0) store_obj_unref(v[start++]);
+        while (start < k && strcmp(v[start]->key, after_key) <= 0)
+            store_obj_unref(v[start++]);
     size_t end = k;
     if (limit && k - start > limit) end = start + limit;
-    for (size_t i = end; i < k; i++) store_obj_unref(v[i]);
+    for (size_t i = end; i < k; i++)
+        store_obj_unref(v[i]);
     if (more) *more = end < k;
     if (start && end > start) memmove(v, v + start, (end - start) * sizeof *v);
     *out = v;
@@ -595,7 +597,8 @@ int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n
         pending *p = &t->w[i];
         if (strncmp(p->obj->key, prefix, plen) != 0) continue;
         size_t j = 0;
-        while (j < k && strcmp(v[j]->key, p->obj->key) != 0) j++;
+        while (j < k && strcmp(v[j]->key, p->obj->key) != 0)
+            j++;
         if (j < k) {
             store_obj_unref(v[j]);
             v[j] = v[--k];
@@ -603,7 +606,8 @@ int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n
         if (p->type == STORE_EV_DELETED) continue;
         store_obj **nv = realloc(v, (k + 1) * sizeof *v);
         if (!nv) {
-            for (size_t q = 0; q < k; q++) store_obj_unref(v[q]);
+            for (size_t q = 0; q < k; q++)
+                store_obj_unref(v[q]);
             free(v);
             return -1;
         }
@@ -747,8 +751,7 @@ int store_commit(store_txn *t)
         p->prev = cur;
         /* Only a hash-table grow can fail here; out of memory mid-apply is fatal,
          * as in Redis, rather than leaving the index half-updated. */
-        if (index_set(s, p->obj->key, p->type == STORE_EV_DELETED ? NULL : p->obj) != 0)
-            abort();
+        if (index_set(s, p->obj->key, p->type == STORE_EV_DELETED ? NULL : p->obj) != 0) abort();
     }
     s->rev = t->rev;
     pthread_rwlock_unlock(&s->index_lock);
@@ -766,7 +769,8 @@ int store_commit(store_txn *t)
     txn_free(t);
 
     pthread_mutex_lock(&s->mu);
-    while (s->durable_rev < rev && !s->closing) pthread_cond_wait(&s->done, &s->mu);
+    while (s->durable_rev < rev && !s->closing)
+        pthread_cond_wait(&s->done, &s->mu);
     rc = s->durable_rev >= rev ? 0 : -1;
     pthread_mutex_unlock(&s->mu);
     return rc;

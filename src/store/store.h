@@ -34,20 +34,20 @@ typedef struct store_watch store_watch;
 /* Derived data the layer above attaches to each object when it is written
  * or loaded: selector fields and an opaque per-object cache (e.g. quota usage). */
 typedef struct store_index {
-    json_t *labels;          /* metadata.labels, owned (may be NULL) */
-    char *fields;            /* packed "label\0value\0...\0" selector fields, owned (may be NULL) */
-    void *ext;               /* owned; freed with ext_free */
+    json_t *labels; /* metadata.labels, owned (may be NULL) */
+    char *fields;   /* packed "label\0value\0...\0" selector fields, owned (may be NULL) */
+    void *ext;      /* owned; freed with ext_free */
     void (*ext_free)(void *);
 } store_index;
 
 typedef struct store_obj {
     atomic_int refs;
-    int64_t rv;         /* revision that last wrote this object */
-    char *key;          /* "pods/ns/name" */
-    const char *ns;     /* into nsname: namespace ("" when cluster-scoped) */
+    int64_t rv;     /* revision that last wrote this object */
+    char *key;      /* "pods/ns/name" */
+    const char *ns; /* into nsname: namespace ("" when cluster-scoped) */
     const char *name;
-    char *nsname;       /* ns '\0' name */
-    char *json;         /* compact JSON, metadata.resourceVersion == rv */
+    char *nsname; /* ns '\0' name */
+    char *json;   /* compact JSON, metadata.resourceVersion == rv */
     size_t len;
     store_index idx;
 } store_obj;
@@ -104,8 +104,8 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
                   size_t errlen);
 void store_close(store *s);
 
-int64_t store_revision(store *s);          /* last committed revision */
-int64_t store_oldest_revision(store *s);   /* oldest revision a watch may start after */
+int64_t store_revision(store *s);        /* last committed revision */
+int64_t store_oldest_revision(store *s); /* oldest revision a watch may start after */
 
 store_obj *store_get(store *s, const char *key);
 size_t store_count(store *s, const char *resource);
@@ -114,8 +114,8 @@ size_t store_count(store *s, const char *resource);
  * starting after `after_key` (NULL: from the start), at most `limit` (0: all).
  * *out is malloc'd (caller frees the array and unrefs each); *rev is the
  * revision the snapshot reflects; *more tells whether objects remain. */
-int store_list(store *s, const char *prefix, const char *after_key, size_t limit,
-               store_obj ***out, size_t *n, int64_t *rev, bool *more);
+int store_list(store *s, const char *prefix, const char *after_key, size_t limit, store_obj ***out,
+               size_t *n, int64_t *rev, bool *more);
 
 /* Transactions. store_begin takes the store's write lock; commit or abort
  * releases it. Reads inside a transaction see its own writes. */
@@ -156,7 +156,8 @@ size_t store_watch_count(store *s);
 typedef struct store_stats {
     uint64_t commits, batches, batch_ops;
     double commit_seconds_sum;
-    uint64_t commit_hist[12]; /* cumulative le: .0005 .001 .0025 .005 .01 .025 .05 .1 .25 .5 1 +Inf */
+    uint64_t
+        commit_hist[12]; /* cumulative le: .0005 .001 .0025 .005 .01 .025 .05 .1 .25 .5 1 +Inf */
 } store_stats;
 void store_get_stats(store *s, store_stats *out);
 extern const double store_commit_buckets[11];

@@ -127,7 +127,8 @@ static void sq_close(void *impl)
     sqlite_be *b = impl;
     if (!b) return;
     sqlite3_stmt *all[] = {b->put, b->del, b->event, b->rev, b->begin, b->commit, b->rollback};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++) sqlite3_finalize(all[i]);
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        sqlite3_finalize(all[i]);
     sqlite3_close(b->db);
     free(b);
 }
@@ -155,13 +156,12 @@ int store_sqlite_open(const char *dir, store_backend *out, char *err, size_t err
         sqlite3_free(msg);
         goto fail;
     }
-    if (prepare(b, "INSERT OR REPLACE INTO objects (key, rv, value) VALUES (?, ?, ?)", &b->put,
-                err, errlen) ||
-        prepare(b, "DELETE FROM objects WHERE key = ?", &b->del, err, errlen) ||
-        prepare(b, "INSERT INTO events (rv, type, key, value) VALUES (?, ?, ?, ?)", &b->event,
-                err, errlen) ||
-        prepare(b, "INSERT OR REPLACE INTO meta (k, v) VALUES ('rev', ?)", &b->rev, err,
+    if (prepare(b, "INSERT OR REPLACE INTO objects (key, rv, value) VALUES (?, ?, ?)", &b->put, err,
                 errlen) ||
+        prepare(b, "DELETE FROM objects WHERE key = ?", &b->del, err, errlen) ||
+        prepare(b, "INSERT INTO events (rv, type, key, value) VALUES (?, ?, ?, ?)", &b->event, err,
+                errlen) ||
+        prepare(b, "INSERT OR REPLACE INTO meta (k, v) VALUES ('rev', ?)", &b->rev, err, errlen) ||
         prepare(b, "BEGIN IMMEDIATE", &b->begin, err, errlen) ||
         prepare(b, "COMMIT", &b->commit, err, errlen) ||
         prepare(b, "ROLLBACK", &b->rollback, err, errlen))

@@ -169,7 +169,8 @@ static void test_watch_events_in_order(void **state)
 static void test_watch_expires_past_history(void **state)
 {
     store *s = open_memory(4);
-    for (int i = 0; i < 10; i++) put(s, "pods/a/x", "v");
+    for (int i = 0; i < 10; i++)
+        put(s, "pods/a/x", "v");
     bool expired = false;
     assert_null(store_watch_open(s, "pods/", 2, &expired));
     assert_true(expired);
@@ -206,7 +207,8 @@ static void test_sqlite_concurrent_durable_restart(void **state)
         args[i] = (writer_arg){s, i};
         pthread_create(&th[i], NULL, writer, &args[i]);
     }
-    for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 8; i++)
+        pthread_join(th[i], NULL);
     del(s, "pods/n0/p0");
     store_stats st;
     store_get_stats(s, &st);
