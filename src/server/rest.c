@@ -282,6 +282,27 @@ static int parse_continue(const char *tok, const char *prefix, char *after, size
     return 0;
 }
 
+/* resourceVersion on a list: allot serves the current state, which satisfies
+ * "not older than" any revision it has reached. A revision it has not reached
+ * is upstream's 504; an exact revision other than the current one is a 410, as
+ * if etcd had compacted it (no historical snapshots are kept). */
+static int check_list_rv(const req *rq, int64_t current, api_err *e)
+{
+    const char *rvs = rq->query(rq, "resourceVersion");
+    const char *match = rq->query(rq, "resourceVersionMatch");
+    if (!rvs || !*rvs) return 0;
+    char *end;
+    long long rv = strtoll(rvs, &end, 10);
+    if (*end || rv < 0) return api_err_set(e, API_BAD_REQUEST, "invalid resource version: %s", rvs);
+    if (rv > current)
+        return api_err_set(e, API_TIMEOUT, "Too large resource version: %lld, current: %lld", rv,
+                           (long long)current);
+    if (match && !strcmp(match, "Exact") && rv != current)
+        return api_err_set(e, API_GONE, "too old resource version: %lld (%lld)", rv,
+                           (long long)current);
+    return 0;
+}
+
 static void do_list(req *rq, resp *rs, const route *rt)
 {
     api_err e;
@@ -295,6 +316,7 @@ static void do_list(req *rq, resp *rs, const route *rt)
     long limit = lim ? strtol(lim, NULL, 10) : 0;
     if (limit < 0) limit = 0;
 
+    if (check_list_rv(rq, store_revision(rq->srv->st), &e) != 0) goto fail;
     store_obj **objs = NULL;
     size_t n = 0;
     int64_t rev = 0;

@@ -75,6 +75,17 @@ expect_eq "list" "$(code "$r")" 200
 n=$(body "$r" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["items"]), d["items"][0]["data"]["a"])')
 expect_eq "stored data untouched" "$n" "1 1"
 
+# list resourceVersion semantics: a future revision is 504, a past exact one 410
+r=$(api GET "$P?resourceVersion=999999999")
+expect_eq "rv in the future" "$(code "$r")" 504
+expect_contains "504 message" "$(body "$r")" "Too large resource version"
+r=$(api GET "$P?resourceVersion=1&resourceVersionMatch=Exact")
+expect_eq "exact old rv" "$(code "$r")" 410
+r=$(api GET "$P?resourceVersion=1&resourceVersionMatch=NotOlderThan")
+expect_eq "not older than" "$(code "$r")" 200
+r=$(api GET "$P?resourceVersion=0")
+expect_eq "any rv" "$(code "$r")" 200
+
 # dry run is evaluated, never stored
 r=$(api POST "$P?dryRun=All" -H 'Content-Type: application/json' --data '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dry"}}')
 expect_eq "dry run" "$(code "$r")" 201
