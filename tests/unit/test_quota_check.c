@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,18 +23,6 @@
 #include "core/quota_check.h"
 
 #define NOW 1700000000
-
-static json_t *J(const char *s)
-{
-    char *d = strdup(s);
-    for (char *p = d; *p; p++)
-        if (*p == '\'') *p = '"';
-    json_error_t e;
-    json_t *v = json_loads(d, JSON_DECODE_ANY, &e);
-    if (!v) fail_msg("bad test JSON %s: %s", s, e.text);
-    free(d);
-    return v;
-}
 
 /* A ResourceQuota named `name` in `test`, with status hard/used and extra spec. */
 static char *Q(const char *name, const char *spec, const char *hard, const char *used)

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,34 +24,6 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define NOW 1700000000
-
-static json_t *J(const char *s)
-{
-    char *d = strdup(s);
-    for (char *p = d; *p; p++)
-        if (*p == '\'') *p = '"';
-    json_error_t e;
-    json_t *v = json_loads(d, JSON_DECODE_ANY, &e);
-    if (!v) fail_msg("bad test JSON %s: %s", s, e.text);
-    free(d);
-    return v;
-}
-
-/* "a=1,b=2Gi" -> rlist. */
-static rlist *L(const char *spec)
-{
-    rlist *l = rl_new();
-    char *d = strdup(spec), *save = NULL;
-    for (char *t = strtok_r(d, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *eq = strrchr(t, '=');
-        qty q;
-        *eq = 0;
-        if (qty_parse(eq + 1, &q)) fail_msg("bad qty %s", eq + 1);
-        assert_int_equal(rl_set(l, t, &q), 0);
-    }
-    free(d);
-    return l;
-}
 
 static char *fmt(const rlist *l)
 {
@@ -232,104 +206,8 @@ static const struct {
                                                                                       "le':"
                                                                                       "'1'") "},"
                                                                                              "{" RES(
-                                                                                                 "'"
-                                                                                                 "c"
-                                                                                                 "p"
-                                                                                                 "u"
-                                                                                                 "'"
-                                                                                                 ":"
-                                                                                                 "'"
-                                                                                                 "2"
-                                                                                                 "'"
-                                                                                                 ","
-                                                                                                 "'"
-                                                                                                 "m"
-                                                                                                 "e"
-                                                                                                 "m"
-                                                                                                 "o"
-                                                                                                 "r"
-                                                                                                 "y"
-                                                                                                 "'"
-                                                                                                 ":"
-                                                                                                 "'"
-                                                                                                 "2"
-                                                                                                 "5"
-                                                                                                 "M"
-                                                                                                 "'"
-                                                                                                 ","
-                                                                                                 "'"
-                                                                                                 "e"
-                                                                                                 "x"
-                                                                                                 "a"
-                                                                                                 "m"
-                                                                                                 "p"
-                                                                                                 "l"
-                                                                                                 "e"
-                                                                                                 "."
-                                                                                                 "c"
-                                                                                                 "o"
-                                                                                                 "m"
-                                                                                                 "/"
-                                                                                                 "d"
-                                                                                                 "o"
-                                                                                                 "n"
-                                                                                                 "g"
-                                                                                                 "l"
-                                                                                                 "e"
-                                                                                                 "'"
-                                                                                                 ":"
-                                                                                                 "'"
-                                                                                                 "2"
-                                                                                                 "'",
-                                                                                                 "'"
-                                                                                                 "c"
-                                                                                                 "p"
-                                                                                                 "u"
-                                                                                                 "'"
-                                                                                                 ":"
-                                                                                                 "'"
-                                                                                                 "5"
-                                                                                                 "'"
-                                                                                                 ","
-                                                                                                 "'"
-                                                                                                 "m"
-                                                                                                 "e"
-                                                                                                 "m"
-                                                                                                 "o"
-                                                                                                 "r"
-                                                                                                 "y"
-                                                                                                 "'"
-                                                                                                 ":"
-                                                                                                 "'"
-                                                                                                 "5"
-                                                                                                 "0"
-                                                                                                 "M"
-                                                                                                 "'"
-                                                                                                 ","
-                                                                                                 "'"
-                                                                                                 "e"
-                                                                                                 "x"
-                                                                                                 "a"
-                                                                                                 "m"
-                                                                                                 "p"
-                                                                                                 "l"
-                                                                                                 "e"
-                                                                                                 "."
-                                                                                                 "c"
-                                                                                                 "o"
-                                                                                                 "m"
-                                                                                                 "/"
-                                                                                                 "d"
-                                                                                                 "o"
-                                                                                                 "n"
-                                                                                                 "g"
-                                                                                                 "l"
-                                                                                                 "e"
-                                                                                                 "'"
-                                                                                                 ":"
-                                                                                                 "'"
-                                                                                                 "2"
-                                                                                                 "'") "}]}}",
+                                                                                                 "'cpu':'2','memory':'25M','example.com/dongle':'2'",
+                                                                                                 "'cpu':'5','memory':'50M','example.com/dongle':'2'") "}]}}",
      "pods=1,count/pods=1,requests.cpu=4,requests.memory=100M,limits.cpu=8,limits.memory=200M,"
      "cpu=4,memory=100M,requests.example.com/dongle=4"},
     /* P13/P14: NOW is 2023-11-14T22:13:20Z */

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,34 +22,6 @@
 #include "core/sched.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-
-static json_t *J(const char *s)
-{
-    char *d = strdup(s);
-    for (char *p = d; *p; p++)
-        if (*p == '\'') *p = '"';
-    json_error_t e;
-    json_t *v = json_loads(d, JSON_DECODE_ANY, &e);
-    if (!v) fail_msg("bad test JSON %s: %s", s, e.text);
-    free(d);
-    return v;
-}
-
-/* "a=1,b=2Gi" -> rlist ("" -> empty). */
-static rlist *L(const char *spec)
-{
-    rlist *l = rl_new();
-    char *d = strdup(spec), *save = NULL;
-    for (char *t = strtok_r(d, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *eq = strrchr(t, '=');
-        qty q;
-        *eq = 0;
-        if (qty_parse(eq + 1, &q)) fail_msg("bad qty %s", eq + 1);
-        assert_int_equal(rl_set(l, t, &q), 0);
-    }
-    free(d);
-    return l;
-}
 
 /* A node: name, allocatable JSON, extra spec JSON (may be ""), labels JSON. */
 static json_t *node(const char *name, const char *alloc, const char *spec, const char *labels)

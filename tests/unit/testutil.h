@@ -1,0 +1,42 @@
+/* testutil.h - helpers shared by the unit tests (include after cmocka.h).
+ * Test fixtures only: failures abort the test through cmocka. */
+#ifndef ALLOT_TESTS_TESTUTIL_H
+#define ALLOT_TESTS_TESTUTIL_H
+
+#include "core/quantity.h"
+#include "core/rlist.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* JSON written with single quotes for readability: "{'a':1}". Caller owns. */
+static inline json_t *J(const char *s)
+{
+    char *d = strdup(s);
+    for (char *p = d; *p; p++)
+        if (*p == '\'') *p = '"';
+    json_error_t e;
+    json_t *v = json_loads(d, JSON_DECODE_ANY, &e);
+    if (!v) fail_msg("bad test JSON %s: %s", s, e.text);
+    free(d);
+    return v;
+}
+
+/* "a=1,b=2Gi" -> rlist. */
+static inline rlist *L(const char *spec)
+{
+    rlist *l = rl_new();
+    char *d = strdup(spec), *save = NULL;
+    for (char *t = strtok_r(d, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strrchr(t, '=');
+        qty q;
+        *eq = 0;
+        if (qty_parse(eq + 1, &q)) fail_msg("bad qty %s", eq + 1);
+        assert_int_equal(rl_set(l, t, &q), 0);
+    }
+    free(d);
+    return l;
+}
+
+#endif
