@@ -11,6 +11,11 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# grep_all ARGS...: grep that reads its whole input. `cmd | grep -q` under
+# pipefail is a race: grep -q exits at the first match, and a writer still
+# writing dies of SIGPIPE, failing the pipeline although the text was there.
+grep_all() { grep "$@" >/dev/null; }
+
 # wait_until SECONDS CMD...: run CMD every 50 ms until it succeeds or time runs out.
 wait_until() {
   local limit=$1; shift

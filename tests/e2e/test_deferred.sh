@@ -39,7 +39,7 @@ YAML
 # --- gate on ---
 start_allotd --feature-gates=DeferredResourceQuota=true
 setup
-k create -f "$E2E_DIR/test-pod-1.yaml" | grep -q 'pod/test-1 created' || fail "test-1 not admitted"
+k create -f "$E2E_DIR/test-pod-1.yaml" | grep_all 'pod/test-1 created' || fail "test-1 not admitted"
 want='0/1 nodes are available: quota exceeded: p1, requested: cpu=1, used: cpu=2, limited: cpu=2. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.'
 cond() { k get pod test-1 -n t -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
 wait_until 30 bash -c "[ \"\$(kubectl get pod test-1 -n t -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}')\" = '$want' ]" \
@@ -47,13 +47,13 @@ wait_until 30 bash -c "[ \"\$(kubectl get pod test-1 -n t -o jsonpath='{.status.
 expect_eq "reason" "$(k get pod test-1 -n t -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" Unschedulable
 expect_eq "status" "$(k get pod test-1 -n t -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}')" False
 expect_eq "phase" "$(k get pod test-1 -n t -o jsonpath='{.status.phase}')" Pending
-k get pod test-1 -n t -o yaml | grep -q 'reason: Unschedulable' || fail "-o yaml lacks the condition"
-k describe quota p1 -n t | grep -qE '^cpu +2 +2$' || fail "cpu used must stay 2: $(k describe quota p1 -n t)"
-k describe pod test-1 -n t | grep -q 'FailedScheduling' || fail "no FailedScheduling event in describe"
-k get events -n t | grep -q 'quota exceeded: p1' || fail "kubectl get events lacks the event"
+k get pod test-1 -n t -o yaml | grep_all 'reason: Unschedulable' || fail "-o yaml lacks the condition"
+k describe quota p1 -n t | grep_all -E '^cpu +2 +2$' || fail "cpu used must stay 2: $(k describe quota p1 -n t)"
+k describe pod test-1 -n t | grep_all 'FailedScheduling' || fail "no FailedScheduling event in describe"
+k get events -n t | grep_all 'quota exceeded: p1' || fail "kubectl get events lacks the event"
 k delete pod p-a -n t >/dev/null
 wait_until 30 bash -c '[ -n "$(kubectl get pod test-1 -n t -o jsonpath={.spec.nodeName})" ]' || fail "test-1 not bound after freeing quota"
-k describe quota p1 -n t | grep -qE '^cpu +2 +2$' || fail "cpu used after bind"
+k describe quota p1 -n t | grep_all -E '^cpu +2 +2$' || fail "cpu used after bind"
 
 # direct binding over quota: 403 with the admission message
 k run extra -n t --image=nginx \

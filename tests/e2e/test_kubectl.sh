@@ -7,17 +7,17 @@ start_allotd
 k() { kubectl --request-timeout=20s "$@"; }
 
 # version and discovery
-k version -o json | grep -q '"serverVersion"' || fail "kubectl version shows no server version"
+k version -o json | grep_all '"serverVersion"' || fail "kubectl version shows no server version"
 res=$(k api-resources --no-headers)
 for r in pods namespaces resourcequotas limitranges services persistentvolumeclaims configmaps \
          secrets replicationcontrollers serviceaccounts events nodes priorityclasses \
          storageclasses deployments replicasets; do
-  echo "$res" | grep -qw "^$r" || fail "api-resources lacks $r"
+  echo "$res" | grep_all -w "^$r" || fail "api-resources lacks $r"
 done
 
 # bootstrap namespaces
 for ns in default kube-system kube-public kube-node-lease; do
-  k get namespace "$ns" -o name | grep -q "namespace/$ns" || fail "namespace $ns missing"
+  k get namespace "$ns" -o name | grep_all "namespace/$ns" || fail "namespace $ns missing"
 done
 
 # create -f, get (table, yaml, json, jsonpath), describe
@@ -36,7 +36,7 @@ spec:
     resources:
       limits: {cpu: 500m, memory: 128Mi}
 YAML
-k create -f "$E2E_DIR/pod.yaml" | grep -q 'pod/web created' || fail "create pod"
+k create -f "$E2E_DIR/pod.yaml" | grep_all 'pod/web created' || fail "create pod"
 out=$(k get pods -n myspace)
 expect_contains "get pods header" "$out" "NAME"
 expect_contains "get pods row" "$out" "web"
@@ -44,13 +44,13 @@ expect_contains "get pods status" "$out" "Pending"
 expect_eq "jsonpath requests (limits defaulted into requests)" \
   "$(k get pod web -n myspace -o jsonpath='{.spec.containers[0].resources.requests.cpu}')" "500m"
 expect_eq "qosClass" "$(k get pod web -n myspace -o jsonpath='{.status.qosClass}')" "Guaranteed"
-k get pod web -n myspace -o yaml | grep -q 'restartPolicy: Always' || fail "-o yaml defaults"
-k get pod web -n myspace -o json | grep -q '"uid"' || fail "-o json uid"
-k describe pod web -n myspace | grep -q 'nginx:1.25' || fail "describe pod"
+k get pod web -n myspace -o yaml | grep_all 'restartPolicy: Always' || fail "-o yaml defaults"
+k get pod web -n myspace -o json | grep_all '"uid"' || fail "-o json uid"
+k describe pod web -n myspace | grep_all 'nginx:1.25' || fail "describe pod"
 
 # create an existing object: AlreadyExists
 if k create -f "$E2E_DIR/pod.yaml" 2>"$E2E_DIR/err"; then fail "duplicate create succeeded"; fi
-grep -q 'AlreadyExists' "$E2E_DIR/err" || grep -q 'already exists' "$E2E_DIR/err" || fail "duplicate create error: $(cat "$E2E_DIR/err")"
+grep -q 'AlreadyExists' "$E2E_DIR/err" || grep_all 'already exists' "$E2E_DIR/err" || fail "duplicate create error: $(cat "$E2E_DIR/err")"
 
 # apply twice (idempotent), then a change
 cat >"$E2E_DIR/cm.yaml" <<'YAML'
@@ -62,19 +62,19 @@ metadata:
 data:
   color: blue
 YAML
-k apply -f "$E2E_DIR/cm.yaml" | grep -q 'configmap/settings created' || fail "apply create"
+k apply -f "$E2E_DIR/cm.yaml" | grep_all 'configmap/settings created' || fail "apply create"
 rv1=$(k get cm settings -n myspace -o jsonpath='{.metadata.resourceVersion}')
-k apply -f "$E2E_DIR/cm.yaml" | grep -q 'configmap/settings unchanged' || fail "second apply not unchanged"
+k apply -f "$E2E_DIR/cm.yaml" | grep_all 'configmap/settings unchanged' || fail "second apply not unchanged"
 rv2=$(k get cm settings -n myspace -o jsonpath='{.metadata.resourceVersion}')
 expect_eq "apply twice keeps resourceVersion" "$rv2" "$rv1"
 sed -i 's/blue/green/' "$E2E_DIR/cm.yaml"
-k apply -f "$E2E_DIR/cm.yaml" | grep -q 'configmap/settings configured' || fail "apply change"
+k apply -f "$E2E_DIR/cm.yaml" | grep_all 'configmap/settings configured' || fail "apply change"
 expect_eq "applied value" "$(k get cm settings -n myspace -o jsonpath='{.data.color}')" "green"
 
 # label, annotate, patch (merge, json, strategic)
 k label pod web -n myspace tier=frontend >/dev/null
 expect_eq "label" "$(k get pod web -n myspace -o jsonpath='{.metadata.labels.tier}')" "frontend"
-k get pods -n myspace -l tier=frontend -o name | grep -q 'pod/web' || fail "label selector"
+k get pods -n myspace -l tier=frontend -o name | grep_all 'pod/web' || fail "label selector"
 [ -z "$(k get pods -n myspace -l tier=backend -o name)" ] || fail "label selector matched wrongly"
 k label pod web -n myspace tier- >/dev/null
 expect_eq "label removed" "$(k get pod web -n myspace -o jsonpath='{.metadata.labels.tier}')" ""
@@ -96,15 +96,15 @@ grep -q 'the object has been modified' "$E2E_DIR/err" || fail "conflict message:
 
 # other kinds round-trip and print
 k create service nodeport web-np -n myspace --tcp=80:8080 >/dev/null
-k get svc -n myspace | grep -q 'web-np' || fail "service listed"
+k get svc -n myspace | grep_all 'web-np' || fail "service listed"
 k create secret generic creds -n myspace --from-literal=user=admin >/dev/null
-k get secret creds -n myspace | grep -q 'Opaque' || fail "secret type column"
+k get secret creds -n myspace | grep_all 'Opaque' || fail "secret type column"
 k create deployment app -n myspace --image=nginx --replicas=2 >/dev/null
 expect_eq "deployment replicas" "$(k get deploy app -n myspace -o jsonpath='{.spec.replicas}')" "2"
 k scale deployment app -n myspace --replicas=3 >/dev/null
 expect_eq "scaled" "$(k get deploy app -n myspace -o jsonpath='{.spec.replicas}')" "3"
 k create priorityclass high --value=1000 >/dev/null
-k get priorityclass high | grep -q 1000 || fail "priorityclass value column"
+k get priorityclass high | grep_all 1000 || fail "priorityclass value column"
 
 # watch: a change made while kubectl get -w runs shows up
 (k get cm -n myspace -w --request-timeout=15s >"$E2E_DIR/watch.out" 2>&1 &)
@@ -113,7 +113,7 @@ k create configmap watched -n myspace --from-literal=a=b >/dev/null
 wait_until 10 grep -q watched "$E2E_DIR/watch.out" || fail "watch did not see the new configmap"
 
 # delete
-k delete pod web -n myspace | grep -q 'pod "web" deleted' || fail "delete pod"
+k delete pod web -n myspace | grep_all 'pod "web" deleted' || fail "delete pod"
 if k get pod web -n myspace 2>"$E2E_DIR/err"; then fail "deleted pod still there"; fi
 grep -q 'NotFound\|not found' "$E2E_DIR/err" || fail "get deleted: $(cat "$E2E_DIR/err")"
 

@@ -307,7 +307,7 @@ pods 1 2"
 # seed 002: requests vs limits, tracking quota on cpu (legacy name `cpu`).
 R=requests-limits
 k create namespace $R >/dev/null
-k create quota cpu-quota -n $R --hard=cpu=1 | grep -qx 'resourcequota/cpu-quota created' || fail "create cpu-quota"
+k create quota cpu-quota -n $R --hard=cpu=1 | grep_all -x 'resourcequota/cpu-quota created' || fail "create cpu-quota"
 wait_used $R cpu-quota '{"cpu":"0"}'
 mkpod x.yaml x c=c1 rc=100m lc=500m               # X: usage incremented 100m
 create_ok $R x.yaml pod/x
@@ -349,7 +349,7 @@ expect_used $T tiers '{"cpu":"4"}'
 # shows 1: clusters no longer create a service-account token secret. (A real
 # cluster's root-ca publisher would also add the kube-root-ca.crt configmap,
 # making `configmaps` 1; allot has no such controller, so 0 as in the doc.)
-k create namespace myspace | grep -qx 'namespace/myspace created' || fail "create myspace"
+k create namespace myspace | grep_all -x 'namespace/myspace created' || fail "create myspace"
 cat >compute-resources.yaml <<'YAML'
 apiVersion: v1
 kind: ResourceQuota
