@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct config {
     const char *data_dir, *url, *resource, *ns_prefix, *label;
@@ -135,6 +136,23 @@ static long rss_kib(long pid)
     return kib;
 }
 
+/* Server CPU time (user + system) in seconds, from /proc/PID/stat; -1 if unknown. */
+static double cpu_seconds(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    const char *p = strrchr(buf, ')'); /* comm may hold spaces */
+    unsigned long ut, st;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static int read_file(const char *path, char *buf, size_t n)
 {
     FILE *f = fopen(path, "r");
@@ -209,12 +227,14 @@ int main(int argc, char **argv)
     for (int i = 0; i < c.connections; i++) {
         w[i] = (worker){&c, i, calloc((size_t)c.requests, sizeof(double)), 0, 0, 0};
     }
+    double cpu0 = c.pid ? cpu_seconds(c.pid) : -1;
     double t0 = now();
     for (int i = 0; i < c.connections; i++)
         pthread_create(&th[i], NULL, run, &w[i]);
     for (int i = 0; i < c.connections; i++)
         pthread_join(th[i], NULL);
     double secs = now() - t0;
+    double cpu1 = c.pid ? cpu_seconds(c.pid) : -1;
 
     long n = 0, errors = 0, rejected = 0;
     for (int i = 0; i < c.connections; i++) {
@@ -233,10 +253,12 @@ int main(int argc, char **argv)
     double p50 = n ? all[n / 2] : 0, p99 = n ? all[(long)((double)n * 0.99)] : 0;
     double max = n ? all[n - 1] : 0;
     long rss = c.pid ? rss_kib(c.pid) : -1;
-    printf("%s: %ld %s creates over %d connections in %.2fs: %.0f/s, p50 %.2f ms, p99 %.2f ms, "
-           "max %.2f ms, rejected %ld, errors %ld, server RSS %.1f MiB\n",
-           c.label, n - rejected, c.resource, c.connections, secs, (double)(n - rejected) / secs,
-           p50 * 1e3, p99 * 1e3, max * 1e3, rejected, errors, rss >= 0 ? (double)rss / 1024 : -1);
+    printf(
+        "%s: %ld %s creates over %d connections in %.2fs: %.0f/s, p50 %.2f ms, p99 %.2f ms, "
+        "max %.2f ms, rejected %ld, errors %ld, server RSS %.1f MiB, server CPU %.0f us/request\n",
+        c.label, n - rejected, c.resource, c.connections, secs, (double)(n - rejected) / secs,
+        p50 * 1e3, p99 * 1e3, max * 1e3, rejected, errors, rss >= 0 ? (double)rss / 1024 : -1,
+        cpu0 >= 0 && cpu1 >= 0 && n ? (cpu1 - cpu0) / (double)n * 1e6 : -1);
     free(all);
     free(w);
     free(th);
