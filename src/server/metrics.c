@@ -166,17 +166,25 @@ static void render_store(store *st, dbuf *b)
     dbuf_printf(b, "allot_store_commit_duration_seconds_sum %.6f\n", ss.commit_seconds_sum);
     dbuf_printf(b, "allot_store_commit_duration_seconds_count %llu\n",
                 (unsigned long long)ss.batches);
-    dbuf_printf(b,
-                "# HELP allot_store_batch_size Transactions' writes per durable batch.\n"
-                "# TYPE allot_store_batch_size summary\n"
-                "allot_store_batch_size_sum %llu\nallot_store_batch_size_count %llu\n"
-                "# HELP allot_store_transactions_total Committed transactions.\n"
-                "# TYPE allot_store_transactions_total counter\n"
-                "allot_store_transactions_total %llu\n"
-                "# HELP allot_store_revision Current store revision.\n"
-                "# TYPE allot_store_revision gauge\nallot_store_revision %lld\n",
-                (unsigned long long)ss.batch_ops, (unsigned long long)ss.batches,
-                (unsigned long long)ss.commits, (long long)store_revision(st));
+    dbuf_printf(
+        b,
+        "# HELP allot_store_batch_size Transactions' writes per durable batch.\n"
+        "# TYPE allot_store_batch_size summary\n"
+        "allot_store_batch_size_sum %llu\nallot_store_batch_size_count %llu\n"
+        "# HELP allot_store_transactions_total Committed transactions.\n"
+        "# TYPE allot_store_transactions_total counter\n"
+        "allot_store_transactions_total %llu\n"
+        "# HELP allot_store_revision Current store revision.\n"
+        "# TYPE allot_store_revision gauge\nallot_store_revision %lld\n"
+        "# HELP allot_store_derived_writes_total Derived writes committed (quota status).\n"
+        "# TYPE allot_store_derived_writes_total counter\n"
+        "allot_store_derived_writes_total %llu\n"
+        "# HELP allot_store_derived_flushed_total Derived values persisted after coalescing.\n"
+        "# TYPE allot_store_derived_flushed_total counter\n"
+        "allot_store_derived_flushed_total %llu\n",
+        (unsigned long long)ss.batch_ops, (unsigned long long)ss.batches,
+        (unsigned long long)ss.commits, (long long)store_revision(st),
+        (unsigned long long)ss.derived_writes, (unsigned long long)ss.derived_flushed);
     dbuf_adds(b, "# HELP allot_objects Stored objects by resource.\n# TYPE allot_objects gauge\n");
     char res[256];
     for (size_t i = 0; i < api_kind_count(); i++) {

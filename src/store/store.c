@@ -23,12 +23,21 @@
 #include <time.h>
 
 #define DEFAULT_HISTORY 25000
+#define DEFAULT_DERIVED_FLUSH_MS 100
 
 const double store_commit_buckets[11] = {.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1};
 
+/* One resource's objects, split by namespace so that a namespace's list (its
+ * quotas on every admission, its pods on a recount) never scans the others. */
+typedef struct nstable {
+    char *ns;     /* "" when cluster-scoped; the key of by_ns */
+    strmap *objs; /* key -> store_obj* */
+} nstable;
+
 typedef struct rtable {
     char *resource;
-    strmap *objs; /* key -> store_obj* */
+    strmap *by_ns; /* namespace -> nstable* */
+    size_t count;
 } rtable;
 
 /* A write waiting for the disk, with what watchers will need. */
@@ -36,6 +45,7 @@ typedef struct pending {
     store_ev_type type;
     store_obj *obj;  /* new value, or last value for DELETED */
     store_obj *prev; /* may be NULL */
+    bool derived;    /* store_txn_put_derived: persisted coalesced */
 } pending;
 
 typedef struct pendq {
@@ -56,6 +66,8 @@ struct store {
     pthread_cond_t work; /* writer: pending queue non-empty */
     pthread_cond_t done; /* durable revision advanced (committers and watchers) */
     pendq queue;
+    strmap *unflushed; /* writer only: key -> newest derived store_obj not yet persisted */
+    double derived_flush_s;
     int64_t durable_rev;
     int64_t queued_rev;
     bool closing;
@@ -193,27 +205,69 @@ static rtable *table_for(store *s, const char *key, bool create)
     t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->resource = strdup(res);
-    t->objs = strmap_new();
-    if (!t->resource || !t->objs || strmap_put(s->tables, t->resource, t, NULL) != 0) {
+    t->by_ns = strmap_new();
+    if (!t->resource || !t->by_ns || strmap_put(s->tables, t->resource, t, NULL) != 0) {
         free(t->resource);
-        strmap_free(t->objs);
+        strmap_free(t->by_ns);
         free(t);
         return NULL;
     }
     return t;
 }
 
+/* The namespace segment of "res/ns/..." into buf; false when the key holds no
+ * complete one (no slash after it). */
+static bool key_ns(const char *key, char *buf, size_t n)
+{
+    const char *a = strchr(key, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+    if (!b || (size_t)(b - a - 1) >= n) return false;
+    memcpy(buf, a + 1, (size_t)(b - a - 1));
+    buf[b - a - 1] = '\0';
+    return true;
+}
+
+static void nstable_free(nstable *n)
+{
+    strmap_free(n->objs);
+    free(n->ns);
+    free(n);
+}
+
+static strmap *ns_objs(rtable *t, const char *key, bool create)
+{
+    char ns[320];
+    if (!key_ns(key, ns, sizeof ns)) return NULL;
+    nstable *n = strmap_get(t->by_ns, ns);
+    if (n || !create) return n ? n->objs : NULL;
+    if (!(n = calloc(1, sizeof *n))) return NULL;
+    n->ns = strdup(ns);
+    n->objs = strmap_new();
+    if (!n->ns || !n->objs || strmap_put(t->by_ns, n->ns, n, NULL) != 0) {
+        nstable_free(n);
+        return NULL;
+    }
+    return n->objs;
+}
+
 /* Replace (or remove, when o is NULL) the indexed object at key. Caller holds index_lock. */
 static int index_set(store *s, const char *key, store_obj *o)
 {
     rtable *t = table_for(s, key, o != NULL);
-    if (!t) return o ? -1 : 0;
+    strmap *m = t ? ns_objs(t, key, o != NULL) : NULL;
+    if (!m) return o ? -1 : 0;
     void *old = NULL;
     if (o) {
-        if (strmap_put(t->objs, o->key, o, &old) != 0) return -1;
+        if (strmap_put(m, o->key, o, &old) != 0) return -1;
         store_obj_ref(o);
+        t->count += old == NULL;
     } else {
-        old = strmap_del(t->objs, key);
+        old = strmap_del(m, key);
+        t->count -= old != NULL;
+        if (strmap_count(m) == 0) { /* a deleted namespace leaves nothing behind */
+            char ns[320];
+            key_ns(key, ns, sizeof ns);
+            nstable_free(strmap_del(t->by_ns, ns));
+        }
     }
     store_obj_unref(old);
     return 0;
@@ -222,7 +276,8 @@ static int index_set(store *s, const char *key, store_obj *o)
 static store_obj *index_get(store *s, const char *key)
 {
     rtable *t = table_for(s, key, false);
-    return t ? strmap_get(t->objs, key) : NULL;
+    strmap *m = t ? ns_objs(t, key, false) : NULL;
+    return m ? strmap_get(m, key) : NULL;
 }
 
 /* ---- watch history ---- */
@@ -308,6 +363,35 @@ static void stats_observe(store *s, double secs, size_t ops)
     s->stats.commit_hist[11]++;
 }
 
+/* Derived writes wait in s->unflushed, newest value per key; a durable write
+ * or delete of the same key supersedes the waiting value. */
+static void unflushed_set(store *s, const char *key, store_obj *o)
+{
+    void *old = NULL;
+    if (!o) {
+        old = strmap_del(s->unflushed, key);
+    } else {
+        store_obj_ref(o);
+        if (strmap_put(s->unflushed, key, o, &old) != 0)
+            abort(); /* out of memory in the writer: memory and disk would part */
+    }
+    store_obj_unref(old);
+}
+
+static store_op op_of(const store_obj *o, store_ev_type type, bool no_history)
+{
+    return (store_op){type, o->rv, o->key, o->json, o->len, no_history};
+}
+
+static store_op *ops_reserve(store_op *ops, size_t *cap, size_t need)
+{
+    if (need <= *cap) return ops;
+    *cap = need * 2;
+    ops = realloc(ops, *cap * sizeof *ops);
+    if (!ops) abort();
+    return ops;
+}
+
 static void *writer_main(void *arg)
 {
     store *s = arg;
@@ -316,36 +400,63 @@ static void *writer_main(void *arg)
     store_op *ops = NULL;
     size_t ops_cap = 0;
     char err[512];
+    double last_flush = now_seconds();
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (s->queue.n == 0 && !s->closing)
-            pthread_cond_wait(&s->work, &s->mu);
-        if (s->queue.n == 0 && s->closing) break;
+        bool waiting_derived = strmap_count(s->unflushed) > 0;
+        while (s->queue.n == 0 && !s->closing) {
+            if (!waiting_derived) {
+                pthread_cond_wait(&s->work, &s->mu);
+                continue;
+            }
+            double due = last_flush + s->derived_flush_s;
+            if (now_seconds() >= due) break;
+            struct timespec ts = {(time_t)due, (long)((due - (double)(time_t)due) * 1e9)};
+            pthread_cond_timedwait(&s->work, &s->mu, &ts);
+        }
+        if (s->queue.n == 0 && s->closing && !waiting_derived) break;
         pendq tmp = s->queue; /* swap: committers keep queueing while we write */
         s->queue = batch;
         batch = tmp;
+        int64_t rev = s->queued_rev;
+        bool closing = s->closing;
         pthread_mutex_unlock(&s->mu);
 
-        if (batch.n > ops_cap) {
-            ops_cap = batch.n * 2;
-            ops = realloc(ops, ops_cap * sizeof *ops);
-            if (!ops) abort();
-        }
+        size_t n = 0;
+        ops = ops_reserve(ops, &ops_cap, batch.n);
         for (size_t i = 0; i < batch.n; i++) {
             pending *p = &batch.v[i];
-            ops[i] = (store_op){p->type, p->obj->rv, p->obj->key, p->obj->json, p->obj->len};
+            if (p->derived) {
+                unflushed_set(s, p->obj->key, p->obj);
+                continue;
+            }
+            if (waiting_derived || strmap_count(s->unflushed)) unflushed_set(s, p->obj->key, NULL);
+            ops[n++] = op_of(p->obj, p->type, false);
         }
         double t0 = now_seconds();
-        if (s->be.write_batch(s->be.impl, ops, batch.n, err, sizeof err) != 0) {
+        size_t flushed = 0;
+        if (strmap_count(s->unflushed) && (closing || t0 - last_flush >= s->derived_flush_s)) {
+            ops = ops_reserve(ops, &ops_cap, n + strmap_count(s->unflushed));
+            void *o;
+            for (size_t it = 0; strmap_next(s->unflushed, &it, NULL, &o);)
+                ops[n + flushed++] = op_of(o, STORE_EV_MODIFIED, true);
+            n += flushed;
+            last_flush = t0;
+        }
+        if (s->be.write_batch(s->be.impl, ops, n, rev, err, sizeof err) != 0) {
             /* Memory already holds these writes; continuing would serve data that
              * is not on disk. Stop, and let a restart reload the durable state. */
             fprintf(stderr, "{\"level\":\"fatal\",\"msg\":\"store: write failed: %s\"}\n", err);
             abort();
         }
+        for (size_t i = n - flushed; i < n; i++)
+            unflushed_set(s, ops[i].key, NULL);
         double secs = now_seconds() - t0;
 
         pthread_mutex_lock(&s->mu);
+        s->stats.derived_flushed += flushed;
+        if (batch.n == 0) continue; /* a flush of derived values only */
         stats_observe(s, secs, batch.n);
         for (size_t i = 0; i < batch.n; i++) {
             pending *p = &batch.v[i];
@@ -384,9 +495,12 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     s->be = *be;
     s->indexer = indexer;
     s->ring_cap = cfg && cfg->event_history ? cfg->event_history : DEFAULT_HISTORY;
+    s->derived_flush_s =
+        (cfg && cfg->derived_flush_ms ? cfg->derived_flush_ms : DEFAULT_DERIVED_FLUSH_MS) / 1e3;
     s->ring = calloc(s->ring_cap, sizeof *s->ring);
     s->tables = strmap_new();
-    if (!s->ring || !s->tables) {
+    s->unflushed = strmap_new();
+    if (!s->ring || !s->tables || !s->unflushed) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -399,10 +513,10 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     pthread_mutexattr_destroy(&ma);
     pthread_rwlock_init(&s->index_lock, NULL);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->work, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* now_seconds() deadlines */
+    pthread_cond_init(&s->work, &ca);
     pthread_cond_init(&s->done, &ca);
     pthread_condattr_destroy(&ca);
 
@@ -430,10 +544,13 @@ static void tables_free(store *s)
     void *v;
     for (size_t it = 0; strmap_next(s->tables, &it, &k, &v);) {
         rtable *t = v;
-        void *o;
-        for (size_t j = 0; strmap_next(t->objs, &j, NULL, &o);)
-            store_obj_unref(o);
-        strmap_free(t->objs);
+        void *n, *o;
+        for (size_t i = 0; strmap_next(t->by_ns, &i, NULL, &n);) {
+            for (size_t j = 0; strmap_next(((nstable *)n)->objs, &j, NULL, &o);)
+                store_obj_unref(o);
+            nstable_free(n);
+        }
+        strmap_free(t->by_ns);
         free(t->resource);
         free(t);
     }
@@ -456,6 +573,7 @@ void store_close(store *s)
     }
     free(s->ring);
     free(s->queue.v);
+    strmap_free(s->unflushed); /* the writer flushed it before exiting */
     tables_free(s);
     if (s->be.close) s->be.close(s->be.impl);
     free(s);
@@ -492,7 +610,7 @@ size_t store_count(store *s, const char *resource)
 {
     pthread_rwlock_rdlock(&s->index_lock);
     rtable *t = strmap_get(s->tables, resource);
-    size_t n = t ? strmap_count(t->objs) : 0;
+    size_t n = t ? t->count : 0;
     pthread_rwlock_unlock(&s->index_lock);
     return n;
 }
@@ -503,22 +621,37 @@ static int cmp_obj_key(const void *a, const void *b)
 }
 
 /* Collect references to objects under prefix (unsorted). Caller holds a lock. */
+static void collect_from(strmap *m, const char *prefix, size_t plen, store_obj **v, size_t *k)
+{
+    void *val;
+    for (size_t it = 0; strmap_next(m, &it, NULL, &val);) {
+        store_obj *o = val;
+        if (strncmp(o->key, prefix, plen) != 0) continue;
+        store_obj_ref(o);
+        v[(*k)++] = o;
+    }
+}
+
 static int collect(store *s, const char *prefix, store_obj ***out, size_t *n)
 {
     *out = NULL;
     *n = 0;
     rtable *t = table_for(s, prefix, false);
     if (!t) return 0;
-    size_t plen = strlen(prefix), cap = strmap_count(t->objs);
+    char ns[320];
+    bool one_ns = key_ns(prefix, ns, sizeof ns);
+    nstable *nt = one_ns ? strmap_get(t->by_ns, ns) : NULL;
+    strmap *only = nt ? nt->objs : NULL;
+    if (one_ns && !only) return 0;
+    size_t plen = strlen(prefix), cap = only ? strmap_count(only) : t->count, k = 0;
     store_obj **v = malloc((cap ? cap : 1) * sizeof *v);
     if (!v) return -1;
-    void *val;
-    size_t k = 0;
-    for (size_t it = 0; strmap_next(t->objs, &it, NULL, &val);) {
-        store_obj *o = val;
-        if (strncmp(o->key, prefix, plen) != 0) continue;
-        store_obj_ref(o);
-        v[k++] = o;
+    if (only) {
+        collect_from(only, prefix, plen, v, &k);
+    } else {
+        void *n;
+        for (size_t i = 0; strmap_next(t->by_ns, &i, NULL, &n);)
+            collect_from(((nstable *)n)->objs, prefix, plen, v, &k);
     }
     *out = v;
     *n = k;
@@ -621,7 +754,7 @@ int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n
     return 0;
 }
 
-static int txn_push(store_txn *t, store_ev_type type, store_obj *o)
+static int txn_push(store_txn *t, store_ev_type type, store_obj *o, bool derived)
 {
     if (t->n == t->cap) {
         size_t nc = t->cap ? t->cap * 2 : 4;
@@ -630,7 +763,7 @@ static int txn_push(store_txn *t, store_ev_type type, store_obj *o)
         t->w = nw;
         t->cap = nc;
     }
-    t->w[t->n++] = (pending){type, o, NULL};
+    t->w[t->n++] = (pending){type, o, NULL, derived};
     return 0;
 }
 
@@ -641,7 +774,7 @@ static char *serialize(const json_t *obj, size_t *len)
     return text;
 }
 
-int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx)
+static int txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx, bool derived)
 {
     size_t len = 0;
     store_index local = {0};
@@ -656,7 +789,7 @@ int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index 
     store_obj *cur = store_txn_get(t, key);
     store_ev_type type = cur ? STORE_EV_MODIFIED : STORE_EV_ADDED;
     store_obj_unref(cur);
-    if (txn_push(t, type, o) != 0) {
+    if (txn_push(t, type, o, derived) != 0) {
         store_obj_unref(o);
         t->failed = 1;
         return -1;
@@ -669,6 +802,16 @@ fail:
     return -1;
 }
 
+int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx)
+{
+    return txn_put(t, key, obj, idx, false);
+}
+
+int store_txn_put_derived(store_txn *t, const char *key, const json_t *obj, store_index *idx)
+{
+    return txn_put(t, key, obj, idx, true);
+}
+
 int store_txn_delete(store_txn *t, const char *key, const json_t *last)
 {
     size_t len = 0;
@@ -678,7 +821,7 @@ int store_txn_delete(store_txn *t, const char *key, const json_t *last)
     if (t->s->indexer) t->s->indexer(key, last, &idx);
     store_obj *o = obj_new(key, t->rev, text, len, &idx);
     if (!o) goto fail;
-    if (txn_push(t, STORE_EV_DELETED, o) != 0) {
+    if (txn_push(t, STORE_EV_DELETED, o, false) != 0) {
         store_obj_unref(o);
         goto fail_noidx;
     }
@@ -746,6 +889,7 @@ int store_commit(store_txn *t)
     pthread_rwlock_wrlock(&s->index_lock);
     for (size_t i = 0; i < t->n; i++) {
         pending *p = &t->w[i];
+        s->stats.derived_writes += p->derived;
         store_obj *cur = index_get(s, p->obj->key);
         if (cur) store_obj_ref(cur);
         p->prev = cur;
@@ -893,7 +1037,8 @@ static int mem_load(void *impl, void *ctx,
     return 0;
 }
 
-static int mem_write(void *impl, const store_op *ops, size_t n, char *err, size_t errlen)
+static int mem_write(void *impl, const store_op *ops, size_t n, int64_t rev, char *err,
+                     size_t errlen)
 {
     return 0;
 }

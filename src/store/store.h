@@ -71,6 +71,7 @@ typedef struct store_op {
     const char *key;
     const char *json; /* new value, or the last value for DELETED */
     size_t len;
+    bool no_history; /* a coalesced derived write: store the value, keep no event */
 } store_op;
 
 typedef struct store_backend {
@@ -82,8 +83,10 @@ typedef struct store_backend {
                                   size_t len),
                 void (*on_event)(void *ctx, const store_op *ev), int64_t *rev, char *err,
                 size_t errlen);
-    /* Persist ops (already in revision order) durably; 0 or -1. */
-    int (*write_batch)(void *impl, const store_op *ops, size_t n, char *err, size_t errlen);
+    /* Persist ops (already in revision order) and the store revision `rev`
+     * durably, in one transaction; n may be 0. 0 or -1. */
+    int (*write_batch)(void *impl, const store_op *ops, size_t n, int64_t rev, char *err,
+                       size_t errlen);
     /* Drop events older than rv (watch history); best effort. */
     void (*compact)(void *impl, int64_t rv);
     void (*close)(void *impl);
@@ -96,7 +99,8 @@ void store_memory_backend(store_backend *out);
 
 /* ---- the store ---- */
 typedef struct store_config {
-    size_t event_history; /* events kept for watch resumption (default 25000) */
+    size_t event_history;      /* events kept for watch resumption (default 25000) */
+    unsigned derived_flush_ms; /* derived writes reach the disk at most this late (default 100) */
 } store_config;
 
 /* Takes ownership of the backend (closed by store_close). NULL on error. */
@@ -127,6 +131,14 @@ int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n
 /* Put a new value (serialized now; `obj` stays the caller's). `idx` ownership
  * moves to the store (NULL: computed with the indexer). */
 int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx);
+/* A derived write: a value the layer above can recompute from other stored
+ * objects (a quota's status.used is a sum over stored pods). It is visible,
+ * ordered and watched exactly like store_txn_put, but the backend receives it
+ * coalesced: only the newest value of a key, at most derived_flush_ms after it
+ * committed, and with no persisted watch-history event. After a crash the
+ * stored value may be older than what was served, so the layer above must
+ * recompute derived values before it serves writes (the quota recount). */
+int store_txn_put_derived(store_txn *t, const char *key, const json_t *obj, store_index *idx);
 /* Delete; `last` is the object as it is removed (its resourceVersion set to the
  * transaction revision), delivered to watchers. */
 int store_txn_delete(store_txn *t, const char *key, const json_t *last);
@@ -155,6 +167,8 @@ size_t store_watch_count(store *s);
 /* Metrics. */
 typedef struct store_stats {
     uint64_t commits, batches, batch_ops;
+    uint64_t derived_writes;  /* store_txn_put_derived calls committed */
+    uint64_t derived_flushed; /* derived values written to the backend after coalescing */
     double commit_seconds_sum;
     uint64_t
         commit_hist[12]; /* cumulative le: .0005 .001 .0025 .005 .01 .025 .05 .1 .25 .5 1 +Inf */

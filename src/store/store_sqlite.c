@@ -1,8 +1,9 @@
 /* store_sqlite.c - the SQLite persistence backend.
  *
  * Tables: `objects` holds the current value of every key; `events` keeps the
- * recent write history so that watches resume across a restart; `meta` holds
- * the store revision (a delete leaves no object behind to carry it).
+ * recent write history so that watches resume across a restart (coalesced
+ * derived writes are not kept there); `meta` holds the store revision (a
+ * delete leaves no object behind to carry it, nor does a derived write).
  * WAL mode with synchronous=FULL: a batch is durable when COMMIT returns.
  * Only the store's writer thread calls write_batch/compact, so one
  * connection suffices and statements are prepared once.
@@ -87,6 +88,7 @@ static int write_op(sqlite_be *b, const store_op *op)
         sqlite3_bind_text(b->put, 3, op->json, (int)op->len, SQLITE_STATIC);
         if (step_reset(b->put)) return -1;
     }
+    if (op->no_history) return 0;
     sqlite3_bind_int64(b->event, 1, op->rv);
     sqlite3_bind_int(b->event, 2, op->type);
     sqlite3_bind_text(b->event, 3, op->key, -1, SQLITE_STATIC);
@@ -94,14 +96,15 @@ static int write_op(sqlite_be *b, const store_op *op)
     return step_reset(b->event);
 }
 
-static int sq_write(void *impl, const store_op *ops, size_t n, char *err, size_t errlen)
+static int sq_write(void *impl, const store_op *ops, size_t n, int64_t rev, char *err,
+                    size_t errlen)
 {
     sqlite_be *b = impl;
     if (step_reset(b->begin)) return fail(b, err, errlen, "begin");
     for (size_t i = 0; i < n; i++) {
         if (write_op(b, &ops[i])) goto rollback;
     }
-    sqlite3_bind_int64(b->rev, 1, ops[n - 1].rv);
+    sqlite3_bind_int64(b->rev, 1, rev);
     if (step_reset(b->rev)) goto rollback;
     if (step_reset(b->commit)) goto rollback;
     return 0;
