@@ -330,6 +330,15 @@ int main(int argc, char **argv)
         goto out;
     }
     log_msg(LOG_INFO, "store loaded", "\"revision\":%lld", (long long)store_revision(srv.st));
+    /* Quota status is a derived write (store.h): after a crash the stored
+     * status may trail the stored pods, so the books are recounted before
+     * anything can be admitted against them. */
+    size_t corrected = 0;
+    if (quota_controller_restore(srv.st, &corrected) != 0) {
+        log_msg(LOG_ERROR, "cannot recount quotas", NULL);
+        goto out;
+    }
+    log_msg(LOG_INFO, "quotas recounted", "\"restored\":%zu", corrected);
     srv.m = metrics_new();
     if (!srv.m || admission_register_defaults() != 0 || bootstrap_namespaces(srv.st) != 0 ||
         bootstrap_priority_classes(srv.st) != 0)

@@ -40,8 +40,10 @@ unsigned long long quota_controller_resyncs_total(void)
     return atomic_load(&resyncs_total);
 }
 
-/* Recount one quota in a transaction; *changed set when status was rewritten. */
-static int resync_one(store *st, const char *key, bool *changed)
+/* Recount one quota in a transaction; *changed set when status was rewritten.
+ * A difference counts as drift unless `restoring` (startup: a stored status
+ * may trail the pods after a crash, by design - store.h's derived writes). */
+static int resync_one(store *st, const char *key, bool restoring, bool *changed)
 {
     *changed = false;
     store_txn *t = store_begin(st);
@@ -61,7 +63,7 @@ static int resync_one(store *st, const char *key, bool *changed)
     bool same_used = json_equal(json_object_get(status, "used"), used);
     bool same_hard = json_equal(json_object_get(status, "hard"), hard);
     if (same_used && same_hard) goto done;
-    if (!same_used) {
+    if (!same_used && !restoring) {
         char *was = json_dumps(json_object_get(status, "used"), JSON_COMPACT | JSON_ENCODE_ANY);
         char *now = json_dumps(used, JSON_COMPACT);
         log_msg(LOG_WARN, "quota usage drift corrected",
@@ -90,7 +92,7 @@ done:
     return rc;
 }
 
-int quota_controller_resync(store *st, size_t *corrected)
+static int resync_all(store *st, bool restoring, size_t *corrected)
 {
     store_obj **objs = NULL;
     size_t n = 0;
@@ -99,7 +101,7 @@ int quota_controller_resync(store *st, size_t *corrected)
     if (store_list(st, "resourcequotas/", NULL, 0, &objs, &n, NULL, NULL) != 0) return -1;
     for (size_t i = 0; i < n; i++) {
         bool changed = false;
-        if (resync_one(st, objs[i]->key, &changed) != 0) rc = -1;
+        if (resync_one(st, objs[i]->key, restoring, &changed) != 0) rc = -1;
         if (changed && corrected) (*corrected)++;
         store_obj_unref(objs[i]);
     }
@@ -108,14 +110,21 @@ int quota_controller_resync(store *st, size_t *corrected)
     return rc;
 }
 
+int quota_controller_resync(store *st, size_t *corrected)
+{
+    return resync_all(st, false, corrected);
+}
+
+int quota_controller_restore(store *st, size_t *corrected)
+{
+    return resync_all(st, true, corrected);
+}
+
 static void *run(void *arg)
 {
     quota_controller *c = arg;
     pthread_setname_np(pthread_self(), "quota-ctl");
-    /* A first recount at start: after a crash, it verifies the books at once. */
-    size_t corrected = 0;
-    if (quota_controller_resync(c->st, &corrected) != 0)
-        log_msg(LOG_ERROR, "quota resync failed", NULL);
+    size_t corrected = 0; /* the first recount ran before serving (allotd.c) */
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
         struct timespec deadline;

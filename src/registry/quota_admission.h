@@ -22,4 +22,9 @@ int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used);
  * recount uses them instead of parsing each object. */
 void quota_index(const api_kind *k, const json_t *obj, store_index *out);
 
+/* A stored ResourceQuota, parsed: a new reference to a JSON object that is
+ * shared and must never be modified (copy it to change it), or NULL. Stored
+ * quotas keep their parsed form (quota_index), so this rarely parses. */
+json_t *quota_obj_json(const store_obj *o);
+
 #endif
