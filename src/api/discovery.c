@@ -31,6 +31,7 @@ static const struct {
     disc_sub sub;
 } sub_table[] = {
     {API_SUB_BINDING, {"binding", "", "v1", "Binding", false, verbs_create}},
+    {API_SUB_RESIZE, {"resize", NULL, NULL, NULL, false, verbs_subresource_rw}},
     {API_SUB_SCALE, {"scale", "autoscaling", "v1", "Scale", true, verbs_subresource_rw}},
     {API_SUB_STATUS, {"status", NULL, NULL, NULL, false, verbs_subresource_rw}},
 };

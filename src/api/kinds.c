@@ -47,8 +47,9 @@ static const api_field replicas_fields[] = {{"status.replicas", "status.replicas
 static const api_kind builtin[] = {
     {CORE, "Namespace", "namespaces", "namespace", "ns", NULL, false, API_SUB_STATUS,
      API_NAME_LABEL, namespace_fields, namespace_defaults, NULL},
-    {CORE, "Pod", "pods", "pod", "po", "all", true, API_SUB_STATUS | API_SUB_BINDING,
-     API_NAME_SUBDOMAIN, pod_fields, pod_defaults, pod_validate},
+    {CORE, "Pod", "pods", "pod", "po", "all", true,
+     API_SUB_STATUS | API_SUB_BINDING | API_SUB_RESIZE, API_NAME_SUBDOMAIN, pod_fields,
+     pod_defaults, pod_validate},
     {CORE, "Node", "nodes", "node", "no", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN,
      node_fields, NULL, NULL},
     {CORE, "ResourceQuota", "resourcequotas", "resourcequota", "quota", NULL, true, API_SUB_STATUS,

@@ -17,6 +17,7 @@ enum {
     API_SUB_STATUS = 1 << 0,  /* status subresource: main resource ignores status */
     API_SUB_BINDING = 1 << 1, /* pods/binding */
     API_SUB_SCALE = 1 << 2,   /* scale subresource */
+    API_SUB_RESIZE = 1 << 3,  /* pods/resize: in-place change of container resources */
 };
 
 typedef enum {

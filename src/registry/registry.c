@@ -2,6 +2,7 @@
 #include "registry/registry.h"
 
 #include "api/objects.h"
+#include "api/pod_resize.h"
 #include "api/validation.h"
 #include "registry/quota_admission.h"
 
@@ -332,6 +333,13 @@ static int prepare_update(const api_kind *k, const char *ns, const char *name, c
     /* Unconditional update: the request applies to the stored version. */
     if ((!rv || !*rv) && currv) json_object_set_new(meta, "resourceVersion", json_string(currv));
 
+    if (strcmp(sub, "resize") == 0) { /* container resources only (api/pod_resize.h) */
+        json_t *resized = pod_resize_apply(cur, nw, e);
+        if (!resized) return -1;
+        json_decref(nw);
+        *pnew = resized;
+        return 0;
+    }
     if (strcmp(sub, "status") == 0) {
         /* The status subresource changes status only. */
         json_t *merged = json_deep_copy(cur);

@@ -553,6 +553,7 @@ static bool sub_allowed(const route *rt)
 {
     if (!rt->sub[0]) return true;
     if (!strcmp(rt->sub, "status")) return rt->kind->subresources & API_SUB_STATUS;
+    if (!strcmp(rt->sub, "resize")) return rt->kind->subresources & API_SUB_RESIZE;
     return false;
 }
 
