@@ -296,9 +296,10 @@ done:
     return out;
 }
 
-/* Release what `old` charged and charge what `nw` charges, for writes upstream
- * does not evaluate (nw NULL on delete). Never raises a key past its hard:
- * a non-evaluated write can only move usage down (terminal, deleted). */
+/* Release what `old` charged and charge what `nw` charges (nw NULL on delete):
+ * the exact move of usage. Never raises a key past its hard by itself: writes
+ * upstream does not evaluate can only move usage down (terminal, deleted), and
+ * an evaluated UPDATE calls it only after quota_check allowed the increase. */
 static int release(store_txn *t, const api_kind *k, json_t *quotas, const json_t *old,
                    const json_t *nw, bool deferred, api_err *e)
 {
@@ -395,7 +396,12 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
         quota_result_cleanup(&res);
         return -1;
     }
-    for (size_t i = 0; !dry_run && i < res.nquotas && rc == 0; i++)
+    /* Upstream charges an UPDATE's increase and never credits a decrease in
+     * admission (its controller recomputes later). Here used must equal the
+     * recount at every commit, so an allowed UPDATE moves usage by the exact
+     * difference: the increase just checked, and any decrease. */
+    if (op == REG_UPDATE) rc = dry_run ? 0 : release(t, k, quotas, old, obj, deferred, e);
+    for (size_t i = 0; op != REG_UPDATE && !dry_run && i < res.nquotas && rc == 0; i++)
         if (res.used[i]) rc = write_used(t, json_array_get(quotas, i), res.used[i], e);
     quota_result_cleanup(&res);
     return rc;
