@@ -18,10 +18,9 @@
 
 #include "core/deferred.h"
 #include "core/quota_check.h"
-#include "core/strmap.h"
+#include "registry/quota_cache.h"
 #include "registry/quota_deferred.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,68 +59,6 @@ static json_t *load_quotas(store_txn *t, const char *ns)
     return arr;
 }
 
-/* ---- parsed quotas ----
- * Admission reads every quota of the namespace on every charged request, and
- * each charge writes a new version. So the current version of each quota is
- * kept parsed, keyed by its store_obj (a reference pins the identity), and a
- * charge caches the quota it built: no parse, no deep copy, and consecutive
- * versions share every JSON node but the few on the path to status.used.
- * Entries are shared read-only JSON; only the current version is kept. */
-typedef struct parsed_quota {
-    store_obj *obj;
-    json_t *json;
-} parsed_quota;
-
-static pthread_mutex_t parsed_mu = PTHREAD_MUTEX_INITIALIZER;
-static strmap *parsed; /* key -> parsed_quota* */
-
-static void parsed_free(parsed_quota *p)
-{
-    if (!p) return;
-    store_obj_unref(p->obj);
-    json_decref(p->json);
-    free(p);
-}
-
-/* Remember `json` as the parse of `o` (best effort: a cache). */
-static void parsed_put(store_obj *o, json_t *json)
-{
-    parsed_quota *p = malloc(sizeof *p);
-    if (!p) return;
-    store_obj_ref(o);
-    *p = (parsed_quota){o, json_incref(json)};
-    void *old = NULL;
-    pthread_mutex_lock(&parsed_mu);
-    if (!parsed) parsed = strmap_new();
-    if (!parsed || strmap_put(parsed, o->key, p, &old) != 0) {
-        old = p;
-    }
-    pthread_mutex_unlock(&parsed_mu);
-    parsed_free(old);
-}
-
-/* A deleted quota leaves no entry behind. */
-static void parsed_drop(const char *key)
-{
-    pthread_mutex_lock(&parsed_mu);
-    parsed_quota *p = parsed ? strmap_del(parsed, key) : NULL;
-    pthread_mutex_unlock(&parsed_mu);
-    parsed_free(p);
-}
-
-json_t *quota_obj_json(const store_obj *o)
-{
-    json_t *j = NULL;
-    pthread_mutex_lock(&parsed_mu);
-    parsed_quota *p = parsed ? strmap_get(parsed, o->key) : NULL;
-    if (p && p->obj == o) j = json_incref(p->json);
-    pthread_mutex_unlock(&parsed_mu);
-    if (j) return j;
-    j = store_obj_parse(o);
-    if (j) parsed_put((store_obj *)o, j);
-    return j;
-}
-
 /* Write a quota back with a new status.used (same transaction). A derived
  * write: status.used is a function of the stored objects, so the store may
  * persist it coalesced; allotd recounts before serving after a restart. */
@@ -130,7 +67,7 @@ static int write_used(store_txn *t, const json_t *quota, json_t *used, api_err *
     char key[600], rv[32];
     snprintf(key, sizeof key, "resourcequotas/%s/%s", meta_str(quota, "namespace"),
              meta_str(quota, "name"));
-    /* `quota` is shared (quota_obj_json): change shallow copies of the three
+    /* `quota` is shared (quota_cache.h): change shallow copies of the three
      * objects on the path to what changes, keep every other node shared. */
     const json_t *old_status = json_object_get(quota, "status");
     json_t *q = json_copy((json_t *)quota);
@@ -140,15 +77,22 @@ static int write_used(store_txn *t, const json_t *quota, json_t *used, api_err *
     int rc = q && status && meta && !json_object_set(status, "used", used) &&
                      !json_object_set_new(meta, "resourceVersion", json_string(rv)) &&
                      !json_object_set(q, "status", status) && !json_object_set(q, "metadata", meta)
-                 ? store_txn_put_derived(t, key, q, NULL)
+                 ? 0
                  : -1;
-    store_obj *o = rc == 0 ? store_txn_get(t, key) : NULL;
-    if (o) parsed_put(o, q);
+    quota_tpl *tpl = NULL;
+    size_t len = 0;
+    char *text = rc == 0 ? quota_cache_render(key, quota, q, &len, &tpl) : NULL;
+    if (text) rc = store_txn_put_derived_text(t, key, q, text, len);
+    store_obj *o = text && rc == 0 ? store_txn_get(t, key) : NULL;
+    if (o)
+        quota_cache_put(o, q, tpl);
+    else
+        quota_tpl_unref(tpl);
     store_obj_unref(o);
     json_decref(q);
     json_decref(status);
     json_decref(meta);
-    return rc == 0 ? 0 : api_err_set(e, API_INTERNAL, "cannot write quota status");
+    return text && rc == 0 ? 0 : api_err_set(e, API_INTERNAL, "cannot write quota status");
 }
 
 /* ---- the per-object facts cache ----
@@ -433,7 +377,7 @@ static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *s
     if (rc == 0 && is_quota_kind(k) && op == REG_DELETE && !dry_run) {
         char key[600];
         snprintf(key, sizeof key, "resourcequotas/%s/%s", ns, meta_str(obj, "name") ?: "");
-        parsed_drop(key);
+        quota_cache_drop(key);
     }
     /* Last, a quota written by a client gets its status from the store. */
     if (rc == 0 && is_quota_kind(k) && op != REG_DELETE) rc = fill_own_status(t, obj, op, e);
@@ -480,13 +424,7 @@ void quota_admission_cleanup(void)
 {
     json_decref(limited_resources);
     limited_resources = NULL;
-    pthread_mutex_lock(&parsed_mu);
-    void *p;
-    for (size_t it = 0; parsed && strmap_next(parsed, &it, NULL, &p);)
-        parsed_free(p);
-    strmap_free(parsed);
-    parsed = NULL;
-    pthread_mutex_unlock(&parsed_mu);
+    quota_cache_clear();
 }
 
 int quota_admission_register(void)

@@ -2,6 +2,7 @@
 #ifndef ALLOT_REGISTRY_QUOTA_ADMISSION_H
 #define ALLOT_REGISTRY_QUOTA_ADMISSION_H
 
+#include "registry/quota_cache.h" /* quota_obj_json: stored quotas, parsed */
 #include "registry/registry.h"
 
 /* Register the plugin; it must come after every mutating plugin. */
@@ -21,10 +22,5 @@ int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used);
  * kinds quota evaluates (namespaced, not ignored), nothing for the others. The
  * recount uses them instead of parsing each object. */
 void quota_index(const api_kind *k, const json_t *obj, store_index *out);
-
-/* A stored ResourceQuota, parsed: a new reference to a JSON object that is
- * shared and must never be modified (copy it to change it), or NULL. Stored
- * quotas keep their parsed form (quota_index), so this rarely parses. */
-json_t *quota_obj_json(const store_obj *o);
 
 #endif

@@ -774,11 +774,12 @@ static char *serialize(const json_t *obj, size_t *len)
     return text;
 }
 
-static int txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx, bool derived)
+/* `text`: the caller's serialisation of obj (ownership moves here), or NULL. */
+static int txn_put(store_txn *t, const char *key, const json_t *obj, char *text, size_t len,
+                   store_index *idx, bool derived)
 {
-    size_t len = 0;
     store_index local = {0};
-    char *text = serialize(obj, &len);
+    if (!text) text = serialize(obj, &len);
     if (!text) goto fail;
     if (idx)
         local = *idx;
@@ -804,12 +805,18 @@ fail:
 
 int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx)
 {
-    return txn_put(t, key, obj, idx, false);
+    return txn_put(t, key, obj, NULL, 0, idx, false);
 }
 
 int store_txn_put_derived(store_txn *t, const char *key, const json_t *obj, store_index *idx)
 {
-    return txn_put(t, key, obj, idx, true);
+    return txn_put(t, key, obj, NULL, 0, idx, true);
+}
+
+int store_txn_put_derived_text(store_txn *t, const char *key, const json_t *obj, char *text,
+                               size_t len)
+{
+    return txn_put(t, key, obj, text, len, NULL, true);
 }
 
 int store_txn_delete(store_txn *t, const char *key, const json_t *last)

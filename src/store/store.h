@@ -139,6 +139,11 @@ int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index 
  * stored value may be older than what was served, so the layer above must
  * recompute derived values before it serves writes (the quota recount). */
 int store_txn_put_derived(store_txn *t, const char *key, const json_t *obj, store_index *idx);
+/* The same with the serialisation done by the caller: `text` (malloc'd, NUL
+ * terminated, `len` bytes) must be exactly the compact JSON of `obj`; the store
+ * takes it, also on failure. `obj` is used for the index. */
+int store_txn_put_derived_text(store_txn *t, const char *key, const json_t *obj, char *text,
+                               size_t len);
 /* Delete; `last` is the object as it is removed (its resourceVersion set to the
  * transaction revision), delivered to watchers. */
 int store_txn_delete(store_txn *t, const char *key, const json_t *last);
