@@ -10,16 +10,24 @@ typedef struct bind_ctx {
     const char *node;
 } bind_ctx;
 
-static void set_scheduled_condition(json_t *pod)
+/* A shallow copy of member `key` of `obj` put in its place (an empty object
+ * or array when absent or of another type): the one level that is changed. */
+static json_t *own_member(json_t *obj, const char *key, bool array)
+{
+    json_t *cur = json_object_get(obj, key);
+    json_t *copy = array ? (json_is_array(cur) ? json_copy(cur) : json_array())
+                         : (json_is_object(cur) ? json_copy(cur) : json_object());
+    if (!copy || json_object_set_new(obj, key, copy) != 0) return NULL;
+    return copy;
+}
+
+static int set_scheduled_condition(json_t *pod)
 {
     char now[32];
     reg_now_rfc3339(now, sizeof now);
-    json_t *status = json_object_ensure(pod, "status");
-    json_t *conds = json_object_get(status, "conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(status, "conditions", conds);
-    }
+    json_t *status = own_member(pod, "status", false);
+    json_t *conds = status ? own_member(status, "conditions", true) : NULL;
+    if (!conds) return -1;
     size_t i;
     json_t *c;
     json_array_foreach(conds, i, c)
@@ -29,10 +37,8 @@ static void set_scheduled_condition(json_t *pod)
     }
     json_t *cond = json_pack("{s:s, s:s, s:n, s:s}", "type", "PodScheduled", "status", "True",
                              "lastProbeTime", "lastTransitionTime", now);
-    if (i < json_array_size(conds))
-        json_array_set_new(conds, i, cond);
-    else
-        json_array_append_new(conds, cond);
+    if (i < json_array_size(conds)) return json_array_set_new(conds, i, cond);
+    return json_array_append_new(conds, cond);
 }
 
 static json_t *mutate_bind(const json_t *cur, void *ctx, api_err *e)
@@ -53,9 +59,20 @@ static json_t *mutate_bind(const json_t *cur, void *ctx, api_err *e)
         api_err_conflict(e, "", "pods/binding", name, "pod is being deleted");
         return NULL;
     }
-    json_t *nw = json_deep_copy(cur);
-    json_object_set_new(json_object_ensure(nw, "spec"), "nodeName", json_string(bc->node));
-    set_scheduled_condition(nw);
+    /* Not a deep copy: this runs inside the writer lock, and copying the whole
+     * pod cost more than the rest of the mutation. Copied are the objects this
+     * changes (spec, status, its conditions) and metadata, which the registry
+     * rewrites in the result; the rest (containers, volumes, ...) is shared
+     * with `cur`, which the registry only reads (defaulting a stored pod adds
+     * nothing: it was defaulted when written). */
+    json_t *nw = json_copy((json_t *)cur), *spec = nw ? own_member(nw, "spec", false) : NULL;
+    if (!spec || !own_member(nw, "metadata", false) ||
+        json_object_set_new(spec, "nodeName", json_string(bc->node)) != 0 ||
+        set_scheduled_condition(nw) != 0) {
+        json_decref(nw);
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
     return nw;
 }
 
