@@ -12,6 +12,7 @@
 #include "core/deferred.h"
 #include "core/quota_eval.h"
 #include "core/sched.h"
+#include "registry/quota_admission.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,43 @@ static rlist *pod_deferred(const json_t *pod)
     return d;
 }
 
-int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed, size_t nnodes,
+/* The revision at which a stored pod was last written if it is assigned to a
+ * node, 0 if it is not, -1 if it is gone. From the index: no parsing. */
+static int64_t bound_at(store *st, const char *key)
+{
+    store_obj *o = store_get(st, key);
+    if (!o) return -1;
+    int64_t rv = 0;
+    for (const char *p = o->idx.fields; p && *p;) {
+        const char *val = p + strlen(p) + 1;
+        if (!strcmp(p, "spec.nodeName")) rv = *val ? o->rv : 0;
+        p = val + strlen(val) + 1;
+    }
+    store_obj_unref(o);
+    return rv;
+}
+
+/* Stored usage of quota `qo` plus what of the assumed pods it does not count
+ * yet (see quota_deferred.h). seen[j] is bound_at of pods[j], read after qo. */
+static rlist *base_usage(const store_obj *qo, const rlist *used, const rlist *assumed,
+                         const quota_assumed *pods, const int64_t *seen, size_t npods)
+{
+    if (!pods) return assumed ? rl_add(used, assumed) : rl_copy(used);
+    rlist *base = rl_copy(used);
+    for (size_t j = 0; base && j < npods; j++) {
+        /* Gone: its usage is in no quota (released, or never charged). Bound
+         * at or before this version of the quota: its charge is in `used`. */
+        if (seen[j] < 0 || (seen[j] > 0 && seen[j] <= qo->rv)) continue;
+        if (rl_add_to(base, pods[j].deferred) != 0) {
+            rl_free(base);
+            base = NULL;
+        }
+    }
+    return base;
+}
+
+int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
+                             const quota_assumed *pods, size_t npods, size_t nnodes,
                              rlist **deferred, dbuf *msg, char *quota, size_t quota_len)
 {
     const char *ns = meta_str(pod, "namespace");
@@ -94,14 +131,21 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
     store_obj **objs = NULL;
     size_t n = 0;
     int rc = store_list(st, prefix, NULL, 0, &objs, &n, NULL, NULL) ? -1 : 0;
+    /* The pods are read after the quotas: a bind that commits in between is
+     * then in neither reading's past, and counts as assumed. */
+    int64_t *seen = pods ? malloc((npods ? npods : 1) * sizeof *seen) : NULL;
+    if (pods && !seen) rc = -1;
+    for (size_t j = 0; seen && j < npods; j++)
+        seen[j] = bound_at(st, pods[j].key);
     for (size_t i = 0; i < n; i++) {
-        json_t *q = rc == 0 ? store_obj_parse(objs[i]) : NULL;
+        /* Shared and read-only: admission keeps stored quotas parsed. */
+        json_t *q = rc == 0 ? quota_obj_json(objs[i]) : NULL;
         rlist *hard = q ? list_of(q, "hard") : NULL, *used = q ? list_of(q, "used") : NULL;
         rlist *want = hard ? tracked(q, pod, d, hard) : NULL, *base = NULL, *total = NULL;
         rlist *over = NULL;
         if (q && (!hard || !used || !want)) rc = -1;
         if (rc == 0 && rl_len(want) > 0) {
-            base = assumed ? rl_add(used, assumed) : rl_copy(used);
+            base = base_usage(objs[i], used, assumed, pods, seen, npods);
             over = base ? over_limit(base, want, hard, &total) : NULL;
             if (!over) rc = -1;
         }
@@ -127,6 +171,7 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
         store_obj_unref(objs[i]);
     }
     free(objs);
+    free(seen);
     if (rc == 0)
         *deferred = d;
     else

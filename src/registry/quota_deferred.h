@@ -13,13 +13,29 @@
  * gate is on and the namespace is not labelled quota.allot.dev/mode=admission. */
 bool quota_ns_deferred(store_txn *t, store *st, const char *ns);
 
+/* A pod the scheduler has assumed and is binding: its store key and its
+ * deferred usage. */
+typedef struct quota_assumed {
+    const char *key;
+    const rlist *deferred;
+} quota_assumed;
+
 /* The scheduler's quota PreFilter for an unassigned pod in a deferred
  * namespace: its deferred usage against every matching quota, with used =
- * stored usage + `assumed` (deferred usage of pods assumed, not yet bound).
+ * stored usage + the usage of pods assumed, not yet bound. Two ways to count
+ * the assumed pods:
+ *  - pods NULL: `assumed` (the sum of their deferred usage; NULL: none) is
+ *    added to every quota. Cheap, but a pod whose bind has committed while the
+ *    caller still holds it as assumed counts twice: an over-estimate;
+ *  - else the `npods` pods themselves, read after the quotas: a pod assigned
+ *    (or gone) at a revision no later than a quota's version is in that
+ *    quota's stored usage already and is not added again. Exact, but for a pod
+ *    written again after its bind, which still counts twice.
  * 0 fits (*deferred = the pod's deferred usage, caller frees; NULL outside
  * deferred namespaces), 1 blocked (msg holds the condition message for
  * `nnodes` nodes, `quota` the blocking quota's name), -1 error. */
-int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed, size_t nnodes,
+int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
+                             const quota_assumed *pods, size_t npods, size_t nnodes,
                              rlist **deferred, dbuf *msg, char *quota, size_t quota_len);
 
 /* The bind re-check, inside the binding transaction: the pod's deferred usage
