@@ -7,6 +7,14 @@
  * re-checks quota against the stored usage and charges it atomically. A
  * failed bind undoes the assumption and requeues the pod.
  *
+ * Only the scheduling thread touches the caches and the queue (under mu, which
+ * /metrics also takes). Workers never take mu: they hand each finished job
+ * back on a list under jobs_mu, and the scheduling thread applies it between
+ * pods. 32 workers finishing binds would otherwise fight the scheduling
+ * thread for mu on every bind. The Scheduled event goes to an event_recorder,
+ * which writes events in batches: a transaction (and an fsync wait) per event
+ * would cost as much as the bind itself.
+ *
  * The queue is event-driven: pods enter it when created or changed, and pods
  * blocked on quota are retried when usage in their namespace drops (a pod
  * deleted, finished or unbound) or a quota there changes - never only on a
@@ -14,7 +22,7 @@
  * 1 s doubling to 10 s.
  *
  * Pure decisions live in core/sched.c (filters, scoring, messages) and in
- * registry/quota_admission.c (the quota PreFilter, sharing admission's rules).
+ * registry/quota_deferred.c (the quota PreFilter, sharing admission's rules).
  */
 #include "controllers/scheduler.h"
 
@@ -37,7 +45,7 @@
 #include <time.h>
 
 #define BIND_WORKERS 32
-#define WAIT_MS 50
+#define WAIT_MS 50 /* longest wait for store events */
 #define BATCH 2048
 #define BLOCKED_RETRY_MS 30000 /* safety net; retries are event-driven */
 #define COMPONENT "default-scheduler"
@@ -46,10 +54,11 @@
 typedef struct qentry { /* a pod waiting to be scheduled */
     char *key;
     int64_t priority, created; /* queue order keys, from the pod */
-    unsigned long spec_hash;   /* to tell a spec change from a status write */
+    uint64_t spec;             /* spec_hash: a spec change is worth a retry, a status one not */
     int attempts;
     int64_t next_ms;
     bool blocked;           /* on quota: waits for an event in its namespace */
+    bool recheck;           /* blocked while binds were in flight in its namespace */
     bool in_flight;         /* assumed, binding */
     char quota[128];        /* the quota blocking it, when blocked on quota */
     unsigned long msg_hash; /* last condition written, to avoid rewrites */
@@ -61,34 +70,66 @@ typedef struct ncache { /* a node and the requests of pods on it */
     rlist *alloc; /* status.allocatable, parsed once per node update */
     rlist *requested, *nonzero;
     int pods;
+    size_t slot; /* its entry in scheduler.nvec, when that is current */
 } ncache;
 
 typedef struct placed { /* a pod counted on a node */
     char *key;
     char *node;
     rlist *req, *nonzero;
+    uint64_t spec; /* spec_hash of the version the requests were read from */
+    bool assumed;  /* placed by the scheduler, read from the unbound version:
+                    * the bound version's spec is not known yet */
 } placed;
+
+/* Pods assumed (being bound) in one namespace, with their deferred usage:
+ * the quota PreFilter adds it to the stored usage. */
+typedef struct assumed_pod {
+    char *key;
+    rlist *deferred;
+} assumed_pod;
+
+typedef struct assumed_ns {
+    char *ns;   /* the key of scheduler.assumed */
+    rlist *sum; /* of every pod's deferred usage */
+    assumed_pod *v;
+    size_t n, cap;
+    size_t rechecks; /* pods blocked meanwhile (qentry.recheck), or fewer */
+} assumed_ns;
 
 typedef struct bind_job {
     char *key, *ns, *name, *node;
-    rlist *deferred; /* assumed deferred usage in its namespace */
     double t0;
+    api_errcode result; /* set by the worker: API_OK bound, else why not */
 } bind_job;
+
+/* Jobs in order (FIFO ring): the queue hands pods out best first, so they
+ * should bind in that order too. */
+typedef struct jobq {
+    bind_job *v;
+    size_t head, n, cap;
+} jobq;
 
 struct scheduler {
     store *st;
     pthread_t thread, workers[BIND_WORKERS];
     atomic_bool stop;
-    pthread_mutex_t jobs_mu; /* the bind job queue only: never waits on mu */
+    pthread_mutex_t jobs_mu; /* jobs and done only: never waits on mu */
     pthread_cond_t jobs_cv;
-    pthread_mutex_t mu; /* everything below but the jobs */
-    strmap *queue;      /* pod key -> qentry */
-    strmap *nodes;      /* node name -> ncache */
-    strmap *placed;     /* pod key -> placed */
-    strmap *assumed;    /* namespace -> rlist of deferred usage being bound */
-    bind_job *jobs;
-    size_t njobs, cap_jobs;
-    size_t next_start; /* where the next node search begins */
+    jobq jobs;              /* assumed, waiting for a worker */
+    size_t binding;         /* jobs taken by workers, not yet on done */
+    jobq done;              /* bound or failed, for the scheduling thread */
+    event_recorder *events; /* Scheduled events (see the header comment) */
+    pthread_mutex_t mu;     /* everything below */
+    strmap *queue;          /* pod key -> qentry */
+    strmap *nodes;          /* node name -> ncache */
+    sched_node *nvec;       /* the nodes as sched_pick takes them, kept in step with */
+    size_t nvec_len;        /* `nodes` (node_sync); rebuilt only when a node comes */
+    bool nvec_stale;        /* or goes */
+    strmap *placed;         /* pod key -> placed */
+    strmap *assumed;        /* namespace -> assumed_ns */
+    int64_t earliest;       /* no queued pod is due before this (mono ms) */
+    size_t next_start;      /* where the next node search begins */
     bool nodes_changed;
     int64_t last_node_wake;
 };
@@ -149,6 +190,117 @@ static void split_key(const char *key, char *ns, size_t nn, char *name, size_t n
     snprintf(name, n, "%s", q + 1);
 }
 
+/* ---- reading stored objects without parsing them ----
+ * Stored JSON is json_dumps output. Finding a member's text is a scan, far
+ * cheaper than parsing the whole object, for the few fields some events need. */
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* p at a '"': past the closing quote, or NULL when unterminated. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\') {
+            if (++p == end) return NULL; /* the escaped character is skipped */
+        } else if (*p == '"') {
+            return p + 1;
+        }
+    }
+    return NULL;
+}
+
+/* Past one JSON value at p, or NULL when it does not scan. Nesting is counted,
+ * not checked: this only finds where a value of well-formed JSON ends. */
+static const char *skip_value(const char *p, const char *end)
+{
+    if (p >= end) return NULL;
+    if (*p == '"') return skip_string(p, end);
+    if (*p != '{' && *p != '[') { /* number, true, false, null */
+        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
+               *p != '\t' && *p != '\r')
+            p++;
+        return p;
+    }
+    for (int depth = 0; p < end;) {
+        if (*p == '"') {
+            if (!(p = skip_string(p, end))) return NULL;
+            continue;
+        }
+        if (*p == '{' || *p == '[')
+            depth++;
+        else if ((*p == '}' || *p == ']') && --depth == 0)
+            return p + 1;
+        p++;
+    }
+    return NULL;
+}
+
+int sched_json_member(const char *json, size_t len, const char *name, const char **v, size_t *vlen)
+{
+    const char *end = json + len, *p = skip_ws(json, end);
+    size_t nlen = strlen(name);
+    if (p >= end || *p != '{') return -1;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}') return 0;
+    for (;;) {
+        if (p >= end || *p != '"') return -1;
+        const char *k = p + 1;
+        if (!(p = skip_string(p, end))) return -1;
+        size_t klen = (size_t)(p - 1 - k);
+        if (memchr(k, '\\', klen)) return -1;
+        p = skip_ws(p, end);
+        if (p >= end || *p != ':') return -1;
+        const char *vs = skip_ws(p + 1, end);
+        if (!(p = skip_value(vs, end))) return -1;
+        if (klen == nlen && !memcmp(k, name, nlen)) {
+            *v = vs;
+            *vlen = (size_t)(p - vs);
+            return 1;
+        }
+        p = skip_ws(p, end);
+        if (p < end && *p == '}') return 0;
+        if (p >= end || *p != ',') return -1;
+        p = skip_ws(p + 1, end);
+    }
+}
+
+/* Whether a write changed an object's top-level "spec", compared as stored
+ * text: equal text is an equal spec; a spec that differs only in form (or
+ * text that does not scan) counts as changed, which costs a retry, never a
+ * missed wake-up. */
+static bool spec_changed(const store_obj *prev, const store_obj *cur)
+{
+    const char *a = NULL, *b = NULL;
+    size_t alen = 0, blen = 0;
+    int ra = sched_json_member(prev->json, prev->len, "spec", &a, &alen);
+    int rb = sched_json_member(cur->json, cur->len, "spec", &b, &blen);
+    if (ra < 0 || rb < 0 || ra != rb) return true;
+    return ra == 1 && (alen != blen || memcmp(a, b, alen) != 0);
+}
+
+/* A hash (FNV-1a) of the stored text of an object's spec, or of its whole text
+ * when that does not scan. Two versions with the same spec text hash equal;
+ * status writes leave it alone; any spec change (a resize, a gate removed)
+ * moves it, though pods/resize does not raise metadata.generation. */
+static uint64_t spec_hash(const store_obj *o)
+{
+    const char *v;
+    size_t n;
+    if (sched_json_member(o->json, o->len, "spec", &v, &n) != 1) {
+        v = o->json;
+        n = o->len;
+    }
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)v[i]) * 1099511628211ULL;
+    return h;
+}
+
 /* ---- caches (callers hold mu) ---- */
 
 static void ncache_free(ncache *nc)
@@ -160,6 +312,13 @@ static void ncache_free(ncache *nc)
     rl_free(nc->requested);
     rl_free(nc->nonzero);
     free(nc);
+}
+
+/* After any change to nc: its sched_pick entry follows. */
+static void node_sync(scheduler *s, const ncache *nc)
+{
+    if (s->nvec_stale || nc->slot >= s->nvec_len) return;
+    s->nvec[nc->slot] = (sched_node){nc->node, nc->requested, nc->nonzero, nc->pods, nc->alloc};
 }
 
 static void placed_free(placed *p)
@@ -189,23 +348,43 @@ static void unplace(scheduler *s, const char *key)
             rl_free(b);
         }
         nc->pods--;
+        node_sync(s, nc);
     }
     placed_free(p);
 }
 
-static void place(scheduler *s, const char *key, const char *node, const json_t *pod)
+/* Whether the pod is counted on `node` with the requests of the version whose
+ * spec hashes to `spec` (and was `assumed`, read before the bind). */
+static bool placed_on(scheduler *s, const char *key, const char *node, uint64_t spec, bool assumed)
 {
-    placed *old = strmap_get(s->placed, key);
-    if (old && !strcmp(old->node, node)) return;
+    placed *p = strmap_get(s->placed, key);
+    return p && p->spec == spec && p->assumed == assumed && !strcmp(p->node, node);
+}
+
+/* Count the pod on the node with its requests `req` and `nonzero` (taken),
+ * read from the version whose spec hashes to `spec`. */
+static void place_lists(scheduler *s, const char *key, const char *node, rlist *req, rlist *nonzero,
+                        uint64_t spec, bool assumed)
+{
+    if (placed_on(s, key, node, spec, assumed)) {
+        rl_free(req);
+        rl_free(nonzero);
+        return;
+    }
     unplace(s, key);
     placed *p = calloc(1, sizeof *p);
-    if (!p) return;
+    if (!p) {
+        rl_free(req);
+        rl_free(nonzero);
+        return;
+    }
     p->key = strdup(key);
     p->node = strdup(node);
-    p->req = rl_new();
-    p->nonzero = rl_new();
-    if (!p->key || !p->node || !p->req || !p->nonzero || quota_pod_requests(pod, p->req) != 0 ||
-        sched_pod_nonzero_requests(pod, p->nonzero) != 0 ||
+    p->req = req;
+    p->nonzero = nonzero;
+    p->spec = spec;
+    p->assumed = assumed;
+    if (!p->key || !p->node || !p->req || !p->nonzero ||
         strmap_put(s->placed, p->key, p, NULL) != 0) {
         placed_free(p);
         return;
@@ -215,7 +394,32 @@ static void place(scheduler *s, const char *key, const char *node, const json_t 
         rl_add_to(nc->requested, p->req);
         rl_add_to(nc->nonzero, p->nonzero);
         nc->pods++;
+        node_sync(s, nc);
     }
+}
+
+/* The pod's requests, as sched_pick sums them: quota_pod_requests and the
+ * scoring form. 0, or -1 with nothing to free. */
+static int pod_lists(const json_t *pod, rlist **req, rlist **nonzero)
+{
+    *req = rl_new();
+    *nonzero = rl_new();
+    if (*req && *nonzero && quota_pod_requests(pod, *req) == 0 &&
+        sched_pod_nonzero_requests(pod, *nonzero) == 0)
+        return 0;
+    rl_free(*req);
+    rl_free(*nonzero);
+    *req = *nonzero = NULL;
+    return -1;
+}
+
+/* Count the stored pod `o` (parsed: pod) on its node. */
+static void place(scheduler *s, const store_obj *o, const char *node, const json_t *pod)
+{
+    rlist *req, *nonzero;
+    uint64_t spec = spec_hash(o);
+    if (placed_on(s, o->key, node, spec, false) || pod_lists(pod, &req, &nonzero) != 0) return;
+    place_lists(s, o->key, node, req, nonzero, spec, false);
 }
 
 static rlist *parse_allocatable(const json_t *node)
@@ -238,6 +442,7 @@ static void node_upsert(scheduler *s, const char *name, json_t *node)
         nc->node = node;
         rl_free(nc->alloc);
         nc->alloc = parse_allocatable(node);
+        node_sync(s, nc);
         return;
     }
     nc = calloc(1, sizeof *nc);
@@ -249,6 +454,7 @@ static void node_upsert(scheduler *s, const char *name, json_t *node)
     }
     nc->node = node;
     nc->alloc = parse_allocatable(node);
+    s->nvec_stale = true;
     /* Pods already counted against this node name (bound before it appeared). */
     void *v;
     for (size_t it = 0; strmap_next(s->placed, &it, NULL, &v);) {
@@ -260,33 +466,36 @@ static void node_upsert(scheduler *s, const char *name, json_t *node)
     }
 }
 
+/* When q is next due. Every change of a queued pod's due time goes through
+ * here, so that `earliest` lets schedule_batch skip scanning a queue in which
+ * nothing is due (e.g. every pod assumed and binding). */
+static void set_due(scheduler *s, qentry *q, int64_t ms)
+{
+    q->next_ms = ms;
+    if (ms < s->earliest) s->earliest = ms;
+}
+
 /* Only keys are kept per waiting pod (10^5 parsed pods would cost GiBs);
  * the pod is read from the store when its turn comes. */
-static unsigned long spec_hash(const json_t *pod)
-{
-    char *text = json_dumps(json_object_get(pod, "spec"), JSON_COMPACT | JSON_SORT_KEYS);
-    unsigned long h = text ? strmap_hash(text) : 0;
-    free(text);
-    return h;
-}
-
-static void set_pod(qentry *q, const json_t *pod)
+static void set_pod(qentry *q, const store_obj *o, const json_t *pod)
 {
     sched_queue_keys(pod, &q->priority, &q->created);
-    q->spec_hash = spec_hash(pod);
+    q->spec = spec_hash(o);
 }
 
-static void queue_add(scheduler *s, const char *key, const json_t *pod)
+/* Queue the stored pod `o` (parsed, or its pending_view: pod). */
+static void queue_add(scheduler *s, const store_obj *o, const json_t *pod)
 {
+    const char *key = o->key;
     qentry *q = strmap_get(s->queue, key);
     if (q) {
         /* A spec change (gates removed, resources edited) is worth a retry now;
          * a status change - often our own condition write - changes nothing. */
-        bool spec_changed = q->spec_hash != spec_hash(pod);
-        set_pod(q, pod);
-        if (spec_changed && !q->in_flight) {
+        uint64_t before = q->spec;
+        set_pod(q, o, pod);
+        if (q->spec != before && !q->in_flight) {
             q->blocked = false;
-            q->next_ms = 0;
+            set_due(s, q, 0);
         }
         return;
     }
@@ -296,8 +505,8 @@ static void queue_add(scheduler *s, const char *key, const json_t *pod)
         free(q);
         return;
     }
-    set_pod(q, pod);
-    q->next_ms = mono_ms();
+    set_pod(q, o, pod);
+    set_due(s, q, mono_ms());
 }
 
 static void qentry_free(qentry *q)
@@ -312,6 +521,21 @@ static void queue_del(scheduler *s, const char *key)
     if (q) qentry_free(q);
 }
 
+/* The namespace's pods blocked while binds were in flight there go again. */
+static void wake_rechecks(scheduler *s, const char *ns)
+{
+    char prefix[320];
+    size_t plen = (size_t)snprintf(prefix, sizeof prefix, "pods/%s/", ns);
+    void *v;
+    for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) {
+        qentry *q = v;
+        if (q->recheck && q->blocked && !strncmp(q->key, prefix, plen)) {
+            q->blocked = q->recheck = false;
+            set_due(s, q, 0);
+        }
+    }
+}
+
 /* Usage dropped in a namespace: its quota-blocked pods go first in line again. */
 static void wake_namespace(scheduler *s, const char *ns)
 {
@@ -322,7 +546,7 @@ static void wake_namespace(scheduler *s, const char *ns)
         qentry *q = v;
         if (q->blocked && !strncmp(q->key, prefix, plen)) {
             q->blocked = false;
-            q->next_ms = 0;
+            set_due(s, q, 0);
         }
     }
 }
@@ -335,19 +559,92 @@ static bool terminal(const json_t *pod)
 
 /* ---- events in ---- */
 
+/* A selector field of a stored object, from its index (packed "label\0value\0"
+ * pairs): no parsing. NULL when absent. */
+static const char *obj_field(const store_obj *o, const char *label)
+{
+    for (const char *p = o->idx.fields; p && *p;) {
+        const char *val = p + strlen(p) + 1;
+        if (!strcmp(p, label)) return val;
+        p = val + strlen(val) + 1;
+    }
+    return NULL;
+}
+
+/* Whether a pod write leaves everything the scheduler knows as it is: the pod
+ * is assigned, not finished, and counted on that node with the requests of
+ * this spec - the case of every bind (ours or a client's, once we have seen
+ * it) and of the status writes that follow. Decided from the index and a scan
+ * of the text, so the pod is not parsed. A pod we assumed was counted with the
+ * requests of its unbound version: the bind of exactly that version (`prev`)
+ * confirms them, and its spec becomes the one to compare with. */
+static bool still_placed(scheduler *s, const store_event *ev)
+{
+    const store_obj *o = ev->obj;
+    const char *node = obj_field(o, "spec.nodeName"), *phase = obj_field(o, "status.phase");
+    if (!node || !*node || !phase || !strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))
+        return false;
+    placed *p = strmap_get(s->placed, o->key);
+    if (!p || strcmp(p->node, node)) return false;
+    uint64_t spec = spec_hash(o);
+    if (!p->assumed) return p->spec == spec;
+    if (!ev->prev || spec_hash(ev->prev) != p->spec) return false; /* changed before the bind */
+    p->spec = spec;
+    p->assumed = false;
+    return true;
+}
+
+/* What the queue needs of an unassigned pod, without parsing it whole: its
+ * metadata (small: parsed), spec.priority, and from the index spec.nodeName,
+ * spec.schedulerName and status.phase - all that on_pod reads of a pod that is
+ * not assigned. The whole pod is parsed when its turn comes. At a restart
+ * with 10,000 pending pods this halves the initial sync. NULL when the pod is
+ * assigned or the text does not scan: parse it then. */
+static json_t *pending_view(const store_obj *o)
+{
+    const char *node = obj_field(o, "spec.nodeName"), *sn = obj_field(o, "spec.schedulerName");
+    const char *phase = obj_field(o, "status.phase"), *mt, *st, *pt;
+    size_t ml, sl, pl;
+    if (!node || *node || !sn || !phase ||
+        sched_json_member(o->json, o->len, "metadata", &mt, &ml) != 1 ||
+        sched_json_member(o->json, o->len, "spec", &st, &sl) != 1)
+        return NULL;
+    int has_prio = sched_json_member(st, sl, "priority", &pt, &pl);
+    if (has_prio < 0) return NULL;
+    json_t *meta = json_loadb(mt, ml, 0, NULL);
+    json_t *prio = has_prio ? json_loadb(pt, pl, JSON_DECODE_ANY, NULL) : NULL;
+    if (!json_is_object(meta) || (has_prio && !prio)) {
+        json_decref(meta);
+        json_decref(prio);
+        return NULL;
+    }
+    return json_pack("{s:o, s:{s:s, s:s, s:o*}, s:{s:s}}", "metadata", meta, "spec",
+                     "schedulerName", sn, "nodeName", "", "priority", prio, "status", "phase",
+                     phase);
+}
+
 static void on_pod(scheduler *s, const store_event *ev)
 {
     const char *key = ev->obj->key;
-    json_t *pod = ev->type == STORE_EV_DELETED ? NULL : store_obj_parse(ev->obj);
+    if (ev->type == STORE_EV_MODIFIED && still_placed(s, ev)) {
+        /* What the full path below does for such a pod: it is no longer ours to
+         * schedule (an assigned pod), unless its bind is still being finished. */
+        qentry *q = strmap_get(s->queue, key);
+        if (q && !q->in_flight) queue_del(s, key);
+        return;
+    }
+    json_t *pod = NULL;
+    if (ev->type != STORE_EV_DELETED && !(pod = pending_view(ev->obj)))
+        pod = store_obj_parse(ev->obj);
     const char *node = pod ? jstr(pod, "spec", "nodeName") : NULL;
     bool counts = pod && node && *node && !terminal(pod);
     bool was = strmap_get(s->placed, key) != NULL;
     if (counts)
-        place(s, key, node, pod);
+        place(s, ev->obj, node, pod);
     else
         unplace(s, key);
     if (pod && sched_pod_ours(pod) && !terminal(pod))
-        queue_add(s, key, pod);
+        queue_add(s, ev->obj, pod);
     else if (!(pod && strmap_get(s->queue, key) &&
                ((qentry *)strmap_get(s->queue, key))->in_flight))
         queue_del(s, key);
@@ -361,6 +658,7 @@ static void on_node(scheduler *s, const store_event *ev)
     if (ev->type == STORE_EV_DELETED) {
         ncache *nc = strmap_del(s->nodes, ev->obj->name);
         ncache_free(nc);
+        s->nvec_stale = true;
         return;
     }
     json_t *node = store_obj_parse(ev->obj);
@@ -380,23 +678,17 @@ static void requeue_on_nodes(scheduler *s)
     void *v;
     for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) {
         qentry *q = v;
-        if (!q->blocked && !q->in_flight) q->next_ms = 0;
+        if (!q->blocked && !q->in_flight) set_due(s, q, 0);
     }
 }
 
 static void on_quota(scheduler *s, const store_event *ev)
 {
-    /* Only a change of hard (or removal) can unblock pods; status writes are
-     * frequent and never do. */
     /* Usage drops arrive as pod events (deleted, finished, unbound); a quota
-     * event matters only when its limits change or it goes away. */
-    if (ev->type == STORE_EV_MODIFIED && ev->prev) {
-        json_t *a = store_obj_parse(ev->obj), *b = store_obj_parse(ev->prev);
-        bool same = json_equal(json_object_get(a, "spec"), json_object_get(b, "spec"));
-        json_decref(a);
-        json_decref(b);
-        if (same) return;
-    }
+     * event matters only when its limits change or it goes away. Status writes
+     * (a charge on every bind) never unblock anything, and are compared
+     * without parsing either version. */
+    if (ev->type == STORE_EV_MODIFIED && ev->prev && !spec_changed(ev->prev, ev->obj)) return;
     wake_namespace(s, ev->obj->ns);
 }
 
@@ -494,88 +786,198 @@ static void report_unschedulable(scheduler *s, qentry *q, const json_t *pod, con
 
 /* ---- scheduling one pod (holds mu) ---- */
 
-static size_t node_array(scheduler *s, sched_node **out)
+/* The nodes for sched_pick (owned by s), or NULL (out of memory). Rebuilt
+ * only after a node came or went: at a thousand nodes, rebuilding per pod
+ * cost as much as the quota PreFilter. */
+static const sched_node *node_array(scheduler *s, size_t *n)
 {
-    size_t n = strmap_count(s->nodes), k = 0;
-    sched_node *v = calloc(n ? n : 1, sizeof *v);
+    if (!s->nvec_stale && s->nvec) {
+        *n = s->nvec_len;
+        return s->nvec;
+    }
+    size_t cap = strmap_count(s->nodes), k = 0;
+    sched_node *v = malloc((cap ? cap : 1) * sizeof *v);
+    if (!v) return NULL;
     void *val;
-    for (size_t it = 0; v && strmap_next(s->nodes, &it, NULL, &val);) {
+    for (size_t it = 0; strmap_next(s->nodes, &it, NULL, &val);) {
         ncache *nc = val;
+        nc->slot = k;
         v[k++] = (sched_node){nc->node, nc->requested, nc->nonzero, nc->pods, nc->alloc};
     }
-    *out = v;
-    return k;
+    free(s->nvec);
+    s->nvec = v;
+    s->nvec_len = *n = k;
+    s->nvec_stale = false;
+    return v;
 }
 
+static void job_free(bind_job *j)
+{
+    free(j->key);
+    free(j->ns);
+    free(j->name);
+    free(j->node);
+}
+
+/* ---- the job ring (callers hold jobs_mu) ---- */
+
+/* Room for `want` jobs. 0, or -1 (out of memory) with q unchanged. */
+static int jobq_reserve(jobq *q, size_t want)
+{
+    if (want <= q->cap) return 0;
+    size_t nc = q->cap ? q->cap : 64;
+    while (nc < want)
+        nc *= 2;
+    bind_job *nv = malloc(nc * sizeof *nv);
+    if (!nv) return -1;
+    for (size_t i = 0; i < q->n; i++) /* unwrap into the new array */
+        nv[i] = q->v[(q->head + i) % q->cap];
+    free(q->v);
+    q->v = nv;
+    q->cap = nc;
+    q->head = 0;
+    return 0;
+}
+
+static int jobq_push(jobq *q, bind_job job)
+{
+    if (jobq_reserve(q, q->n + 1) != 0) return -1;
+    q->v[(q->head + q->n++) % q->cap] = job;
+    return 0;
+}
+
+static bind_job jobq_pop(jobq *q)
+{
+    bind_job j = q->v[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->n--;
+    return j;
+}
+
+/* Queue a bind. Room for its result on `done` is reserved now, so a worker
+ * can always hand the result back: a lost result would leave the pod assumed
+ * (and its quota usage counted) forever. */
 static bool push_job(scheduler *s, bind_job job)
 {
     pthread_mutex_lock(&s->jobs_mu);
-    if (s->njobs == s->cap_jobs) {
-        size_t nc = s->cap_jobs ? s->cap_jobs * 2 : 64;
-        bind_job *nj = realloc(s->jobs, nc * sizeof *nj);
-        if (!nj) {
-            pthread_mutex_unlock(&s->jobs_mu);
-            return false;
-        }
-        s->jobs = nj;
-        s->cap_jobs = nc;
-    }
-    s->jobs[s->njobs++] = job;
-    pthread_cond_signal(&s->jobs_cv);
+    size_t results = s->jobs.n + 1 + s->binding + s->done.n;
+    bool ok = jobq_reserve(&s->done, results) == 0 && jobq_push(&s->jobs, job) == 0;
+    if (ok) pthread_cond_signal(&s->jobs_cv);
     pthread_mutex_unlock(&s->jobs_mu);
-    return true;
+    return ok;
 }
 
-static rlist *assumed_for(scheduler *s, const char *ns)
-{
-    rlist *a = strmap_get(s->assumed, ns);
-    if (a) return a;
-    char *k = strdup(ns);
-    a = rl_new();
-    if (!k || !a || strmap_put(s->assumed, k, a, NULL) != 0) {
-        free(k);
-        rl_free(a);
-        return NULL;
-    }
-    return a;
-}
+/* ---- assumed quota usage (holds mu) ---- */
 
-/* A bind finished (or was abandoned): its deferred usage is no longer assumed. */
-static void assumed_release(scheduler *s, const char *ns, const rlist *deferred)
+static void assumed_ns_free(assumed_ns *a)
 {
-    rlist *a = strmap_get(s->assumed, ns);
     if (!a) return;
-    rlist *left = rl_subtract_nonneg(a, deferred);
-    if (!left) return;
-    const char *key = NULL, *k;
-    void *v;
-    for (size_t it = 0; strmap_next(s->assumed, &it, &k, &v);)
-        if (v == a) key = k;
-    strmap_put(s->assumed, key, left, NULL); /* the key string stays, the list is new */
-    rl_free(a);
+    for (size_t i = 0; i < a->n; i++) {
+        free(a->v[i].key);
+        rl_free(a->v[i].deferred);
+    }
+    free(a->v);
+    rl_free(a->sum);
+    free(a->ns);
+    free(a);
 }
 
-static void schedule_one(scheduler *s, qentry *q, json_t *pod, size_t nnodes_hint)
+/* Pod `key` is being bound: its deferred usage counts in its namespace until
+ * assumed_release. 0, or -1 (out of memory) with nothing counted. */
+static int assume_usage(scheduler *s, const char *ns, const char *key, const rlist *deferred)
+{
+    assumed_ns *a = strmap_get(s->assumed, ns);
+    if (!a) {
+        a = calloc(1, sizeof *a);
+        if (!a || !(a->ns = strdup(ns)) || !(a->sum = rl_new()) ||
+            strmap_put(s->assumed, a->ns, a, NULL) != 0) {
+            assumed_ns_free(a);
+            return -1;
+        }
+    }
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 8;
+        assumed_pod *nv = realloc(a->v, nc * sizeof *nv);
+        if (!nv) return -1;
+        a->v = nv;
+        a->cap = nc;
+    }
+    assumed_pod p = {strdup(key), rl_copy(deferred)};
+    if (!p.key || !p.deferred || rl_add_to(a->sum, deferred) != 0) {
+        free(p.key);
+        rl_free(p.deferred);
+        return -1;
+    }
+    a->v[a->n++] = p;
+    return 0;
+}
+
+/* Pod `key`'s bind finished (or was abandoned): its usage is no longer assumed. */
+static void assumed_release(scheduler *s, const char *ns, const char *key)
+{
+    assumed_ns *a = strmap_get(s->assumed, ns);
+    size_t i = 0;
+    while (a && i < a->n && strcmp(a->v[i].key, key))
+        i++;
+    if (!a || i == a->n) return;
+    rlist *left = rl_subtract_nonneg(a->sum, a->v[i].deferred);
+    if (left) { /* else (out of memory) the sum over-estimates: safe */
+        rl_free(a->sum);
+        a->sum = left;
+    }
+    free(a->v[i].key);
+    rl_free(a->v[i].deferred);
+    a->v[i] = a->v[--a->n];
+    if (a->n) return;
+    /* Nothing in flight here any more. Pods blocked meanwhile counted those
+     * binds as assumed: if one failed (or, rarely, was counted twice: see
+     * quota_deferred_prefilter), they may fit now, so they try again. */
+    if (a->rechecks) wake_rechecks(s, ns);
+    strmap_del(s->assumed, ns);
+    assumed_ns_free(a);
+}
+
+/* Schedule the stored pod `o` (parsed: pod). */
+static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *pod)
 {
     double t0 = mono_s();
     char ns[256], name[256];
     split_key(q->key, ns, sizeof ns, name, sizeof name);
     if (sched_pod_gated(pod)) {
         q->blocked = true; /* a spec change (gate removed) requeues it */
+        set_due(s, q, mono_ms() + BLOCKED_RETRY_MS);
         report_unschedulable(s, q, pod, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates");
         return;
     }
-    sched_node *nodes = NULL;
-    size_t n = node_array(s, &nodes);
+    size_t n = 0;
+    const sched_node *nodes = node_array(s, &n);
     dbuf msg;
     dbuf_init(&msg, 1 << 16);
     rlist *deferred = NULL;
-    int rc = quota_deferred_prefilter(s->st, pod, strmap_get(s->assumed, ns), n, &deferred, &msg,
-                                      q->quota, sizeof q->quota);
+    assumed_ns *an = strmap_get(s->assumed, ns);
+    int rc = nodes ? quota_deferred_prefilter(s->st, pod, an ? an->sum : NULL, NULL, 0, n,
+                                              &deferred, &msg, q->quota, sizeof q->quota)
+                   : -1;
+    quota_assumed *pods = rc == 1 && an ? malloc(an->n * sizeof *pods) : NULL;
+    if (pods) {
+        /* Rejected with the sum, which counts twice a pod whose bind has
+         * committed but whose result is not applied yet: decide, and word the
+         * message, on each pod's state in the store instead. Fitting pods (the
+         * common case) never pay for this. */
+        for (size_t i = 0; i < an->n; i++)
+            pods[i] = (quota_assumed){an->v[i].key, an->v[i].deferred};
+        dbuf_free(&msg);
+        dbuf_init(&msg, 1 << 16);
+        rc = quota_deferred_prefilter(s->st, pod, NULL, pods, an->n, n, &deferred, &msg, q->quota,
+                                      sizeof q->quota);
+        free(pods);
+    }
     if (rc == 1) {
         q->blocked = true;
-        q->next_ms = mono_ms() + BLOCKED_RETRY_MS;
+        q->recheck = an && an->n;
+        if (q->recheck) an->rechecks++;
+        set_due(s, q, mono_ms() + BLOCKED_RETRY_MS);
         stat_attempt("quota", mono_s() - t0);
         report_unschedulable(s, q, pod, "Unschedulable", msg.p);
         goto out;
@@ -583,51 +985,41 @@ static void schedule_one(scheduler *s, qentry *q, json_t *pod, size_t nnodes_hin
     q->quota[0] = '\0';
     if (rc < 0) {
         stat_attempt("error", -1);
-        q->next_ms = mono_ms() + sched_backoff_ms(++q->attempts);
+        set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
         goto out;
     }
     size_t chosen = 0;
-    rlist *req = rl_new();
     /* Upstream's minFeasibleNodesToFind: score 100 fitting nodes, rotating
      * where the search starts so the cluster fills evenly. */
     sched_sample sample = {s->next_start, 100, 0};
-    rc = req && quota_pod_requests(pod, req) == 0
-             ? sched_pick_sampled(pod, nodes, n, &sample, &chosen, &msg)
-             : -1;
+    rc = sched_pick_sampled(pod, nodes, n, &sample, &chosen, &msg);
     s->next_start += sample.examined;
+    rlist *req = NULL, *nonzero = NULL;
+    if (rc == 0 && pod_lists(pod, &req, &nonzero) != 0) rc = -1;
     if (rc != 0) {
         stat_attempt(rc == 1 ? "unschedulable" : "error", mono_s() - t0);
-        q->next_ms = mono_ms() + sched_backoff_ms(++q->attempts);
+        set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
         if (rc == 1) report_unschedulable(s, q, pod, "Unschedulable", msg.p);
-        rl_free(req);
         goto out;
     }
-    rl_free(req);
     /* Assume: count the pod on the node and its deferred usage in the namespace. */
     const char *node =
         json_string_value(json_object_get(json_object_get(nodes[chosen].node, "metadata"), "name"));
-    place(s, q->key, node, pod);
-    rlist *a = deferred ? assumed_for(s, ns) : NULL;
-    if (a) rl_add_to(a, deferred);
+    place_lists(s, q->key, node, req, nonzero, spec_hash(o), true);
     q->in_flight = true;
-    bind_job job = {strdup(q->key), strdup(ns), strdup(name), strdup(node), deferred, t0};
-    deferred = NULL;
-    if (!push_job(s, job)) { /* out of memory: undo the assumption, retry later */
-        if (a) assumed_release(s, ns, job.deferred);
+    bind_job job = {strdup(q->key), strdup(ns), strdup(name), strdup(node), t0, API_OK};
+    if ((deferred && assume_usage(s, ns, q->key, deferred) != 0) || !job.key || !job.ns ||
+        !job.name || !job.node || !push_job(s, job)) {
+        /* out of memory: undo the assumption, retry later */
+        assumed_release(s, ns, q->key);
         unplace(s, q->key);
         q->in_flight = false;
-        q->next_ms = mono_ms() + sched_backoff_ms(++q->attempts);
-        free(job.key);
-        free(job.ns);
-        free(job.name);
-        free(job.node);
-        rl_free(job.deferred);
+        set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
+        job_free(&job);
     }
 out:
     rl_free(deferred);
     dbuf_free(&msg);
-    free(nodes);
-    (void)nnodes_hint;
 }
 
 /* Ready entries, best first. */
@@ -646,32 +1038,88 @@ static int cand_cmp(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
+/* ---- bind results (scheduling thread, holds mu) ---- */
+
+static void finish_job(scheduler *s, const bind_job *j)
+{
+    assumed_release(s, j->ns, j->key);
+    qentry *q = strmap_get(s->queue, j->key);
+    if (j->result == API_OK) {
+        queue_del(s, j->key);
+        return;
+    }
+    /* Undo the assumption - unless the pod's event has already placed it
+     * where someone else bound it (a client's pods/binding won the race). */
+    placed *p = strmap_get(s->placed, j->key);
+    if (p && p->assumed && !strcmp(p->node, j->node)) unplace(s, j->key);
+    if (!q) return;
+    q->in_flight = false;
+    if (j->result == API_FORBIDDEN) {
+        q->blocked = true; /* the re-check found the quota full: wait for usage to drop */
+        q->recheck = false;
+        set_due(s, q, mono_ms() + BLOCKED_RETRY_MS);
+    } else {
+        set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
+    }
+}
+
+/* Apply the results the workers handed back. One at a time, so that a worker
+ * finishing a bind never waits for more than one result to be applied. */
+static void apply_done(scheduler *s)
+{
+    for (;;) {
+        pthread_mutex_lock(&s->jobs_mu);
+        bool any = s->done.n > 0;
+        bind_job j = any ? jobq_pop(&s->done) : (bind_job){0};
+        pthread_mutex_unlock(&s->jobs_mu);
+        if (!any) return;
+        finish_job(s, &j);
+        job_free(&j);
+    }
+}
+
 static void schedule_batch(scheduler *s)
 {
     int64_t now = mono_ms();
     size_t cap = strmap_count(s->queue), n = 0;
-    if (!cap) return;
+    if (!cap) s->earliest = INT64_MAX; /* until set_due queues one */
+    if (!cap || now < s->earliest) return;
     cand *c = calloc(cap, sizeof *c);
     if (!c) return;
+    int64_t later = INT64_MAX; /* the first due time of the pods not due now */
     void *v;
     for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v) && n < cap;) {
         qentry *q = v;
-        if (q->in_flight || q->next_ms > now) continue;
+        if (q->in_flight) continue;
+        if (q->next_ms > now) {
+            if (q->next_ms < later) later = q->next_ms;
+            continue;
+        }
         c[n++] = (cand){q, strdup(q->key), NULL};
     }
+    s->earliest = later; /* set_due lowers it for every pod handled below */
     qsort(c, n, sizeof *c, cand_cmp);
     for (size_t i = 0; i < n; i++) {
-        if (i < BATCH && !atomic_load(&s->stop) && strmap_get(s->queue, c[i].key) == c[i].q) {
+        bool queued = c[i].key && strmap_get(s->queue, c[i].key) == c[i].q;
+        if (queued && i < BATCH && !atomic_load(&s->stop)) {
             store_obj *o = store_get(s->st, c[i].key);
             c[i].pod = o ? store_obj_parse(o) : NULL;
-            store_obj_unref(o);
             const char *node = c[i].pod ? jstr(c[i].pod, "spec", "nodeName") : NULL;
             if (c[i].pod && sched_pod_ours(c[i].pod) && !(node && *node))
-                schedule_one(s, c[i].q, c[i].pod, 0);
+                schedule_one(s, c[i].q, o, c[i].pod);
+            else /* bound, gone or not ours: the store is ahead of the events; an event
+                  * queues it again should it become ours */
+                queue_del(s, c[i].key);
+            store_obj_unref(o);
         }
+        /* A pod left due (past BATCH) keeps the queue due. */
+        queued = c[i].key && strmap_get(s->queue, c[i].key) == c[i].q;
+        if (queued && !c[i].q->in_flight && c[i].q->next_ms < s->earliest)
+            s->earliest = c[i].q->next_ms;
         json_decref(c[i].pod); /* every candidate, also when stopping mid-batch */
         free(c[i].key);
-        /* Let bind workers finish (they need mu) between pods. */
+        apply_done(s);
+        /* /metrics reads the queue under mu: let it in between pods. */
         pthread_mutex_unlock(&s->mu);
         pthread_mutex_lock(&s->mu);
     }
@@ -680,65 +1128,44 @@ static void schedule_batch(scheduler *s)
 
 /* ---- bind workers ---- */
 
-static void finish_job(scheduler *s, bind_job *j, bool ok, const api_err *e)
-{
-    pthread_mutex_lock(&s->mu);
-    if (j->deferred) assumed_release(s, j->ns, j->deferred);
-    qentry *q = strmap_get(s->queue, j->key);
-    if (ok) {
-        queue_del(s, j->key);
-    } else {
-        unplace(s, j->key);
-        if (q) {
-            q->in_flight = false;
-            if (e && e->code == API_FORBIDDEN) {
-                q->blocked = true; /* the re-check found the quota full: wait for usage to drop */
-                q->next_ms = mono_ms() + BLOCKED_RETRY_MS;
-            } else {
-                q->next_ms = mono_ms() + sched_backoff_ms(++q->attempts);
-            }
-        }
-    }
-    pthread_mutex_unlock(&s->mu);
-}
-
 static void *bind_worker(void *arg)
 {
     scheduler *s = arg;
     pthread_setname_np(pthread_self(), "bind-worker");
     for (;;) {
         pthread_mutex_lock(&s->jobs_mu);
-        while (!s->njobs && !atomic_load(&s->stop))
+        while (!s->jobs.n && !atomic_load(&s->stop))
             pthread_cond_wait(&s->jobs_cv, &s->jobs_mu);
-        if (!s->njobs) {
+        if (atomic_load(&s->stop)) { /* binds not begun are dropped: the pods stay
+                                      * pending and are scheduled at the next start */
             pthread_mutex_unlock(&s->jobs_mu);
             return NULL;
         }
-        bind_job j = s->jobs[--s->njobs];
+        bind_job j = jobq_pop(&s->jobs);
+        s->binding++;
         pthread_mutex_unlock(&s->jobs_mu);
         api_err e;
         api_err_init(&e);
         json_t *pod = NULL;
         bool ok = reg_bind(s->st, j.ns, j.name, j.node, false, &pod, &e) == 0;
+        j.result = ok ? API_OK : e.code ? e.code : API_INTERNAL;
         if (ok) {
             stat_attempt("scheduled", mono_s() - j.t0);
             char msg[1024];
             snprintf(msg, sizeof msg, "Successfully assigned %s/%s to %s", j.ns, j.name, j.node);
-            event_record(s->st, pod, "Normal", "Scheduled", msg, COMPONENT);
+            event_recorder_emit(s->events, event_new(pod, "Normal", "Scheduled", msg, COMPONENT));
         }
         json_decref(pod);
-        if (!ok && e.code == API_FORBIDDEN) {
+        api_err_clear(&e);
+        if (j.result == API_FORBIDDEN) {
             pthread_mutex_lock(&stats_mu);
             scheduler_stats.bind_rejected++;
             pthread_mutex_unlock(&stats_mu);
         }
-        finish_job(s, &j, ok, &e);
-        api_err_clear(&e);
-        free(j.key);
-        free(j.ns);
-        free(j.name);
-        free(j.node);
-        rl_free(j.deferred);
+        pthread_mutex_lock(&s->jobs_mu);
+        s->binding--;
+        jobq_push(&s->done, j); /* cannot fail: push_job reserved the room */
+        pthread_mutex_unlock(&s->jobs_mu);
     }
 }
 
@@ -755,7 +1182,13 @@ static void *run(void *arg)
     pthread_mutex_unlock(&s->mu);
     while (!atomic_load(&s->stop)) {
         store_event ev;
-        int rc = w ? store_watch_next(w, &ev, WAIT_MS) : -1;
+        /* Wait for events only while no pod is due (e.g. after the initial sync,
+         * or until the next backoff ends). */
+        pthread_mutex_lock(&s->mu);
+        int64_t wait = s->earliest - mono_ms();
+        pthread_mutex_unlock(&s->mu);
+        wait = wait < 0 ? 0 : wait > WAIT_MS ? WAIT_MS : wait;
+        int rc = w ? store_watch_next(w, &ev, (int)wait) : -1;
         pthread_mutex_lock(&s->mu);
         for (int i = 0; rc == 1 && i < 4096; i++) {
             handle_event(s, &ev);
@@ -773,6 +1206,7 @@ static void *run(void *arg)
             w = store_watch_open(s->st, "", store_revision(s->st), &expired);
             initial_sync(s);
         }
+        apply_done(s);
         requeue_on_nodes(s);
         schedule_batch(s);
         pthread_mutex_unlock(&s->mu);
@@ -805,15 +1239,22 @@ void scheduler_render_metrics(dbuf *b)
     for (int i = 0; i < SCHED_NBUCKETS; i++)
         dbuf_printf(b, "allot_scheduler_attempt_duration_seconds_bucket{le=\"%g\"} %llu\n",
                     sched_latency_buckets[i], st.latency[i]);
-    dbuf_printf(
-        b,
-        "allot_scheduler_attempt_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-        "allot_scheduler_attempt_duration_seconds_sum %.6f\n"
-        "allot_scheduler_attempt_duration_seconds_count %llu\n"
-        "# HELP allot_pods_pending_on_quota Pods waiting for quota, by namespace and quota.\n"
-        "# TYPE allot_pods_pending_on_quota gauge\n",
-        st.latency[SCHED_NBUCKETS], st.latency_sum, st.latency[SCHED_NBUCKETS]);
+    dbuf_printf(b,
+                "allot_scheduler_attempt_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+                "allot_scheduler_attempt_duration_seconds_sum %.6f\n"
+                "allot_scheduler_attempt_duration_seconds_count %llu\n",
+                st.latency[SCHED_NBUCKETS], st.latency_sum, st.latency[SCHED_NBUCKETS]);
     scheduler *s = running;
+    if (s)
+        dbuf_printf(b,
+                    "# HELP allot_scheduler_events_dropped_total Scheduled events not written: "
+                    "too many waiting (the store could not keep up).\n"
+                    "# TYPE allot_scheduler_events_dropped_total counter\n"
+                    "allot_scheduler_events_dropped_total %lu\n",
+                    event_recorder_dropped(s->events));
+    dbuf_printf(b, "# HELP allot_pods_pending_on_quota Pods waiting for quota, by namespace and "
+                   "quota.\n"
+                   "# TYPE allot_pods_pending_on_quota gauge\n");
     if (!s) return;
     strmap *counts = strmap_new();
     pthread_mutex_lock(&s->mu);
@@ -861,6 +1302,8 @@ scheduler *scheduler_start(store *st, char *err, size_t errlen)
     s->placed = strmap_new();
     s->assumed = strmap_new();
     if (!s->queue || !s->nodes || !s->placed || !s->assumed) goto oom;
+    s->events = event_recorder_start(st);
+    if (!s->events) goto oom;
     for (int i = 0; i < BIND_WORKERS; i++)
         pthread_create(&s->workers[i], NULL, bind_worker, s);
     if (pthread_create(&s->thread, NULL, run, s) != 0) {
@@ -873,6 +1316,7 @@ scheduler *scheduler_start(store *st, char *err, size_t errlen)
 oom:
     snprintf(err, errlen, "out of memory");
     if (s) {
+        event_recorder_stop(s->events);
         strmap_free(s->queue);
         strmap_free(s->nodes);
         strmap_free(s->placed);
@@ -893,29 +1337,28 @@ void scheduler_stop(scheduler *s)
     pthread_join(s->thread, NULL);
     for (int i = 0; i < BIND_WORKERS; i++)
         pthread_join(s->workers[i], NULL);
+    event_recorder_stop(s->events); /* after the workers: writes what they emitted */
     void *v;
-    const char *k;
     for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);)
         qentry_free(v);
     for (size_t it = 0; strmap_next(s->nodes, &it, NULL, &v);)
         ncache_free(v);
     for (size_t it = 0; strmap_next(s->placed, &it, NULL, &v);)
         placed_free(v);
-    for (size_t it = 0; strmap_next(s->assumed, &it, &k, &v);) {
-        free((char *)k);
-        rl_free(v);
-    }
+    for (size_t it = 0; strmap_next(s->assumed, &it, NULL, &v);)
+        assumed_ns_free(v);
     strmap_free(s->queue);
     strmap_free(s->nodes);
     strmap_free(s->placed);
     strmap_free(s->assumed);
-    for (size_t i = 0; i < s->njobs; i++) {
-        free(s->jobs[i].key);
-        free(s->jobs[i].ns);
-        free(s->jobs[i].name);
-        free(s->jobs[i].node);
-        rl_free(s->jobs[i].deferred);
+    free(s->nvec);
+    jobq *rings[] = {&s->jobs, &s->done};
+    for (size_t r = 0; r < 2; r++) {
+        while (rings[r]->n) {
+            bind_job j = jobq_pop(rings[r]);
+            job_free(&j);
+        }
+        free(rings[r]->v);
     }
-    free(s->jobs);
     free(s);
 }

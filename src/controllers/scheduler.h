@@ -26,4 +26,11 @@ extern sched_stats scheduler_stats;
 /* Scheduler metrics in Prometheus text format, appended to b. */
 void scheduler_render_metrics(dbuf *b);
 
+/* The text of top-level member `name` of the JSON object in json[0..len), as
+ * stored (json_dumps output), found by scanning rather than parsing: 1 found
+ * (*v, *vlen: the value's text), 0 absent, -1 the text does not scan or a key
+ * holds an escape (json_dumps never escapes the keys looked for, so such a key
+ * is reported as unknown rather than as absent). Exposed for tests. */
+int sched_json_member(const char *json, size_t len, const char *name, const char **v, size_t *vlen);
+
 #endif
