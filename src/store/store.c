@@ -62,9 +62,10 @@ struct store {
     strmap *tables;              /* resource -> rtable* */
     int64_t rev;                 /* last applied revision */
 
-    pthread_mutex_t mu;  /* everything below */
-    pthread_cond_t work; /* writer: pending queue non-empty */
-    pthread_cond_t done; /* durable revision advanced (committers and watchers) */
+    pthread_mutex_t mu;    /* everything below */
+    pthread_cond_t work;   /* writer: pending queue non-empty */
+    pthread_cond_t done;   /* durable revision advanced (committers) */
+    pthread_cond_t events; /* durable revision advanced (watchers) */
     pendq queue;
     strmap *unflushed; /* writer only: key -> newest derived store_obj not yet persisted */
     double derived_flush_s;
@@ -467,7 +468,12 @@ static void *writer_main(void *arg)
         s->durable_rev = batch.v[batch.n - 1].obj->rv;
         s->since_compact += batch.n;
         batch.n = 0;
+        /* Wake outside the mutex: a woken thread can take it at once instead
+         * of sleeping again on it. The predicates changed under it above. */
+        pthread_mutex_unlock(&s->mu);
         pthread_cond_broadcast(&s->done);
+        pthread_cond_broadcast(&s->events);
+        pthread_mutex_lock(&s->mu);
         if (s->since_compact >= s->ring_cap / 4 && s->be.compact) {
             int64_t keep = s->ring[s->seq_first % s->ring_cap].rv;
             s->since_compact = 0;
@@ -518,6 +524,7 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* now_seconds() deadlines */
     pthread_cond_init(&s->work, &ca);
     pthread_cond_init(&s->done, &ca);
+    pthread_cond_init(&s->events, &ca);
     pthread_condattr_destroy(&ca);
 
     int64_t rev = 0;
@@ -565,6 +572,7 @@ void store_close(store *s)
     s->closing = true;
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->done);
+    pthread_cond_broadcast(&s->events);
     pthread_mutex_unlock(&s->mu);
     if (started) pthread_join(s->writer, NULL);
     for (uint64_t q = s->seq_first; q < s->seq_end; q++) {
@@ -983,7 +991,7 @@ int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
         }
         if (s->durable_rev > w->position) w->position = s->durable_rev;
         if (s->closing) break;
-        int rc = pthread_cond_timedwait(&s->done, &s->mu, &deadline);
+        int rc = pthread_cond_timedwait(&s->events, &s->mu, &deadline);
         if (rc == ETIMEDOUT) {
             pthread_mutex_unlock(&s->mu);
             return 0;
@@ -1014,7 +1022,7 @@ void store_watch_close(store_watch *w)
 void store_watch_wake_all(store *s)
 {
     pthread_mutex_lock(&s->mu);
-    pthread_cond_broadcast(&s->done);
+    pthread_cond_broadcast(&s->events);
     pthread_mutex_unlock(&s->mu);
 }
 
