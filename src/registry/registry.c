@@ -386,16 +386,39 @@ static bool finalizers_empty(const json_t *obj)
     return json_array_size(json_object_get(json_object_get(obj, "metadata"), "finalizers")) == 0;
 }
 
-/* Equal but for resourceVersion: an update that changes nothing is not written. */
+/* Members of a and b equal, but for `skip` (NULL: none). */
+static bool same_members(const json_t *a, const json_t *b, const char *skip)
+{
+    size_t na = json_object_size(a), nb = json_object_size(b);
+    if (skip) {
+        na -= json_object_get(a, skip) != NULL;
+        nb -= json_object_get(b, skip) != NULL;
+    }
+    if (na != nb) return false;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)a, k, v)
+    {
+        if (skip && !strcmp(k, skip)) continue;
+        const json_t *w = json_object_get(b, k);
+        if (!w || !json_equal(v, w)) return false;
+    }
+    return true;
+}
+
+/* Equal but for resourceVersion: an update that changes nothing is not written.
+ * Compared in place: this runs inside the writer lock, on every update. */
 static bool same_object(const json_t *a, const json_t *b)
 {
-    json_t *ca = json_deep_copy(a), *cb = json_deep_copy(b);
-    json_object_del(json_object_get(ca, "metadata"), "resourceVersion");
-    json_object_del(json_object_get(cb, "metadata"), "resourceVersion");
-    bool eq = json_equal(ca, cb);
-    json_decref(ca);
-    json_decref(cb);
-    return eq;
+    if (!json_is_object(a) || !json_is_object(b)) return json_equal(a, b);
+    const json_t *ma = json_object_get(a, "metadata"), *mb = json_object_get(b, "metadata");
+    if (json_is_object(ma) && json_is_object(mb)) {
+        if (!same_members(ma, mb, "resourceVersion")) return false;
+    } else if (!json_equal(ma, mb)) {
+        return false;
+    }
+    return same_members(a, b, "metadata") &&
+           (json_object_get(a, "metadata") != NULL) == (json_object_get(b, "metadata") != NULL);
 }
 
 static int delete_now(store_txn *t, const api_kind *k, const char *ns, const char *name,
