@@ -521,31 +521,18 @@ static void queue_del(scheduler *s, const char *key)
     if (q) qentry_free(q);
 }
 
-/* The namespace's pods blocked while binds were in flight there go again. */
-static void wake_rechecks(scheduler *s, const char *ns)
+/* The namespace's quota-blocked pods go first in line again: all of them
+ * (usage dropped there), or with `rechecks_only` those blocked while binds
+ * were in flight there (the binds just finished). */
+static void wake_blocked(scheduler *s, const char *ns, bool rechecks_only)
 {
     char prefix[320];
     size_t plen = (size_t)snprintf(prefix, sizeof prefix, "pods/%s/", ns);
     void *v;
     for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) {
         qentry *q = v;
-        if (q->recheck && q->blocked && !strncmp(q->key, prefix, plen)) {
+        if (q->blocked && (q->recheck || !rechecks_only) && !strncmp(q->key, prefix, plen)) {
             q->blocked = q->recheck = false;
-            set_due(s, q, 0);
-        }
-    }
-}
-
-/* Usage dropped in a namespace: its quota-blocked pods go first in line again. */
-static void wake_namespace(scheduler *s, const char *ns)
-{
-    char prefix[320];
-    size_t plen = (size_t)snprintf(prefix, sizeof prefix, "pods/%s/", ns);
-    void *v;
-    for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) {
-        qentry *q = v;
-        if (q->blocked && !strncmp(q->key, prefix, plen)) {
-            q->blocked = false;
             set_due(s, q, 0);
         }
     }
@@ -649,7 +636,7 @@ static void on_pod(scheduler *s, const store_event *ev)
                ((qentry *)strmap_get(s->queue, key))->in_flight))
         queue_del(s, key);
     /* A pod leaving a node, finishing or going away frees quota and room. */
-    if ((was && !counts) || ev->type == STORE_EV_DELETED) wake_namespace(s, ev->obj->ns);
+    if ((was && !counts) || ev->type == STORE_EV_DELETED) wake_blocked(s, ev->obj->ns, false);
     json_decref(pod);
 }
 
@@ -689,7 +676,7 @@ static void on_quota(scheduler *s, const store_event *ev)
      * (a charge on every bind) never unblock anything, and are compared
      * without parsing either version. */
     if (ev->type == STORE_EV_MODIFIED && ev->prev && !spec_changed(ev->prev, ev->obj)) return;
-    wake_namespace(s, ev->obj->ns);
+    wake_blocked(s, ev->obj->ns, false);
 }
 
 static void handle_event(scheduler *s, const store_event *ev)
@@ -932,7 +919,7 @@ static void assumed_release(scheduler *s, const char *ns, const char *key)
     /* Nothing in flight here any more. Pods blocked meanwhile counted those
      * binds as assumed: if one failed (or, rarely, was counted twice: see
      * quota_deferred_prefilter), they may fit now, so they try again. */
-    if (a->rechecks) wake_rechecks(s, ns);
+    if (a->rechecks) wake_blocked(s, ns, true);
     strmap_del(s->assumed, ns);
     assumed_ns_free(a);
 }
