@@ -15,22 +15,13 @@
 
 #include "controllers/controllers.h"
 #include "registry/registry.h"
+#include "teststore.h"
 
 typedef struct fixture {
     store *st;
     controllers *ctl;
     const api_kind *ns, *pod, *cm, *rs;
 } fixture;
-
-static store *open_store(void)
-{
-    store_backend be;
-    char err[256];
-    store_memory_backend(&be);
-    store *st = store_open(&be, reg_indexer, NULL, err, sizeof err);
-    if (!st) fail_msg("store_open: %s", err);
-    return st;
-}
 
 static void start(fixture *f)
 {

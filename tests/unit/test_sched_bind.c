@@ -22,20 +22,11 @@
 #include "registry/events.h"
 #include "registry/registry.h"
 #include "testutil.h"
+#include "teststore.h"
 
 #define DEADLINE_S 20
 
 /* ---- fixtures ---- */
-
-static store *open_store(void)
-{
-    store_backend be;
-    char err[256];
-    store_memory_backend(&be);
-    store *st = store_open(&be, reg_indexer, NULL, err, sizeof err);
-    if (!st) fail_msg("store_open: %s", err);
-    return st;
-}
 
 static void create(store *st, const char *resource, const char *ns, const char *obj)
 {
