@@ -421,6 +421,16 @@ static bool same_object(const json_t *a, const json_t *b)
            (json_object_get(a, "metadata") != NULL) == (json_object_get(b, "metadata") != NULL);
 }
 
+/* Upstream's ShouldDeleteDuringUpdate: an update that removes the last
+ * finalizer of an object being deleted deletes it. An update of an object that
+ * had no finalizers (a pod in graceful deletion getting a status) does not. */
+static bool deletes_during_update(const api_kind *k, const json_t *cur, const json_t *nw)
+{
+    return json_object_get(json_object_get(nw, "metadata"), "deletionTimestamp") &&
+           json_object_get(json_object_get(cur, "metadata"), "deletionTimestamp") &&
+           finalizers_empty(nw) && !finalizers_empty(cur) && strcmp(k->resource, "namespaces") != 0;
+}
+
 static int delete_now(store_txn *t, const api_kind *k, const char *ns, const char *name,
                       json_t *last, api_err *e)
 {
@@ -460,11 +470,14 @@ int reg_update(store *st, const api_kind *k, const char *ns, const char *name, c
         return 0;
     }
     int rc;
-    if (json_object_get(json_object_get(nw, "metadata"), "deletionTimestamp") &&
-        finalizers_empty(nw) && strcmp(k->resource, "namespaces") != 0)
-        rc = delete_now(t, k, ns, name, nw, e); /* the last finalizer is gone */
-    else
+    if (deletes_during_update(k, cur, nw)) {
+        /* The last finalizer is gone: the object goes, and what it charged
+         * to quota goes with it (admission so far saw an update). */
+        rc = run_admission(t, k, REG_DELETE, "", nw, nw, false, e);
+        if (rc == 0) rc = delete_now(t, k, ns, name, nw, e);
+    } else {
         rc = put_obj(t, k, ns, name, nw, e);
+    }
     if (rc != 0) goto fail;
     json_decref(cur);
     if (commit(t, e) != 0) {
