@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config curl ca-certificates python3 python3-kubernetes
       libmicrohttpd-dev libjansson-dev libsqlite3-dev libgnutls28-dev libcmocka-dev
-      libcurl4-openssl-dev)
+      libcurl4-openssl-dev libyaml-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -68,7 +68,7 @@ static void usage(FILE *out)
                  "  --scheduler BOOL        run the built-in scheduler (default true); set false\n"
                  "                          when another scheduler binds the pods\n"
                  "  --admission-control-config-file FILE\n"
-                 "                          upstream's AdmissionConfiguration, in JSON; the\n"
+                 "                          upstream's AdmissionConfiguration (YAML or JSON); the\n"
                  "                          ResourceQuota plugin's limitedResources are honoured\n"
                  "  --watch-history N       events kept for watch resumption, also across\n"
                  "                          restarts (default 25000)\n"

@@ -17,10 +17,12 @@
 #include "registry/quota_admission.h"
 
 #include "core/deferred.h"
+#include "api/yaml.h"
 #include "core/quota_check.h"
 #include "registry/quota_cache.h"
 #include "registry/quota_deferred.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,14 +388,45 @@ static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *s
 
 static const reg_admission resource_quota = {"ResourceQuota", quota_admit};
 
+/* The configuration file as JSON: JSON or YAML, as upstream accepts both. */
+static json_t *load_config(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len + 4096 > cap) {
+            char *nt = cap < (1u << 24) ? realloc(text, cap = len + 65536) : NULL;
+            if (!nt) {
+                free(text);
+                fclose(f);
+                snprintf(err, errlen, "%s: too large or out of memory", path);
+                return NULL;
+            }
+            text = nt;
+        }
+        got = fread(text + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    json_t *cfg = json_loadb(text, len, 0, NULL);
+    if (!cfg) {
+        char why[256];
+        cfg = yaml_to_json(text, len, why, sizeof why);
+        if (!cfg) snprintf(err, errlen, "%s: %s", path, why);
+    }
+    free(text);
+    return cfg;
+}
+
 int quota_admission_configure(const char *path, char *err, size_t errlen)
 {
-    json_error_t je;
-    json_t *cfg = json_load_file(path, 0, &je);
-    if (!cfg) {
-        snprintf(err, errlen, "%s:%d: %s (the file must be JSON)", path, je.line, je.text);
-        return -1;
-    }
+    json_t *cfg = load_config(path, err, errlen);
+    if (!cfg) return -1;
     const char *kind = json_string_value(json_object_get(cfg, "kind"));
     if (!kind || strcmp(kind, "AdmissionConfiguration")) {
         snprintf(err, errlen, "%s: kind must be AdmissionConfiguration", path);
