@@ -319,6 +319,7 @@ static void node_sync(scheduler *s, const ncache *nc)
 {
     if (s->nvec_stale || nc->slot >= s->nvec_len) return;
     s->nvec[nc->slot] = (sched_node){nc->node, nc->requested, nc->nonzero, nc->pods, nc->alloc};
+    sched_node_prepare(&s->nvec[nc->slot]);
 }
 
 static void placed_free(placed *p)
@@ -789,7 +790,8 @@ static const sched_node *node_array(scheduler *s, size_t *n)
     for (size_t it = 0; strmap_next(s->nodes, &it, NULL, &val);) {
         ncache *nc = val;
         nc->slot = k;
-        v[k++] = (sched_node){nc->node, nc->requested, nc->nonzero, nc->pods, nc->alloc};
+        v[k] = (sched_node){nc->node, nc->requested, nc->nonzero, nc->pods, nc->alloc};
+        sched_node_prepare(&v[k++]);
     }
     free(s->nvec);
     s->nvec = v;
@@ -942,6 +944,7 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     dbuf msg;
     dbuf_init(&msg, 1 << 16);
     rlist *deferred = NULL;
+    sched_pod *sp = NULL;
     assumed_ns *an = strmap_get(s->assumed, ns);
     int rc = nodes ? quota_deferred_prefilter(s->st, pod, an ? an->sum : NULL, NULL, 0, n,
                                               &deferred, &msg, q->quota, sizeof q->quota)
@@ -979,10 +982,12 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     /* Upstream's minFeasibleNodesToFind: score 100 fitting nodes, rotating
      * where the search starts so the cluster fills evenly. */
     sched_sample sample = {s->next_start, 100, 0};
-    rc = sched_pick_sampled(pod, nodes, n, &sample, &chosen, &msg);
+    /* The pod's requests are computed once, for the pick and for the assume. */
+    rc = sched_pod_new(pod, &sp);
+    if (rc == 0) rc = sched_pick_pod(sp, nodes, n, &sample, &chosen, &msg);
     s->next_start += sample.examined;
     rlist *req = NULL, *nonzero = NULL;
-    if (rc == 0 && pod_lists(pod, &req, &nonzero) != 0) rc = -1;
+    if (rc == 0) sched_pod_take_lists(sp, &req, &nonzero);
     if (rc != 0) {
         stat_attempt(rc == 1 ? "unschedulable" : "error", mono_s() - t0);
         set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
@@ -1005,6 +1010,7 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
         job_free(&job);
     }
 out:
+    sched_pod_free(sp);
     rl_free(deferred);
     dbuf_free(&msg);
 }

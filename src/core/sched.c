@@ -82,12 +82,16 @@ static bool parse_int64(const char *s, int64_t *out)
 typedef struct status {
     sched_code code;
     json_t *reasons; /* array of strings; NULL while the node fits */
+    bool quiet;      /* only the code is wanted: a pick that finds a node never shows
+                      * the reasons, so its pass skips formatting them */
 } status;
 
 static int st_fail(status *st, sched_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int st_fail(status *st, sched_code code, const char *fmt, ...)
 {
+    if (code > st->code) st->code = code;
+    if (st->quiet) return 0;
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -95,7 +99,6 @@ static int st_fail(status *st, sched_code code, const char *fmt, ...)
     va_end(ap);
     if (!st->reasons && !(st->reasons = json_array())) return SCHED_ENOMEM;
     if (json_array_append_new(st->reasons, json_string(buf))) return SCHED_ENOMEM;
-    if (code > st->code) st->code = code;
     return 0;
 }
 
@@ -106,58 +109,217 @@ static void st_clear(status *st)
     st->code = SCHED_FIT;
 }
 
-/* ---- TaintToleration and NodeUnschedulable --------------------------------------------------- */
+/* ---- the prepared pod ------------------------------------------------------------------------ */
+
+/* A toleration's operator: "" and Equal compare values, Exists matches any
+ * value, anything else tolerates nothing. */
+typedef enum { TOL_EQUAL, TOL_EXISTS, TOL_NEVER } tol_op;
+
+typedef struct toleration {
+    const char *key, *value, *effect; /* "" when absent */
+    tol_op op;
+} toleration;
+
+typedef enum { REQ_IN, REQ_NOT_IN, REQ_EXISTS, REQ_DOES_NOT_EXIST, REQ_GT, REQ_LT } req_op;
+
+/* One parsed matchExpressions (label) or matchFields entry. */
+typedef struct requirement {
+    bool field;
+    req_op op;
+    const char *key;      /* label key; for a field, NULL unless it is metadata.name */
+    const json_t *values; /* label In / NotIn */
+    const char *value;    /* field In / NotIn */
+    int64_t bound;        /* label Gt / Lt */
+} requirement;
+
+typedef struct term {
+    size_t first, count; /* its requirements in sched_pod.reqs */
+} term;
+
+typedef struct scalar {
+    const char *name; /* borrowed from sched_pod.req */
+    int64_t amount;
+} scalar;
+
+struct sched_pod {
+    const json_t *pod;
+    rlist *own_req, *own_nonzero; /* what sched_pod_new computed */
+    const rlist *req, *nonzero;   /* the lists in use (sched_filter lends its own) */
+    int64_t req_cpu, req_memory, req_storage, nz_cpu, nz_memory;
+    scalar *scalars; /* the scalar resources of req, in its (sorted) order */
+    size_t nscalars;
+    toleration *tols;
+    size_t ntols;
+    bool tolerates_unschedulable;
+    const char **selector; /* spec.nodeSelector as key, value, key, value, ... */
+    size_t nselector;      /* pairs */
+    bool selector_never;   /* a non-string value: no node matches */
+    bool required;         /* required node affinity is set */
+    requirement *reqs;
+    term *terms; /* the parsable, non-empty nodeSelectorTerms only: the others
+                  * never match any node */
+    size_t nterms;
+    json_t *names; /* NodeAffinity PreFilter result; NULL = all nodes */
+};
+
+/* The scheduler's integer view of a quantity: milli-cores for cpu, Value() else. */
+static int64_t amount(const rlist *l, const char *name)
+{
+    const qty *q = l ? rl_get(l, name) : NULL;
+    if (!q) return 0;
+    return strcmp(name, "cpu") == 0 ? qty_milli_value(q) : qty_value(q);
+}
+
+/* IsScalarResourceName: extended, hugepages-, kubernetes.io/-prefixed native and
+ * attachable-volumes- names. Other names (pods, storage, ...) are not fitted. */
+static bool is_scalar(const char *name)
+{
+    bool prefixed_native = strstr(name, "kubernetes.io/") != NULL;
+    bool extended = strchr(name, '/') && !prefixed_native && !has_prefix(name, "requests.");
+    return extended || prefixed_native || has_prefix(name, "hugepages-") ||
+           has_prefix(name, "attachable-volumes-");
+}
 
 /* Toleration.ToleratesTaint. An empty effect matches every effect, an empty key
- * (only valid with Exists) every key; "" and Equal compare values. */
-static bool toleration_matches(const json_t *t, const char *key, const char *value,
+ * (only valid with Exists) every key. */
+static bool toleration_matches(const toleration *t, const char *key, const char *value,
                                const char *effect)
 {
-    const char *te = jstr(t, "effect"), *tk = jstr(t, "key"), *op = jstr(t, "operator");
-    if (*te && strcmp(te, effect) != 0) return false;
-    if (*tk && strcmp(tk, key) != 0) return false;
-    if (!*op || strcmp(op, "Equal") == 0) return strcmp(jstr(t, "value"), value) == 0;
-    return strcmp(op, "Exists") == 0;
+    if (*t->effect && strcmp(t->effect, effect) != 0) return false;
+    if (*t->key && strcmp(t->key, key) != 0) return false;
+    if (t->op == TOL_EQUAL) return strcmp(t->value, value) == 0;
+    return t->op == TOL_EXISTS;
 }
 
 /* TolerationsTolerateTaint. */
-static bool tolerated(const json_t *pod, const char *key, const char *value, const char *effect)
+static bool tolerated(const sched_pod *sp, const char *key, const char *value, const char *effect)
 {
+    for (size_t i = 0; i < sp->ntols; i++)
+        if (toleration_matches(&sp->tols[i], key, value, effect)) return true;
+    return false;
+}
+
+static int compile_tolerations(sched_pod *sp)
+{
+    const json_t *tols = jget(sp->pod, "spec", "tolerations", NULL), *t;
     size_t i;
-    const json_t *t;
-    json_array_foreach(jget(pod, "spec", "tolerations", NULL), i, t)
+    if (json_array_size(tols) && !(sp->tols = calloc(json_array_size(tols), sizeof *sp->tols)))
+        return SCHED_ENOMEM;
+    json_array_foreach(tols, i, t)
     {
-        if (toleration_matches(t, key, value, effect)) return true;
+        const char *op = jstr(t, "operator");
+        sp->tols[i] = (toleration){jstr(t, "key"), jstr(t, "value"), jstr(t, "effect"),
+                                   !*op || !strcmp(op, "Equal") ? TOL_EQUAL
+                                   : !strcmp(op, "Exists")      ? TOL_EXISTS
+                                                                : TOL_NEVER};
+    }
+    sp->ntols = json_array_size(tols);
+    /* A pod tolerating the unschedulable taint tolerates spec.unschedulable too. */
+    sp->tolerates_unschedulable =
+        tolerated(sp, "node.kubernetes.io/unschedulable", "", "NoSchedule");
+    return 0;
+}
+
+static int compile_selector(sched_pod *sp)
+{
+    const json_t *sel = jget(sp->pod, "spec", "nodeSelector", NULL), *v;
+    const char *k;
+    size_t n = 0;
+    if (json_object_size(sel) &&
+        !(sp->selector = calloc(2 * json_object_size(sel), sizeof(char *))))
+        return SCHED_ENOMEM;
+    json_object_foreach((json_t *)sel, k, v)
+    {
+        if (!json_is_string(v)) sp->selector_never = true;
+        sp->selector[2 * n] = k;
+        sp->selector[2 * n + 1] = json_string_value(v);
+        n++;
+    }
+    sp->nselector = n;
+    return 0;
+}
+
+/* One matchExpressions entry (nodeSelectorRequirementsAsSelector): false for a
+ * requirement upstream refuses to build (the whole term is then skipped, as
+ * LazyErrorNodeSelector does). Key and value syntax is left to API validation. */
+static bool compile_label_req(const json_t *req, requirement *out)
+{
+    const char *op = jstr(req, "operator");
+    const json_t *vals = json_object_get(req, "values");
+    size_t nv = json_array_size(vals);
+    *out = (requirement){false, REQ_IN, jstr(req, "key"), vals, NULL, 0};
+    if (!strcmp(op, "In") || !strcmp(op, "NotIn")) {
+        out->op = op[0] == 'I' ? REQ_IN : REQ_NOT_IN;
+        return nv != 0;
+    }
+    if (!strcmp(op, "Exists") || !strcmp(op, "DoesNotExist")) {
+        out->op = op[0] == 'E' ? REQ_EXISTS : REQ_DOES_NOT_EXIST;
+        return nv == 0;
+    }
+    if (!strcmp(op, "Gt") || !strcmp(op, "Lt")) {
+        const char *v = json_string_value(json_array_get(vals, 0));
+        out->op = op[0] == 'G' ? REQ_GT : REQ_LT;
+        return nv == 1 && v && parse_int64(v, &out->bound);
     }
     return false;
 }
 
-static int filter_unschedulable(const json_t *pod, const json_t *node, status *st)
+/* One matchFields entry (nodeSelectorRequirementsAsFieldSelector): In / NotIn with
+ * exactly one value; the only node field is metadata.name, others read as "". */
+static bool compile_field_req(const json_t *req, requirement *out)
 {
-    if (!json_is_true(jget(node, "spec", "unschedulable", NULL))) return 0;
-    /* A pod tolerating the unschedulable taint tolerates spec.unschedulable too. */
-    if (tolerated(pod, "node.kubernetes.io/unschedulable", "", "NoSchedule")) return 0;
-    return st_fail(st, SCHED_UNRESOLVABLE, SCHED_MSG_UNSCHEDULABLE);
+    const char *op = jstr(req, "operator"), *key = jstr(req, "key");
+    const json_t *vals = json_object_get(req, "values");
+    const char *v = json_string_value(json_array_get(vals, 0));
+    *out = (requirement){true,
+                         op[0] == 'I' ? REQ_IN : REQ_NOT_IN,
+                         strcmp(key, "metadata.name") == 0 ? key : NULL,
+                         NULL,
+                         v,
+                         0};
+    return (!strcmp(op, "In") || !strcmp(op, "NotIn")) && json_array_size(vals) == 1 && v;
 }
 
-/* FindMatchingUntoleratedTaint over the NoSchedule and NoExecute taints: the first
- * untolerated one names the failure. */
-static int filter_taints(const json_t *pod, const json_t *node, status *st)
+/* The required nodeSelectorTerms, keeping the terms that can match at all:
+ * whether a term parses does not depend on the node. */
+static int compile_affinity(sched_pod *sp)
 {
-    size_t i;
-    const json_t *t;
-    json_array_foreach(jget(node, "spec", "taints", NULL), i, t)
+    const json_t *req = jget(sp->pod, "spec", "affinity", "nodeAffinity",
+                             "requiredDuringSchedulingIgnoredDuringExecution", NULL);
+    if (!req || json_is_null(req)) return 0;
+    sp->required = true;
+    const json_t *terms = json_object_get(req, "nodeSelectorTerms"), *t, *r;
+    size_t i, j, nreqs = 0;
+    json_array_foreach(terms, i, t)
     {
-        const char *effect = jstr(t, "effect");
-        if (strcmp(effect, "NoSchedule") != 0 && strcmp(effect, "NoExecute") != 0) continue;
-        const char *key = jstr(t, "key"), *value = jstr(t, "value");
-        if (!tolerated(pod, key, value, effect))
-            return st_fail(st, SCHED_UNRESOLVABLE, SCHED_MSG_TAINT, key, value);
+        nreqs += json_array_size(json_object_get(t, "matchExpressions")) +
+                 json_array_size(json_object_get(t, "matchFields"));
+    }
+    if (nreqs == 0) return 0; /* no term selects anything */
+    sp->reqs = calloc(nreqs, sizeof *sp->reqs);
+    sp->terms = calloc(json_array_size(terms), sizeof *sp->terms);
+    if (!sp->reqs || !sp->terms) return SCHED_ENOMEM;
+    size_t used = 0;
+    json_array_foreach(terms, i, t)
+    {
+        const json_t *exprs = json_object_get(t, "matchExpressions");
+        const json_t *fields = json_object_get(t, "matchFields");
+        term tm = {used, 0};
+        bool ok = json_array_size(exprs) + json_array_size(fields) > 0; /* empty: no node */
+        json_array_foreach(exprs, j, r)
+        {
+            if (ok) ok = compile_label_req(r, &sp->reqs[tm.first + tm.count++]);
+        }
+        json_array_foreach(fields, j, r)
+        {
+            if (ok) ok = compile_field_req(r, &sp->reqs[tm.first + tm.count++]);
+        }
+        if (!ok) continue; /* its slots are reused by the next term */
+        sp->terms[sp->nterms++] = tm;
+        used += tm.count;
     }
     return 0;
 }
-
-/* ---- NodeAffinity ---------------------------------------------------------------------------- */
 
 static bool values_contain(const json_t *values, const char *v)
 {
@@ -170,106 +332,58 @@ static bool values_contain(const json_t *values, const char *v)
     return false;
 }
 
-/* One matchExpressions entry (nodeSelectorRequirementsAsSelector + labels
- * Requirement.Matches). Returns 1 match, 0 no match, -1 a requirement upstream
- * refuses to build (the whole term is then skipped, as LazyErrorNodeSelector
- * does). Key and value syntax is left to API validation. */
-static int label_req_matches(const json_t *req, const json_t *labels)
+/* labels Requirement.Matches. */
+static bool label_req_matches(const requirement *r, const json_t *labels)
 {
-    const char *op = jstr(req, "operator");
-    const json_t *vals = json_object_get(req, "values");
-    size_t nv = json_array_size(vals);
-    const char *have = json_string_value(json_object_get(labels, jstr(req, "key")));
-    int64_t want, got;
-    if (!strcmp(op, "In") || !strcmp(op, "NotIn")) {
-        if (nv == 0) return -1;
-        bool in = have && values_contain(vals, have);
-        return op[0] == 'I' ? in : !in;
-    }
-    if (!strcmp(op, "Exists") || !strcmp(op, "DoesNotExist")) {
-        if (nv != 0) return -1;
-        return op[0] == 'E' ? have != NULL : have == NULL;
-    }
-    if (!strcmp(op, "Gt") || !strcmp(op, "Lt")) {
-        const char *v = json_string_value(json_array_get(vals, 0));
-        if (nv != 1 || !v || !parse_int64(v, &want)) return -1;
-        if (!have || !parse_int64(have, &got)) return 0;
-        return op[0] == 'G' ? got > want : got < want;
-    }
-    return -1;
-}
-
-/* One matchFields entry (nodeSelectorRequirementsAsFieldSelector): In / NotIn with
- * exactly one value; the only node field is metadata.name, others read as "". */
-static int field_req_matches(const json_t *req, const char *node_name)
-{
-    const char *op = jstr(req, "operator"), *key = jstr(req, "key");
-    const json_t *vals = json_object_get(req, "values");
-    const char *v = json_string_value(json_array_get(vals, 0));
-    if ((strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0) || json_array_size(vals) != 1 || !v)
-        return -1;
-    const char *field = strcmp(key, "metadata.name") == 0 ? node_name : "";
-    bool eq = strcmp(field, v) == 0;
-    return op[0] == 'I' ? eq : !eq;
-}
-
-/* nodeSelectorTerm.match: 1, 0, or -1 when the term does not parse. A term with no
- * expressions and no fields selects nothing. */
-static int term_matches(const json_t *term, const json_t *node)
-{
-    const json_t *exprs = json_object_get(term, "matchExpressions");
-    const json_t *fields = json_object_get(term, "matchFields");
-    const char *name = jstr(json_object_get(node, "metadata"), "name");
-    if (json_array_size(exprs) == 0 && json_array_size(fields) == 0) return 0;
-    int match = 1;
-    size_t i;
-    const json_t *r;
-    /* Every requirement is parsed even after a mismatch: a parse error anywhere
-     * discards the term. */
-    json_array_foreach(exprs, i, r)
-    {
-        int m = label_req_matches(r, jget(node, "metadata", "labels", NULL));
-        if (m < 0) return -1;
-        match &= m;
-    }
-    json_array_foreach(fields, i, r)
-    {
-        int m = field_req_matches(r, name);
-        if (m < 0) return -1;
-        /* Upstream only applies field requirements when the node has a name. */
-        if (*name) match &= m;
-    }
-    return match;
-}
-
-/* GetRequiredNodeAffinity(pod).Match(node): spec.nodeSelector, then the ORed
- * required nodeSelectorTerms (unparsable terms are skipped). */
-static bool affinity_matches(const json_t *pod, const json_t *node)
-{
-    const json_t *labels = jget(node, "metadata", "labels", NULL);
-    const char *k;
-    const json_t *v;
-    json_object_foreach((json_t *)jget(pod, "spec", "nodeSelector", NULL), k, v)
-    {
-        const char *have = json_string_value(json_object_get(labels, k));
-        if (!have || !json_is_string(v) || strcmp(have, json_string_value(v)) != 0) return false;
-    }
-    const json_t *req = jget(pod, "spec", "affinity", "nodeAffinity",
-                             "requiredDuringSchedulingIgnoredDuringExecution", NULL);
-    if (!req || json_is_null(req)) return true;
-    size_t i;
-    const json_t *term;
-    json_array_foreach(json_object_get(req, "nodeSelectorTerms"), i, term)
-    {
-        if (term_matches(term, node) == 1) return true;
+    const char *have = json_string_value(json_object_get(labels, r->key));
+    int64_t got;
+    switch (r->op) {
+    case REQ_IN:
+        return have && values_contain(r->values, have);
+    case REQ_NOT_IN:
+        return !(have && values_contain(r->values, have));
+    case REQ_EXISTS:
+        return have != NULL;
+    case REQ_DOES_NOT_EXIST:
+        return have == NULL;
+    case REQ_GT:
+        return have && parse_int64(have, &got) && got > r->bound;
+    case REQ_LT:
+        return have && parse_int64(have, &got) && got < r->bound;
     }
     return false;
 }
 
-static int filter_affinity(const json_t *pod, const json_t *node, status *st)
+/* nodeSelectorTerm.match on a term that parsed. */
+static bool term_matches(const sched_pod *sp, const term *t, const sched_node_prep *np)
 {
-    if (affinity_matches(pod, node)) return 0;
-    return st_fail(st, SCHED_UNRESOLVABLE, SCHED_MSG_AFFINITY);
+    for (size_t i = 0; i < t->count; i++) {
+        const requirement *r = &sp->reqs[t->first + i];
+        if (!r->field) {
+            if (!label_req_matches(r, np->labels)) return false;
+            continue;
+        }
+        /* Upstream only applies field requirements when the node has a name. */
+        if (!*np->name) continue;
+        bool eq = strcmp(r->key ? np->name : "", r->value) == 0;
+        if (eq != (r->op == REQ_IN)) return false;
+    }
+    return true;
+}
+
+/* GetRequiredNodeAffinity(pod).Match(node): spec.nodeSelector, then the ORed
+ * required nodeSelectorTerms. */
+static bool affinity_matches(const sched_pod *sp, const sched_node_prep *np)
+{
+    if (sp->selector_never) return false;
+    for (size_t i = 0; i < sp->nselector; i++) {
+        const char *have = json_string_value(json_object_get(np->labels, sp->selector[2 * i]));
+        if (!have || strcmp(have, sp->selector[2 * i + 1]) != 0) return false;
+    }
+    if (!sp->required) return true;
+    for (size_t i = 0; i < sp->nterms; i++)
+        if (term_matches(sp, &sp->terms[i], np)) return true;
+    return false;
 }
 
 /* The names one term pins with `metadata.name In` requirements (their
@@ -332,87 +446,215 @@ static int affinity_prefilter(const json_t *pod, json_t **names)
     return rc;
 }
 
-/* ---- NodeResourcesFit ------------------------------------------------------------------------ */
-
-/* IsScalarResourceName: extended, hugepages-, kubernetes.io/-prefixed native and
- * attachable-volumes- names. Other names (pods, storage, ...) are not fitted. */
-static bool is_scalar(const char *name)
+/* The integer forms of sp->req and sp->nonzero (NULL: zeros). */
+static int pod_amounts(sched_pod *sp)
 {
-    bool prefixed_native = strstr(name, "kubernetes.io/") != NULL;
-    bool extended = strchr(name, '/') && !prefixed_native && !has_prefix(name, "requests.");
-    return extended || prefixed_native || has_prefix(name, "hugepages-") ||
-           has_prefix(name, "attachable-volumes-");
+    sp->req_cpu = amount(sp->req, "cpu");
+    sp->req_memory = amount(sp->req, "memory");
+    sp->req_storage = amount(sp->req, "ephemeral-storage");
+    sp->nz_cpu = amount(sp->nonzero, "cpu");
+    sp->nz_memory = amount(sp->nonzero, "memory");
+    size_t n = 0;
+    for (size_t i = 0; i < rl_len(sp->req); i++)
+        n += is_scalar(rl_name(sp->req, i));
+    if (n && !(sp->scalars = calloc(n, sizeof *sp->scalars))) return SCHED_ENOMEM;
+    for (size_t i = 0; i < rl_len(sp->req); i++) {
+        const char *name = rl_name(sp->req, i);
+        if (is_scalar(name)) sp->scalars[sp->nscalars++] = (scalar){name, amount(sp->req, name)};
+    }
+    return 0;
 }
 
-/* The scheduler's integer view of a quantity: milli-cores for cpu, Value() else. */
-static int64_t amount(const rlist *l, const char *name)
+/* Everything but the lists, which sp->req / sp->nonzero already point at. */
+static int pod_compile(sched_pod *sp)
 {
-    const qty *q = l ? rl_get(l, name) : NULL;
-    if (!q) return 0;
-    return strcmp(name, "cpu") == 0 ? qty_milli_value(q) : qty_value(q);
+    TRY_ST(pod_amounts(sp));
+    TRY_ST(compile_tolerations(sp));
+    TRY_ST(compile_selector(sp));
+    return compile_affinity(sp);
+}
+
+/* Frees what sp owns, not sp itself. */
+static void pod_release(sched_pod *sp)
+{
+    rl_free(sp->own_req);
+    rl_free(sp->own_nonzero);
+    free(sp->scalars);
+    free(sp->tols);
+    free(sp->selector);
+    free(sp->reqs);
+    free(sp->terms);
+    json_decref(sp->names);
+}
+
+/* ---- the prepared node ----------------------------------------------------------------------- */
+
+/* The JSON half of a prep: never fails. */
+static void node_meta(const json_t *node, sched_node_prep *p)
+{
+    *p = (sched_node_prep){.ready = true};
+    p->name = jstr(json_object_get(node, "metadata"), "name");
+    p->labels = jget(node, "metadata", "labels", NULL);
+    p->taints = jget(node, "spec", "taints", NULL);
+    p->unschedulable = json_is_true(jget(node, "spec", "unschedulable", NULL));
+}
+
+/* The amounts half, from the node's lists and its parsed allocatable. */
+static void node_amounts(const sched_node *n, const rlist *alloc, sched_node_prep *p)
+{
+    const rlist *used = n->nonzero ? n->nonzero : n->requested;
+    p->amounts = true;
+    p->alloc_cpu = amount(alloc, "cpu");
+    p->alloc_memory = amount(alloc, "memory");
+    p->alloc_storage = amount(alloc, "ephemeral-storage");
+    p->alloc_pods = amount(alloc, "pods");
+    p->req_cpu = amount(n->requested, "cpu");
+    p->req_memory = amount(n->requested, "memory");
+    p->req_storage = amount(n->requested, "ephemeral-storage");
+    p->score_cpu = amount(used, "cpu");
+    p->score_memory = amount(used, "memory");
+}
+
+void sched_node_prepare(sched_node *n)
+{
+    node_meta(n->node, &n->prep);
+    /* Without a parsed allocatable the amounts are derived on use, where a bad
+     * quantity is reported as before. */
+    if (n->allocatable) node_amounts(n, n->allocatable, &n->prep);
+}
+
+static int quota_rc(int rc)
+{
+    if (rc == QUOTA_ENOMEM || rc == RL_ENOMEM) return SCHED_ENOMEM;
+    return rc ? SCHED_EINVAL : 0;
+}
+
+static int node_allocatable(const json_t *node, rlist **out)
+{
+    if (!(*out = rl_new())) return SCHED_ENOMEM;
+    int rc = quota_rc(rl_from_json(jget(node, "status", "allocatable", NULL), *out, NULL));
+    if (rc) {
+        rl_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* A node's prep with its amounts: n->prep when sched_node_prepare made it,
+ * else derived into *tmp, parsing status.allocatable into *parsed (the
+ * caller frees it) when the caller did not. *alloc is the allocatable list. */
+static int node_with_amounts(const sched_node *n, const sched_node_prep *np, sched_node_prep *tmp,
+                             rlist **parsed, const sched_node_prep **out, const rlist **alloc)
+{
+    *parsed = NULL;
+    *alloc = n->allocatable;
+    if (np->amounts) {
+        *out = np;
+        return 0;
+    }
+    if (!*alloc) TRY_ST(node_allocatable(n->node, parsed));
+    if (!*alloc) *alloc = *parsed;
+    *tmp = *np;
+    node_amounts(n, *alloc, tmp);
+    *out = tmp;
+    return 0;
+}
+
+/* ---- filters --------------------------------------------------------------------------------- */
+
+static int filter_unschedulable(const sched_pod *sp, const sched_node_prep *np, status *st)
+{
+    if (!np->unschedulable || sp->tolerates_unschedulable) return 0;
+    return st_fail(st, SCHED_UNRESOLVABLE, SCHED_MSG_UNSCHEDULABLE);
+}
+
+/* FindMatchingUntoleratedTaint over the NoSchedule and NoExecute taints: the first
+ * untolerated one names the failure. */
+static int filter_taints(const sched_pod *sp, const sched_node_prep *np, status *st)
+{
+    size_t i;
+    const json_t *t;
+    json_array_foreach(np->taints, i, t)
+    {
+        const char *effect = jstr(t, "effect");
+        if (strcmp(effect, "NoSchedule") != 0 && strcmp(effect, "NoExecute") != 0) continue;
+        const char *key = jstr(t, "key"), *value = jstr(t, "value");
+        if (!tolerated(sp, key, value, effect))
+            return st_fail(st, SCHED_UNRESOLVABLE, SCHED_MSG_TAINT, key, value);
+    }
+    return 0;
+}
+
+static int filter_affinity(const sched_pod *sp, const sched_node_prep *np, status *st)
+{
+    if (affinity_matches(sp, np)) return 0;
+    return st_fail(st, SCHED_UNRESOLVABLE, SCHED_MSG_AFFINITY);
 }
 
 /* One resource of fitsRequest: insufficient when the request exceeds what is
  * left; unresolvable when it exceeds the whole allocatable. */
-static int fit_one(const char *name, const rlist *req, const rlist *alloc, const rlist *used,
-                   status *st)
+static int fit_one(const char *name, int64_t r, int64_t a, int64_t u, status *st)
 {
-    int64_t r = amount(req, name), a = amount(alloc, name), u = amount(used, name);
     if (r <= 0 || r <= a - u) return 0;
     return st_fail(st, r > a ? SCHED_UNRESOLVABLE : SCHED_UNSCHEDULABLE, SCHED_MSG_INSUFFICIENT,
                    name);
 }
 
-static int fit_check(const rlist *req, const rlist *alloc, const sched_node *n, status *st)
+static int filter_fit(const sched_pod *sp, const sched_node *n, const sched_node_prep *prep,
+                      status *st)
 {
-    if (n->pods + 1 > amount(alloc, "pods"))
-        TRY_ST(st_fail(st, SCHED_UNSCHEDULABLE, SCHED_MSG_TOO_MANY_PODS));
+    sched_node_prep tmp;
+    const sched_node_prep *np;
+    const rlist *alloc;
+    rlist *parsed;
+    TRY_ST(node_with_amounts(n, prep, &tmp, &parsed, &np, &alloc));
+    int rc = 0;
+    if (n->pods + 1 > np->alloc_pods)
+        rc = st_fail(st, SCHED_UNSCHEDULABLE, SCHED_MSG_TOO_MANY_PODS);
     /* Upstream's order: pods, cpu, memory, ephemeral-storage, then scalars (in
      * map order there; sorted here, which the FitError sort makes invisible). */
-    static const char *const fixed[] = {"cpu", "memory", "ephemeral-storage"};
-    for (size_t i = 0; i < 3; i++)
-        TRY_ST(fit_one(fixed[i], req, alloc, n->requested, st));
-    for (size_t i = 0; i < rl_len(req); i++) {
-        const char *name = rl_name(req, i);
-        if (is_scalar(name)) TRY_ST(fit_one(name, req, alloc, n->requested, st));
+    if (!rc) rc = fit_one("cpu", sp->req_cpu, np->alloc_cpu, np->req_cpu, st);
+    if (!rc) rc = fit_one("memory", sp->req_memory, np->alloc_memory, np->req_memory, st);
+    if (!rc)
+        rc = fit_one("ephemeral-storage", sp->req_storage, np->alloc_storage, np->req_storage, st);
+    for (size_t i = 0; i < sp->nscalars && !rc; i++) {
+        const char *name = sp->scalars[i].name;
+        rc = fit_one(name, sp->scalars[i].amount, amount(alloc, name), amount(n->requested, name),
+                     st);
     }
-    return 0;
-}
-
-static int filter_fit(const rlist *req, const sched_node *n, status *st)
-{
-    if (n->allocatable) return fit_check(req, n->allocatable, n, st);
-    rlist *alloc = rl_new();
-    if (!alloc) return SCHED_ENOMEM;
-    int rc = rl_from_json(jget(n->node, "status", "allocatable", NULL), alloc, NULL);
-    if (rc == RL_ENOMEM)
-        rc = SCHED_ENOMEM;
-    else if (rc)
-        rc = SCHED_EINVAL;
-    if (!rc) rc = fit_check(req, alloc, n, st);
-    rl_free(alloc);
+    rl_free(parsed);
     return rc;
 }
-
-/* ---- filters --------------------------------------------------------------------------------- */
 
 /* The framework's RunFilterPlugins: stop at the first failing plugin. Order of
  * the default profile: NodeUnschedulable, TaintToleration, NodeAffinity,
  * NodeResourcesFit. */
-static int run_filters(const json_t *pod, const rlist *req, const sched_node *n, status *st)
+static int run_filters(const sched_pod *sp, const sched_node *n, const sched_node_prep *np,
+                       status *st)
 {
-    int rc = filter_unschedulable(pod, n->node, st);
-    if (!rc && !st->code) rc = filter_taints(pod, n->node, st);
-    if (!rc && !st->code) rc = filter_affinity(pod, n->node, st);
-    if (!rc && !st->code) rc = filter_fit(req, n, st);
+    int rc = filter_unschedulable(sp, np, st);
+    if (!rc && !st->code) rc = filter_taints(sp, np, st);
+    if (!rc && !st->code) rc = filter_affinity(sp, np, st);
+    if (!rc && !st->code) rc = filter_fit(sp, n, np, st);
     return rc;
+}
+
+/* n->prep, or its JSON half derived now into *tmp. */
+static const sched_node_prep *node_prep(const sched_node *n, sched_node_prep *tmp)
+{
+    if (n->prep.ready) return &n->prep;
+    node_meta(n->node, tmp);
+    return tmp;
 }
 
 int sched_filter(const json_t *pod, const rlist *pod_req, const sched_node *n, char *reason,
                  size_t len)
 {
-    status st = {SCHED_FIT, NULL};
-    int rc = run_filters(pod, pod_req, n, &st);
+    status st = {SCHED_FIT, NULL, false};
+    sched_pod sp = {.pod = pod, .req = pod_req};
+    sched_node_prep tmp;
+    int rc = pod_compile(&sp);
+    if (!rc) rc = run_filters(&sp, n, node_prep(n, &tmp), &st);
     if (len) reason[0] = 0;
     if (!rc && st.code && len) {
         size_t off = 0, i;
@@ -426,6 +668,7 @@ int sched_filter(const json_t *pod, const rlist *pod_req, const sched_node *n, c
     }
     if (!rc) rc = (int)st.code;
     st_clear(&st);
+    pod_release(&sp);
     return rc;
 }
 
@@ -445,66 +688,69 @@ bool sched_pod_gated(const json_t *pod)
     return json_array_size(jget(pod, "spec", "schedulingGates", NULL)) > 0;
 }
 
-/* A member that is an object, created (or replacing a non-object) when needed. */
-static json_t *obj_member(json_t *o, const char *k)
-{
-    json_t *v = json_object_get(o, k);
-    if (json_is_object(v)) return v;
-    v = json_object();
-    if (v && json_object_set_new(o, k, v)) return NULL;
-    return v;
-}
-
-/* applyNonMissing on one container: cpu and memory requests that are absent get
- * the scoring defaults. */
-static int default_container(json_t *ctr)
+/* applyNonMissing on one container: a shallow copy of it whose resources and
+ * resources.requests are copies too, with the scoring defaults for absent cpu
+ * and memory requests. Everything else stays shared with the original, which
+ * is not modified. *out NULL on error. */
+static int default_container(const json_t *c, json_t **out)
 {
     char mem[32];
-    json_t *req = obj_member(obj_member(ctr, "resources"), "requests");
-    if (!req) return SCHED_ENOMEM;
-    snprintf(mem, sizeof mem, "%lld", (long long)SCHED_DEFAULT_MEMORY);
-    if (!json_object_get(req, "cpu") &&
-        json_object_set_new(req, "cpu", json_sprintf("%dm", SCHED_DEFAULT_MILLI_CPU)))
-        return SCHED_ENOMEM;
-    if (!json_object_get(req, "memory") && json_object_set_new(req, "memory", json_string(mem)))
-        return SCHED_ENOMEM;
-    return 0;
-}
-
-static int quota_rc(int rc)
-{
-    if (rc == QUOTA_ENOMEM || rc == RL_ENOMEM) return SCHED_ENOMEM;
-    return rc ? SCHED_EINVAL : 0;
-}
-
-/* Rather than a second copy of PodRequests, the defaults are written into a copy
- * of the pod and quota_pod_requests (the one place that sums a pod) runs on it. */
-int sched_pod_nonzero_requests(const json_t *pod, rlist *out)
-{
-    static const char *const lists[] = {"containers", "initContainers"};
-    json_t *cp = json_deep_copy(pod);
-    int rc = cp ? 0 : SCHED_ENOMEM;
-    for (size_t l = 0; l < 2 && !rc; l++) {
-        size_t i;
-        json_t *c;
-        json_array_foreach(jget(cp, "spec", lists[l], NULL), i, c)
-        {
-            if (!rc && json_is_object(c)) rc = default_container(c);
-        }
+    json_t *ctr = json_copy((json_t *)c), *res = json_object_get(c, "resources"), *req = NULL;
+    res = json_is_object(res) ? json_copy(res) : json_object();
+    if (res) {
+        req = json_object_get(res, "requests");
+        req = json_is_object(req) ? json_copy(req) : json_object();
     }
-    if (!rc) rc = quota_rc(quota_pod_requests(cp, out));
-    json_decref(cp);
+    int rc = ctr && res && req ? 0 : SCHED_ENOMEM;
+    if (!rc && (json_object_set(res, "requests", req) || json_object_set(ctr, "resources", res)))
+        rc = SCHED_ENOMEM;
+    snprintf(mem, sizeof mem, "%lld", (long long)SCHED_DEFAULT_MEMORY);
+    if (!rc && !json_object_get(req, "cpu") &&
+        json_object_set_new(req, "cpu", json_sprintf("%dm", SCHED_DEFAULT_MILLI_CPU)))
+        rc = SCHED_ENOMEM;
+    if (!rc && !json_object_get(req, "memory") &&
+        json_object_set_new(req, "memory", json_string(mem)))
+        rc = SCHED_ENOMEM;
+    json_decref(req);
+    json_decref(res);
+    if (rc) {
+        json_decref(ctr);
+        ctr = NULL;
+    }
+    *out = ctr;
     return rc;
 }
 
-static int node_allocatable(const json_t *node, rlist **out)
+/* Rather than a second copy of PodRequests, the defaults are written into a copy
+ * of the pod and quota_pod_requests (the one place that sums a pod) runs on it.
+ * Only the path down to each container's requests is copied (the rest is
+ * shared by reference): a deep copy of the pod cost more than the sum. */
+int sched_pod_nonzero_requests(const json_t *pod, rlist *out)
 {
-    if (!(*out = rl_new())) return SCHED_ENOMEM;
-    int rc = quota_rc(rl_from_json(jget(node, "status", "allocatable", NULL), *out, NULL));
-    if (rc) {
-        rl_free(*out);
-        *out = NULL;
+    static const char *const lists[] = {"containers", "initContainers"};
+    const json_t *spec = json_object_get(pod, "spec");
+    if (!json_is_object(spec)) /* no containers to default */
+        return quota_rc(quota_pod_requests(pod, out));
+    json_t *cp = json_copy((json_t *)pod), *spec_cp = json_copy((json_t *)spec);
+    int rc = cp && spec_cp && !json_object_set(cp, "spec", spec_cp) ? 0 : SCHED_ENOMEM;
+    for (size_t l = 0; l < 2 && !rc; l++) {
+        const json_t *ctrs = json_object_get(spec, lists[l]);
+        if (!json_is_array(ctrs)) continue;
+        json_t *arr = json_array(), *c;
+        size_t i;
+        rc = arr && !json_object_set_new(spec_cp, lists[l], arr) ? 0 : SCHED_ENOMEM;
+        json_array_foreach(ctrs, i, c)
+        {
+            json_t *d = c;
+            if (!rc && json_is_object(c)) rc = default_container(c, &d);
+            if (!rc &&
+                (json_is_object(c) ? json_array_append_new(arr, d) : json_array_append(arr, c)))
+                rc = SCHED_ENOMEM;
+        }
     }
+    if (!rc) rc = quota_rc(quota_pod_requests(cp, out));
+    json_decref(spec_cp);
+    json_decref(cp);
     return rc;
 }
 
@@ -517,22 +763,86 @@ static int64_t least_requested(int64_t requested, int64_t capacity)
     return free * 100 / capacity;
 }
 
-int sched_score(const rlist *pod_nonzero, const sched_node *n)
+/* Least-allocated over cpu and memory, the pod's non-zero requests given as
+ * integers. Upstream skips a resource the node lacks. */
+static int score_node(int64_t pod_cpu, int64_t pod_memory, const sched_node *n,
+                      const sched_node_prep *prep)
 {
-    static const char *const names[] = {"cpu", "memory"};
-    rlist *parsed = NULL;
-    if (!n->allocatable) TRY_ST(node_allocatable(n->node, &parsed));
-    const rlist *alloc = n->allocatable ? n->allocatable : parsed;
-    const rlist *used = n->nonzero ? n->nonzero : n->requested;
+    sched_node_prep tmp;
+    const sched_node_prep *np;
+    const rlist *alloc;
+    rlist *parsed;
+    TRY_ST(node_with_amounts(n, prep, &tmp, &parsed, &np, &alloc));
+    rl_free(parsed);
     int64_t score = 0, weights = 0;
-    for (size_t i = 0; i < 2; i++) {
-        int64_t a = amount(alloc, names[i]);
-        if (a == 0) continue; /* upstream skips a resource the node lacks */
-        score += least_requested(amount(used, names[i]) + amount(pod_nonzero, names[i]), a);
+    if (np->alloc_cpu != 0) {
+        score += least_requested(np->score_cpu + pod_cpu, np->alloc_cpu);
         weights++;
     }
-    rl_free(parsed);
+    if (np->alloc_memory != 0) {
+        score += least_requested(np->score_memory + pod_memory, np->alloc_memory);
+        weights++;
+    }
     return weights ? (int)(score / weights) : 0;
+}
+
+int sched_score(const rlist *pod_nonzero, const sched_node *n)
+{
+    sched_node_prep tmp;
+    return score_node(amount(pod_nonzero, "cpu"), amount(pod_nonzero, "memory"), n,
+                      node_prep(n, &tmp));
+}
+
+/* ---- sched_pick ------------------------------------------------------------------------------ */
+
+int sched_pod_new(const json_t *pod, sched_pod **out)
+{
+    sched_pod *sp = calloc(1, sizeof *sp);
+    *out = NULL;
+    if (!sp) return SCHED_ENOMEM;
+    sp->pod = pod;
+    sp->req = sp->own_req = rl_new();
+    sp->nonzero = sp->own_nonzero = rl_new();
+    int rc = sp->own_req && sp->own_nonzero ? 0 : SCHED_ENOMEM;
+    if (!rc) rc = quota_rc(quota_pod_requests(pod, sp->own_req));
+    if (!rc) rc = sched_pod_nonzero_requests(pod, sp->own_nonzero);
+    if (!rc) rc = affinity_prefilter(pod, &sp->names);
+    if (!rc) rc = pod_compile(sp);
+    if (rc) {
+        sched_pod_free(sp);
+        return rc;
+    }
+    *out = sp;
+    return 0;
+}
+
+void sched_pod_free(sched_pod *sp)
+{
+    if (!sp) return;
+    pod_release(sp);
+    free(sp);
+}
+
+const rlist *sched_pod_requests(const sched_pod *sp)
+{
+    return sp->req;
+}
+
+const rlist *sched_pod_nonzero(const sched_pod *sp)
+{
+    return sp->nonzero;
+}
+
+void sched_pod_take_lists(sched_pod *sp, rlist **requests, rlist **nonzero)
+{
+    *requests = sp->own_req;
+    *nonzero = sp->own_nonzero;
+    /* The scalar names point into the request list: they leave with it. */
+    sp->own_req = sp->own_nonzero = NULL;
+    sp->req = sp->nonzero = NULL;
+    free(sp->scalars);
+    sp->scalars = NULL;
+    sp->nscalars = 0;
 }
 
 /* ---- FitError -------------------------------------------------------------------------------- */
@@ -617,67 +927,72 @@ static int fit_error_message(const json_t *pod, const status *st, size_t n, cons
     return histogram(st, n, true, out);
 }
 
-/* ---- sched_pick ------------------------------------------------------------------------------ */
-
-typedef struct pick {
-    const json_t *pod;
-    const sched_node *nodes;
-    size_t n;
-    rlist *req, *nonzero;
-    json_t *names; /* NodeAffinity PreFilter result; NULL = all nodes */
-    status *st;
-    long best; /* index of the best node so far, -1 if none */
-    int best_score;
-    sched_sample *sample; /* NULL: examine every node */
-} pick;
-
-static const char *node_name(const sched_node *n)
+/* The PreFilter and the filters on one node. */
+static int filter_node(const sched_pod *sp, const sched_node *nd, const sched_node_prep *np,
+                       status *st)
 {
-    return jstr(json_object_get(n->node, "metadata"), "name");
+    if (sp->names && !json_object_get(sp->names, np->name))
+        return st_fail(st, SCHED_UNRESOLVABLE, SCHED_MSG_AFFINITY_PREFILTER);
+    return run_filters(sp, nd, np, st);
 }
 
-static int consider(pick *p, size_t i)
+/* Every node's status with its reasons, for the FitError. Filters are pure, so
+ * this second pass finds what the pick found. */
+static int fit_error(const sched_pod *sp, const sched_node *nodes, size_t n, const char *prefilter,
+                     dbuf *out)
 {
-    const sched_node *nd = &p->nodes[i];
-    if (p->names && !json_object_get(p->names, node_name(nd)))
-        return st_fail(&p->st[i], SCHED_UNRESOLVABLE, SCHED_MSG_AFFINITY_PREFILTER);
-    TRY_ST(run_filters(p->pod, p->req, nd, &p->st[i]));
-    if (p->st[i].code) return 0;
-    int s = sched_score(p->nonzero, nd);
-    if (s < 0) return s;
-    if (p->best < 0 || s > p->best_score ||
-        (s == p->best_score && strcmp(node_name(nd), node_name(&p->nodes[p->best])) < 0)) {
-        p->best = (long)i;
-        p->best_score = s;
+    status *st = calloc(n, sizeof *st);
+    int rc = st ? 0 : SCHED_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++) {
+        sched_node_prep tmp;
+        rc = prefilter ? st_fail(&st[i], SCHED_UNRESOLVABLE, "%s", prefilter)
+                       : filter_node(sp, &nodes[i], node_prep(&nodes[i], &tmp), &st[i]);
     }
-    return 0;
+    if (!rc) rc = fit_error_message(sp->pod, st, n, prefilter, out);
+    for (size_t i = 0; st && i < n; i++)
+        st_clear(&st[i]);
+    free(st);
+    return rc;
 }
 
-static int pick_run(pick *p, size_t *chosen, dbuf *fit_error)
+int sched_pick_pod(const sched_pod *sp, const sched_node *nodes, size_t n, sched_sample *sample,
+                   size_t *chosen, dbuf *fit_error_out)
 {
-    TRY_ST(quota_rc(quota_pod_requests(p->pod, p->req)));
-    TRY_ST(sched_pod_nonzero_requests(p->pod, p->nonzero));
-    TRY_ST(affinity_prefilter(p->pod, &p->names));
-    if (p->names && json_object_size(p->names) == 0) {
+    if (n == 0) /* ErrNoNodesAvailable: no FitError, no PostFilter */
+        return dbuf_adds(fit_error_out, SCHED_MSG_NO_NODES) ? SCHED_ENOMEM : 1;
+    if (sp->names && json_object_size(sp->names) == 0) {
         /* PreFilter rejected the pod: every node carries that status. */
-        for (size_t i = 0; i < p->n; i++)
-            TRY_ST(st_fail(&p->st[i], SCHED_UNRESOLVABLE, SCHED_MSG_AFFINITY_CONFLICT));
-        TRY_ST(fit_error_message(p->pod, p->st, p->n, SCHED_MSG_AFFINITY_CONFLICT, fit_error));
+        TRY_ST(fit_error(sp, nodes, n, SCHED_MSG_AFFINITY_CONFLICT, fit_error_out));
         return 1;
     }
-    size_t start = p->sample ? p->sample->start % p->n : 0, feasible = 0, i;
-    size_t limit = p->sample && p->sample->max_feasible ? p->sample->max_feasible : p->n;
-    for (i = 0; i < p->n && feasible < limit; i++) {
-        size_t k = (start + i) % p->n;
-        TRY_ST(consider(p, k));
-        if (!p->st[k].code) feasible++;
+    size_t start = sample ? sample->start % n : 0, feasible = 0, i;
+    size_t limit = sample && sample->max_feasible ? sample->max_feasible : n;
+    long best = -1;
+    int best_score = 0;
+    const char *best_name = NULL;
+    for (i = 0; i < n && feasible < limit; i++) {
+        size_t k = (start + i) % n;
+        sched_node_prep tmp;
+        const sched_node_prep *np = node_prep(&nodes[k], &tmp);
+        status st = {SCHED_FIT, NULL, true};
+        TRY_ST(filter_node(sp, &nodes[k], np, &st));
+        if (st.code) continue;
+        feasible++;
+        int s = score_node(sp->nz_cpu, sp->nz_memory, &nodes[k], np);
+        if (s < 0) return s;
+        const char *name = np->name; /* in the node's JSON, not in tmp */
+        if (best < 0 || s > best_score || (s == best_score && strcmp(name, best_name) < 0)) {
+            best = (long)k;
+            best_score = s;
+            best_name = name;
+        }
     }
-    if (p->sample) p->sample->examined = i;
-    if (p->best >= 0) {
-        *chosen = (size_t)p->best;
+    if (sample) sample->examined = i;
+    if (best >= 0) {
+        *chosen = (size_t)best;
         return 0;
     }
-    TRY_ST(fit_error_message(p->pod, p->st, p->n, NULL, fit_error));
+    TRY_ST(fit_error(sp, nodes, n, NULL, fit_error_out));
     return 1;
 }
 
@@ -690,16 +1005,12 @@ int sched_pick(const json_t *pod, const sched_node *nodes, size_t n, size_t *cho
 int sched_pick_sampled(const json_t *pod, const sched_node *nodes, size_t n, sched_sample *sample,
                        size_t *chosen, dbuf *fit_error)
 {
-    if (n == 0) /* ErrNoNodesAvailable: no FitError, no PostFilter */
+    if (n == 0) /* before the pod is read, as upstream */
         return dbuf_adds(fit_error, SCHED_MSG_NO_NODES) ? SCHED_ENOMEM : 1;
-    pick p = {pod, nodes, n, rl_new(), rl_new(), NULL, calloc(n, sizeof(status)), -1, 0, sample};
-    int rc = p.req && p.nonzero && p.st ? pick_run(&p, chosen, fit_error) : SCHED_ENOMEM;
-    for (size_t i = 0; p.st && i < n; i++)
-        st_clear(&p.st[i]);
-    free(p.st);
-    json_decref(p.names);
-    rl_free(p.req);
-    rl_free(p.nonzero);
+    sched_pod *sp;
+    int rc = sched_pod_new(pod, &sp);
+    if (!rc) rc = sched_pick_pod(sp, nodes, n, sample, chosen, fit_error);
+    sched_pod_free(sp);
     return rc;
 }
 

@@ -15,7 +15,8 @@
  * computes what a pod requests. Nothing here defaults objects; pass them as the
  * API server stores them.
  *
- * Ownership: every JSON object and rlist argument is borrowed and never kept.
+ * Ownership: every JSON object and rlist argument is borrowed and never kept,
+ * except the pod a sched_pod borrows for its lifetime.
  * Output goes to caller-owned buffers (a char array or a dbuf, appended to).
  * Pure: no I/O, no clocks, no threads, no globals.
  *
@@ -43,6 +44,22 @@ typedef enum {
     SCHED_UNRESOLVABLE = 2,  /* UnschedulableAndUnresolvable */
 } sched_code;
 
+/* What the filters and the score read of a node, derived once from the other
+ * sched_node fields by sched_node_prepare so that a pick, which looks at up to
+ * every node for every pod, does no JSON lookups or quantity conversions per
+ * node. Amounts are the scheduler's integers: milli-cores for cpu, Value()
+ * for the rest. Pointers are borrowed from sched_node.node. */
+typedef struct sched_node_prep {
+    bool ready;                    /* the fields below hold; false (zeroed): derived on every use */
+    bool amounts;                  /* the amounts hold (only when sched_node.allocatable is set) */
+    bool unschedulable;            /* spec.unschedulable */
+    const char *name;              /* metadata.name, "" when absent */
+    const json_t *labels, *taints; /* metadata.labels, spec.taints, or NULL */
+    int64_t alloc_cpu, alloc_memory, alloc_storage, alloc_pods; /* allocatable */
+    int64_t req_cpu, req_memory, req_storage;                   /* requested */
+    int64_t score_cpu, score_memory; /* nonzero (or requested when NULL) */
+} sched_node_prep;
+
 /* One candidate node and what is already bound to it (upstream's NodeInfo). */
 typedef struct sched_node {
     const json_t *node;       /* the v1 Node */
@@ -52,7 +69,13 @@ typedef struct sched_node {
     int pods;                 /* number of pods bound to it */
     const rlist *allocatable; /* status.allocatable parsed once by the caller, or NULL
                                * (then parsed from `node` on every use) */
+    sched_node_prep prep;     /* optional: sched_node_prepare; zeroed = not used */
 } sched_node;
+
+/* Fill n->prep from n's other fields. Call it again whenever any of them, or
+ * the content of the lists they point to, changes: a stale prep gives stale
+ * decisions. Never fails (what it cannot derive is derived on use instead). */
+void sched_node_prepare(sched_node *n);
 
 /* Upstream's texts (filter reasons and message parts), held in one place. */
 #define SCHED_MSG_UNSCHEDULABLE "node(s) were unschedulable"
@@ -97,6 +120,22 @@ int sched_filter(const json_t *pod, const rlist *pod_req, const sched_node *n, c
  * added). `pod_nonzero` is sched_pod_nonzero_requests(pod). <0 on error. */
 int sched_score(const rlist *pod_nonzero, const sched_node *n);
 
+/* A pod prepared for a pick: its requests and non-zero requests computed once,
+ * its tolerations, nodeSelector, required node affinity and NodeAffinity
+ * PreFilter compiled once, for all nodes. Borrows `pod` (strings inside it are
+ * referenced): the pod must outlive the sched_pod and not change meanwhile.
+ * sched_pod_new returns 0 with *out set (free with sched_pod_free), or
+ * SCHED_ENOMEM / SCHED_EINVAL (a request that does not parse) with *out NULL. */
+typedef struct sched_pod sched_pod;
+int sched_pod_new(const json_t *pod, sched_pod **out);
+void sched_pod_free(sched_pod *sp);
+/* quota_pod_requests and sched_pod_nonzero_requests of the pod (owned by sp). */
+const rlist *sched_pod_requests(const sched_pod *sp);
+const rlist *sched_pod_nonzero(const sched_pod *sp);
+/* Hand both lists to the caller (who rl_frees them); sp then has none, and
+ * must not be picked with again. */
+void sched_pod_take_lists(sched_pod *sp, rlist **requests, rlist **nonzero);
+
 /* Filter and score all nodes: on success *chosen is the index of the node to
  * bind and 0 is returned. When no node fits, 1 is returned and the FitError text
  * (with its preemption suffix) is appended to fit_error, e.g.
@@ -116,6 +155,11 @@ int sched_pick_sampled(const json_t *pod, const sched_node *nodes, size_t n, sch
 
 int sched_pick(const json_t *pod, const sched_node *nodes, size_t n, size_t *chosen,
                dbuf *fit_error);
+/* sched_pick_sampled for a prepared pod (the same decisions and texts). The
+ * pick itself allocates nothing unless no node fits; nodes whose prep is
+ * ready (sched_node_prepare) cost a few integer compares each. */
+int sched_pick_pod(const sched_pod *sp, const sched_node *nodes, size_t n, sched_sample *sample,
+                   size_t *chosen, dbuf *fit_error);
 
 /* The quota PreFilter rejection (spec "Scheduling", step 2), appended to out:
  * `0/N nodes are available: quota exceeded: <quota>, requested: <r>, used: <u>,

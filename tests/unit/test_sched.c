@@ -47,13 +47,36 @@ static json_t *pod(const char *req, const char *spec)
     return J(buf);
 }
 
-/* sched_filter with requested = used (rlist spec), pods = npods. */
+/* status.allocatable of a node parsed, or NULL when it does not parse. */
+static rlist *parsed_alloc(const json_t *n)
+{
+    rlist *a = rl_new();
+    if (rl_from_json(json_object_get(json_object_get(n, "status"), "allocatable"), a, NULL)) {
+        rl_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* sched_filter with requested = used (rlist spec), pods = npods. The node is
+ * also given prepared (sched_node_prepare), with and without a parsed
+ * allocatable: every form must agree. */
 static int filt(const json_t *p, const json_t *n, const char *used, int npods, char *reason)
 {
-    rlist *req = rl_new(), *u = L(used);
+    rlist *req = rl_new(), *u = L(used), *alloc = parsed_alloc(n);
     assert_int_equal(quota_pod_requests(p, req), 0);
     sched_node sn = {n, u, NULL, npods};
     int rc = sched_filter(p, req, &sn, reason, 512);
+    sched_node forms[2] = {{n, u, NULL, npods}, {n, u, NULL, npods, alloc}};
+    for (size_t i = 0; i < 2; i++) {
+        char again[512];
+        sched_node_prepare(&forms[i]);
+        assert_true(forms[i].prep.ready);
+        assert_int_equal(forms[i].prep.amounts, forms[i].allocatable != NULL);
+        assert_int_equal(sched_filter(p, req, &forms[i], again, sizeof again), rc);
+        assert_string_equal(again, reason);
+    }
+    rl_free(alloc);
     rl_free(req);
     rl_free(u);
     return rc;
@@ -322,6 +345,172 @@ static void test_nonzero_requests(void **s)
     json_decref(p);
 }
 
+static void test_nonzero_requests_odd_shapes(void **s)
+{
+    /* Entries that are not objects are left alone; a null resources or a
+     * non-object requests is replaced: the same as quota_pod_requests of the
+     * pod written with the defaults. The pod is not modified. */
+    json_t *p = J("{'spec':{'containers':[7,{'name':'a','resources':null},{'name':'b',"
+                  "'resources':{'requests':'x','limits':{'cpu':'2'}}}]}}");
+    json_t *d = J("{'spec':{'containers':[7,{'name':'a','resources':{'requests':{'cpu':'100m',"
+                  "'memory':'200Mi'}}},{'name':'b','resources':{'requests':{'cpu':'100m',"
+                  "'memory':'200Mi'},'limits':{'cpu':'2'}}}]}}");
+    rlist *l = rl_new(), *want = rl_new();
+    assert_int_equal(sched_pod_nonzero_requests(p, l), 0);
+    assert_int_equal(quota_pod_requests(d, want), 0);
+    assert_true(rl_equal(l, want));
+    json_t *res = json_object_get(
+        json_array_get(json_object_get(json_object_get(p, "spec"), "containers"), 2), "resources");
+    assert_string_equal(json_string_value(json_object_get(res, "requests")), "x");
+    json_decref(p);
+    json_decref(d);
+    /* A pod without a spec requests what quota_pod_requests says. */
+    p = J("{'metadata':{'name':'p'}}");
+    assert_int_equal(sched_pod_nonzero_requests(p, l), 0);
+    assert_int_equal(quota_pod_requests(p, want), 0);
+    assert_true(rl_equal(l, want));
+    rl_free(l);
+    rl_free(want);
+    json_decref(p);
+}
+
+static void test_pod_prepared(void **s)
+{
+    json_t *p = pod("'cpu':'250m','example.com/gpu':'1'", "");
+    sched_pod *sp = NULL;
+    assert_int_equal(sched_pod_new(p, &sp), 0);
+    rlist *req = rl_new(), *nz = rl_new();
+    assert_int_equal(quota_pod_requests(p, req), 0);
+    assert_int_equal(sched_pod_nonzero_requests(p, nz), 0);
+    assert_true(rl_equal(sched_pod_requests(sp), req));
+    assert_true(rl_equal(sched_pod_nonzero(sp), nz));
+    /* The lists can be handed over; sp then holds none. */
+    rlist *treq, *tnz;
+    sched_pod_take_lists(sp, &treq, &tnz);
+    assert_true(rl_equal(treq, req));
+    assert_true(rl_equal(tnz, nz));
+    assert_null(sched_pod_requests(sp));
+    assert_null(sched_pod_nonzero(sp));
+    sched_pod_free(sp);
+    rl_free(treq);
+    rl_free(tnz);
+    rl_free(req);
+    rl_free(nz);
+    json_decref(p);
+    /* A request that does not parse. */
+    p = pod("'cpu':'lots'", "");
+    sp = (sched_pod *)p; /* any non-NULL value: the call must reset it */
+    assert_int_equal(sched_pod_new(p, &sp), SCHED_EINVAL);
+    assert_null(sp);
+    sched_pod_free(NULL);
+    json_decref(p);
+}
+
+static void test_node_prepare(void **s)
+{
+    json_t *n =
+        node("a", "'cpu':'4','memory':'8Gi','pods':'10','ephemeral-storage':'1Gi'",
+             "'unschedulable':true,'taints':[{'key':'k','effect':'NoSchedule'}]", "'zone':'z'");
+    rlist *alloc = parsed_alloc(n), *req = L("cpu=1500m,memory=1Gi"), *nz = L("cpu=2,memory=2Gi");
+    sched_node sn = {n, req, NULL, 3, alloc};
+    sched_node_prepare(&sn);
+    const sched_node_prep *pp = &sn.prep;
+    assert_true(pp->ready && pp->amounts && pp->unschedulable);
+    assert_string_equal(pp->name, "a");
+    assert_string_equal(json_string_value(json_object_get(pp->labels, "zone")), "z");
+    assert_int_equal(json_array_size(pp->taints), 1);
+    assert_int_equal(pp->alloc_cpu, 4000);
+    assert_int_equal(pp->alloc_memory, 8LL << 30);
+    assert_int_equal(pp->alloc_storage, 1LL << 30);
+    assert_int_equal(pp->alloc_pods, 10);
+    assert_int_equal(pp->req_cpu, 1500);
+    assert_int_equal(pp->req_memory, 1LL << 30);
+    assert_int_equal(pp->req_storage, 0);
+    assert_int_equal(pp->score_cpu, 1500); /* no nonzero: requested scores */
+    sn.nonzero = nz;
+    sched_node_prepare(&sn); /* again after a change */
+    assert_int_equal(pp->score_cpu, 2000);
+    assert_int_equal(pp->score_memory, 2LL << 30);
+    /* Without a parsed allocatable only the JSON half is kept. */
+    sn.allocatable = NULL;
+    sched_node_prepare(&sn);
+    assert_true(pp->ready);
+    assert_false(pp->amounts);
+    json_decref(n);
+
+    /* An allocatable that does not parse is still reported by the pick. */
+    n = node("b", "'cpu':'x'", "", "");
+    sched_node bad = {n, NULL, NULL, 0};
+    sched_node_prepare(&bad);
+    json_t *p = pod("'cpu':'1'", "");
+    size_t chosen;
+    dbuf b;
+    dbuf_init(&b, 1 << 16);
+    assert_int_equal(sched_pick(p, &bad, 1, &chosen, &b), SCHED_EINVAL);
+    sched_pod *sp;
+    assert_int_equal(sched_pod_new(p, &sp), 0);
+    assert_int_equal(sched_pick_pod(sp, &bad, 1, NULL, &chosen, &b), SCHED_EINVAL);
+    sched_pod_free(sp);
+    dbuf_free(&b);
+    json_decref(p);
+    json_decref(n);
+    rl_free(alloc);
+    rl_free(req);
+    rl_free(nz);
+}
+
+/* The sampled search gives the same node, count of examined nodes and
+ * FitError whether or not the pod and the nodes are prepared. */
+static void test_pick_sampled_prepared(void **s)
+{
+    enum { NN = 10 };
+    json_t *nj[NN];
+    rlist *used[NN];
+    sched_node plain[NN], prep[NN];
+    for (int i = 0; i < NN; i++) {
+        char name[8], u[32];
+        snprintf(name, sizeof name, "n%d", i);
+        snprintf(u, sizeof u, "cpu=%dm,memory=%dMi", (i * 7 % 10) * 200, i * 100);
+        nj[i] = node(name, ALLOC, "", "");
+        used[i] = L(u);
+        plain[i] = (sched_node){nj[i], used[i], NULL, i % 3};
+        prep[i] = (sched_node){nj[i], used[i], NULL, i % 3, parsed_alloc(nj[i])};
+        sched_node_prepare(&prep[i]);
+    }
+    const char *reqs[] = {"'cpu':'100m'", "'cpu':'1'", "'cpu':'1500m','memory':'1Gi'", "'cpu':'5'"};
+    for (size_t r = 0; r < N(reqs); r++) {
+        json_t *p = pod(reqs[r], "");
+        for (size_t start = 0; start < 12; start += 5) {
+            for (size_t maxf = 0; maxf < 4; maxf++) {
+                sched_sample a = {start, maxf, 0}, b = {start, maxf, 0};
+                size_t ca = 99, cb = 99;
+                dbuf ma, mb;
+                dbuf_init(&ma, 1 << 16);
+                dbuf_init(&mb, 1 << 16);
+                int ra = sched_pick_sampled(p, plain, NN, &a, &ca, &ma);
+                sched_pod *sp;
+                assert_int_equal(sched_pod_new(p, &sp), 0);
+                int rb = sched_pick_pod(sp, prep, NN, &b, &cb, &mb);
+                sched_pod_free(sp);
+                assert_int_equal(ra, rb);
+                assert_int_equal(ca, cb);
+                assert_int_equal(a.examined, b.examined);
+                assert_int_equal(dbuf_adds(&ma, ""), 0);
+                assert_int_equal(dbuf_adds(&mb, ""), 0);
+                assert_string_equal(ma.p, mb.p);
+                dbuf_free(&ma);
+                dbuf_free(&mb);
+            }
+        }
+        json_decref(p);
+    }
+    for (int i = 0; i < NN; i++) {
+        rl_free((rlist *)prep[i].allocatable);
+        rl_free(used[i]);
+        json_decref(nj[i]);
+    }
+}
+
 static void test_score(void **s)
 {
     json_t *n = node("a", "'cpu':'4','memory':'8Gi','pods':'10'", "", "");
@@ -352,6 +541,38 @@ static void test_score(void **s)
     rl_free(used);
 }
 
+/* sched_pick_pod on a prepared pod and prepared copies of the nodes (with
+ * their allocatable parsed, when it parses): the same answer as sched_pick. */
+static void expect_prepared_same(const json_t *p, const sched_node *nodes, size_t n, int rc,
+                                 size_t chosen, const char *msg)
+{
+    sched_node *v = calloc(n ? n : 1, sizeof *v);
+    rlist **allocs = calloc(n ? n : 1, sizeof *allocs);
+    assert_non_null(v);
+    assert_non_null(allocs);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = nodes[i];
+        if (!v[i].allocatable) v[i].allocatable = allocs[i] = parsed_alloc(v[i].node);
+        sched_node_prepare(&v[i]);
+    }
+    sched_pod *sp;
+    int prc = sched_pod_new(p, &sp);
+    size_t got = 99;
+    dbuf b;
+    dbuf_init(&b, 1 << 16);
+    if (prc == 0) prc = sched_pick_pod(sp, v, n, NULL, &got, &b);
+    assert_int_equal(prc, rc);
+    if (rc == 0) assert_int_equal(got, chosen);
+    assert_int_equal(dbuf_adds(&b, ""), 0);
+    assert_string_equal(b.p, msg);
+    dbuf_free(&b);
+    sched_pod_free(sp);
+    for (size_t i = 0; i < n; i++)
+        rl_free(allocs[i]);
+    free(allocs);
+    free(v);
+}
+
 static int pick(const json_t *p, const sched_node *nodes, size_t n, size_t *chosen, char **msg)
 {
     dbuf b;
@@ -359,6 +580,7 @@ static int pick(const json_t *p, const sched_node *nodes, size_t n, size_t *chos
     int rc = sched_pick(p, nodes, n, chosen, &b);
     dbuf_adds(&b, "");
     *msg = dbuf_take(&b, NULL);
+    expect_prepared_same(p, nodes, n, rc, rc == 0 ? *chosen : 0, *msg);
     return rc;
 }
 
@@ -659,6 +881,10 @@ int main(void)
         cmocka_unit_test(test_fit),
         cmocka_unit_test(test_filter_order_and_errors),
         cmocka_unit_test(test_nonzero_requests),
+        cmocka_unit_test(test_nonzero_requests_odd_shapes),
+        cmocka_unit_test(test_pod_prepared),
+        cmocka_unit_test(test_node_prepare),
+        cmocka_unit_test(test_pick_sampled_prepared),
         cmocka_unit_test(test_score),
         cmocka_unit_test(test_pick_least_allocated),
         cmocka_unit_test(test_fit_error_one_node),
