@@ -441,27 +441,64 @@ static int delete_now(store_txn *t, const api_kind *k, const char *ns, const cha
     return 0;
 }
 
+/* The part of an update that depends only on the stored object: parse it,
+ * mutate it, default and validate the result. 0 with *cur and *nw set. */
+static int prepare_from(const store_obj *o, const api_kind *k, const char *ns, const char *name,
+                        const char *sub, reg_mutate_fn fn, void *ctx, json_t **cur, json_t **nw,
+                        api_err *e)
+{
+    *nw = NULL;
+    if (!(*cur = store_obj_parse(o)))
+        return api_err_set(e, API_INTERNAL, "stored object is corrupt");
+    if (!(*nw = fn(*cur, ctx, e))) return -1;
+    if (prepare_update(k, ns, name, sub, *cur, nw, e) != 0) return -1;
+    return validate(k, *nw, *cur, e);
+}
+
 int reg_update(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,
                reg_mutate_fn fn, void *ctx, bool dry_run, json_t **out, api_err *e)
 {
     json_t *cur = NULL, *nw = NULL;
+    sub = sub ? sub : "";
+    /* Optimistically, prepare the update before taking the writer lock, on
+     * the version stored now: every writer waits for that lock, so work moved
+     * out of it is throughput. If that version is still the stored one inside
+     * the lock, only admission and the write remain; if it changed, or the
+     * preparation failed, it is all done again inside the lock, so results and
+     * errors are exactly those of a locked update (the mutations are pure). */
+    char key[768];
+    store_obj *seen = api_kind_key(k, ns, name, key, sizeof key) < 0 ? NULL : store_get(st, key);
+    if (seen) {
+        api_err pe;
+        api_err_init(&pe);
+        if (prepare_from(seen, k, ns, name, sub, fn, ctx, &cur, &nw, &pe) != 0) {
+            json_decref(cur);
+            json_decref(nw);
+            cur = nw = NULL;
+        }
+        api_err_clear(&pe);
+    }
     store_txn *t = store_begin(st);
-    if (!t) return api_err_set(e, API_INTERNAL, "out of memory");
+    if (!t) {
+        store_obj_unref(seen);
+        json_decref(cur);
+        json_decref(nw);
+        return api_err_set(e, API_INTERNAL, "out of memory");
+    }
     store_obj *o = txn_get_obj(t, k, ns, name);
+    if (!o || o != seen || !nw) {
+        json_decref(cur);
+        json_decref(nw);
+        cur = nw = NULL;
+    }
+    store_obj_unref(seen);
     if (!o) {
         api_err_not_found(e, k->group, k->resource, name);
         goto fail;
     }
-    cur = store_obj_parse(o);
+    int prc = nw ? 0 : prepare_from(o, k, ns, name, sub, fn, ctx, &cur, &nw, e);
     store_obj_unref(o);
-    if (!cur) {
-        api_err_set(e, API_INTERNAL, "stored object is corrupt");
-        goto fail;
-    }
-    nw = fn(cur, ctx, e);
-    if (!nw) goto fail;
-    if (prepare_update(k, ns, name, sub ? sub : "", cur, &nw, e) != 0) goto fail;
-    if (validate(k, nw, cur, e) != 0) goto fail;
+    if (prc != 0) goto fail;
     if (run_admission(t, k, REG_UPDATE, sub ? sub : "", nw, cur, dry_run, e) != 0) goto fail;
     if (dry_run || same_object(cur, nw)) {
         store_abort(t);
