@@ -38,7 +38,7 @@ static int objset_load(store_txn *t, const char *prefix, objset *out, api_err *e
     out->v = calloc(n ? n : 1, sizeof *out->v);
     for (size_t i = 0; i < n; i++) {
         if (out->v) {
-            json_t *o = store_obj_parse(objs[i]);
+            json_t *o = store_obj_doc(objs[i]); /* shared: read only */
             if (o) out->v[out->n++] = o;
         }
         store_obj_unref(objs[i]);

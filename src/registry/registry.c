@@ -140,7 +140,7 @@ static int namespace_admit(store_txn *t, const api_kind *k, const char *ns, cons
     snprintf(key, sizeof key, "namespaces//%s", ns);
     store_obj *o = store_txn_get(t, key);
     if (!o) return api_err_not_found(e, "", "namespaces", ns);
-    json_t *nsobj = store_obj_parse(o);
+    json_t *nsobj = store_obj_doc(o);
     store_obj_unref(o);
     bool terminating = nsobj && is_terminating(nsobj);
     json_decref(nsobj);

@@ -122,10 +122,22 @@ void store_obj_unref(store_obj *o)
     if (!o) return;
     if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) != 1) return;
     index_clear(&o->idx);
+    json_decref(atomic_load(&o->doc));
     free(o->key);
     free(o->nsname);
     free(o->json);
     free(o);
+}
+
+json_t *store_obj_doc(store_obj *o)
+{
+    json_t *d = atomic_load(&o->doc);
+    if (d) return json_incref(d);
+    json_t *mine = store_obj_parse(o), *expected = NULL;
+    if (!mine) return NULL;
+    if (atomic_compare_exchange_strong(&o->doc, &expected, mine)) return json_incref(mine);
+    json_decref(mine); /* another thread parsed it first: share theirs */
+    return json_incref(expected);
 }
 
 json_t *store_obj_parse(const store_obj *o)

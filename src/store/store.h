@@ -50,12 +50,18 @@ typedef struct store_obj {
     char *json;   /* compact JSON, metadata.resourceVersion == rv */
     size_t len;
     store_index idx;
+    json_t *_Atomic doc; /* store_obj_doc's parse, once asked for */
 } store_obj;
 
 void store_obj_ref(store_obj *o);
 void store_obj_unref(store_obj *o);
 /* Parse the stored JSON (caller owns the result). */
 json_t *store_obj_parse(const store_obj *o);
+/* The stored JSON parsed once and kept with the object: a new reference to a
+ * value every caller shares and none may modify. For objects read far more
+ * often than written (namespaces, priority classes, limit ranges), read
+ * inside the writer lock on every create. NULL if it does not parse. */
+json_t *store_obj_doc(store_obj *o);
 
 /* The layer above computes a store_index from a parsed object; the store calls
  * it when loading from disk. Must be pure and thread-safe. */
