@@ -144,6 +144,23 @@ void api_kind_store_resource(const api_kind *k, char *buf, size_t n)
         snprintf(buf, n, "%s", k->resource);
 }
 
+const api_kind *api_kind_for_key(const char *key)
+{
+    const char *slash = strchr(key, '/');
+    size_t n = slash ? (size_t)(slash - key) : strlen(key);
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        size_t rl = strlen(k->resource);
+        /* "<resource>" for the core group, "<resource>.<group>" otherwise */
+        if (rl > n || strncmp(key, k->resource, rl) != 0) continue;
+        if (!*k->group ? rl == n
+                       : n == rl + 1 + strlen(k->group) && key[rl] == '.' &&
+                             strncmp(key + rl + 1, k->group, n - rl - 1) == 0)
+            return k;
+    }
+    return NULL;
+}
+
 int api_kind_key(const api_kind *k, const char *ns, const char *name, char *buf, size_t n)
 {
     char res[256];

@@ -68,6 +68,8 @@ void api_kind_api_version(const api_kind *k, char *buf, size_t n);
 void api_kind_store_resource(const api_kind *k, char *buf, size_t n);
 /* Store key "<resource>/<ns>/<name>" (ns "" for cluster scope); returns length or -1. */
 int api_kind_key(const api_kind *k, const char *ns, const char *name, char *buf, size_t n);
+/* The kind a store key ("<resource>[.<group>]/<ns>/<name>") belongs to, or NULL. */
+const api_kind *api_kind_for_key(const char *key);
 /* Field-selector values, metadata.name/namespace included, packed as
  * "label\0value\0label\0value\0\0" (one allocation, a few hundred bytes: this
  * is kept for every stored object). Caller frees. */

@@ -54,8 +54,6 @@ typedef struct ctrl_def {
 extern const ctrl_def ctrl_namespace_def;
 extern const ctrl_def ctrl_gc_def;
 
-/* The kind stored under `key` ("pods/ns/x"), or NULL. */
-const api_kind *ctrl_kind_for_key(const char *key);
 /* Whether metadata.finalizers of obj holds f. */
 bool ctrl_has_finalizer(const json_t *obj, const char *f);
 /* Remove finalizer f from the object if it still has uid `uid` (NULL: any).

@@ -342,7 +342,7 @@ static void orphan_owner(gc_ctrl *g, const api_kind *k, const store_obj *o, cons
 
 static void process_owner(gc_ctrl *g, const char *key)
 {
-    const api_kind *k = ctrl_kind_for_key(key);
+    const api_kind *k = api_kind_for_key(key);
     store_obj *o = k ? store_get(g->st, key) : NULL;
     json_t *obj = o ? store_obj_parse(o) : NULL;
     const char *uid = meta_str(obj, "uid");
@@ -383,7 +383,7 @@ static void owners_deleted(gc_ctrl *g)
 
 static void check_dependent(gc_ctrl *g, const char *key)
 {
-    gc_dep d = {ctrl_kind_for_key(key), NULL, NULL};
+    gc_dep d = {api_kind_for_key(key), NULL, NULL};
     if (d.k) d.o = store_get(g->st, key);
     if (d.o) d.obj = store_obj_parse(d.o);
     if (d.obj && json_array_size(owner_refs(d.obj))) attempt_delete(g, &d);
@@ -416,7 +416,7 @@ static void gc_event(void *self, const store_event *ev)
     const store_obj *o = ev->obj;
     if (ev->type == STORE_EV_DELETED) {
         json_t *obj = store_obj_parse(o);
-        const api_kind *k = ctrl_kind_for_key(o->key);
+        const api_kind *k = api_kind_for_key(o->key);
         const char *uid = meta_str(obj, "uid");
         if (k && uid) {
             char entry[768];

@@ -27,19 +27,6 @@
 
 /* ---- helpers shared by the controllers ---- */
 
-const api_kind *ctrl_kind_for_key(const char *key)
-{
-    char res[256];
-    const char *slash = strchr(key, '/');
-    size_t n = slash ? (size_t)(slash - key) : strlen(key);
-    for (size_t i = 0; i < api_kind_count(); i++) {
-        const api_kind *k = api_kind_at(i);
-        api_kind_store_resource(k, res, sizeof res);
-        if (strlen(res) == n && strncmp(res, key, n) == 0) return k;
-    }
-    return NULL;
-}
-
 bool ctrl_has_finalizer(const json_t *obj, const char *f)
 {
     size_t i;

@@ -78,24 +78,11 @@ static void set_rv(json_t *obj, int64_t rv)
     json_object_set_new(json_object_ensure(obj, "metadata"), "resourceVersion", json_string(buf));
 }
 
-static const api_kind *kind_for_key(const char *key)
-{
-    char res[256];
-    const char *slash = strchr(key, '/');
-    size_t n = slash ? (size_t)(slash - key) : strlen(key);
-    for (size_t i = 0; i < api_kind_count(); i++) {
-        const api_kind *k = api_kind_at(i);
-        api_kind_store_resource(k, res, sizeof res);
-        if (strlen(res) == n && strncmp(res, key, n) == 0) return k;
-    }
-    return NULL;
-}
-
 void reg_indexer(const char *key, const json_t *obj, store_index *out)
 {
     json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
     out->labels = json_is_object(labels) ? json_incref(labels) : NULL;
-    const api_kind *k = kind_for_key(key);
+    const api_kind *k = api_kind_for_key(key);
     out->fields = k ? api_kind_fields_packed(k, obj) : NULL;
     if (k) quota_index(k, obj, out);
 }

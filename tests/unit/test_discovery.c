@@ -601,6 +601,26 @@ static void test_v2(void **state)
     json_decref(d);
 }
 
+/* Store keys map back to their kind: core and grouped resources, and no
+ * match on a prefix of another resource's name. */
+static void test_kind_for_key(void **state)
+{
+    char key[256];
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        assert_true(api_kind_key(k, "ns", "x", key, sizeof key) > 0);
+        const api_kind *got = api_kind_for_key(key); /* versions share a store resource */
+        assert_non_null(got);
+        assert_string_equal(got->group, k->group);
+        assert_string_equal(got->resource, k->resource);
+    }
+    assert_string_equal(api_kind_for_key("deployments.apps/ns/x")->kind, "Deployment");
+    assert_null(api_kind_for_key("pod/ns/x"));
+    assert_null(api_kind_for_key("pods.apps/ns/x"));
+    assert_null(api_kind_for_key("deployments/ns/x"));
+    assert_null(api_kind_for_key("deployments.app/ns/x"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -625,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_v3_operation_ids_unique),
         cmocka_unit_test(test_v3_hash_stable),
         cmocka_unit_test(test_v2),
+        cmocka_unit_test(test_kind_for_key),
     };
     return cmocka_run_group_tests(tests, setup_suite, NULL);
 }
