@@ -23,6 +23,8 @@
  */
 #include "api/protobuf.h"
 
+#include "core/rfc3339.h"
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -731,20 +733,6 @@ static json_t *mk_base64(const uint8_t *s, size_t n)
     return r;
 }
 
-/* Days since 1970-01-01 to a civil date (proleptic Gregorian). */
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
 #define GO_ZERO_TIME (-62135596800LL) /* 0001-01-01T00:00:00Z */
 #define GO_MAX_TIME 253402300799LL    /* 9999-12-31T23:59:59Z */
 
@@ -766,7 +754,7 @@ static const char *fmt_time(int64_t secs, int64_t nanos, bool micro, char *buf, 
     if (rem < 0) rem += 86400, days--;
     int64_t y;
     unsigned mo, d;
-    civil_from_days(days, &y, &mo, &d);
+    rfc3339_civil_from_days(days, &y, &mo, &d);
     int k = snprintf(buf, n, "%04lld-%02u-%02uT%02d:%02d:%02d", (long long)y, mo, d,
                      (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
     if (micro) k += snprintf(buf + k, n - (size_t)k, ".%06d", (int)(nanos / 1000));

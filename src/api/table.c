@@ -4,6 +4,7 @@
 #include "api/table.h"
 
 #include "api/table_internal.h"
+#include "core/rfc3339.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,96 +16,13 @@
 /* Unix seconds of Go's zero time.Time (0001-01-01T00:00:00Z): IsZero(). */
 #define GO_ZERO_TIME (-62135596800LL)
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
-/* Reads exactly `n` digits; -1 when any is not a digit. */
-static int digits(const char *s, int n)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    return v;
-}
-
-static bool parse_rfc3339(const char *s, int64_t *out)
-{
-    if (strlen(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
-        s[13] != ':' || s[16] != ':')
-        return false;
-    int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
-    int h = digits(s + 11, 2), mi = digits(s + 14, 2), se = digits(s + 17, 2);
-    if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
-        se < 0 || se > 60)
-        return false;
-    const char *p = s + 19;
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9') return false;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    int64_t off = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int oh = digits(p + 1, 2), om = p[3] == ':' ? digits(p + 4, 2) : -1;
-        if (oh < 0 || om < 0) return false;
-        off = (*p == '-' ? -1 : 1) * (oh * 3600LL + om * 60LL);
-        p += 6;
-    } else {
-        return false;
-    }
-    if (*p) return false;
-    *out =
-        days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600LL + mi * 60LL + se - off;
-    return true;
-}
-
 bool table_parse_time(const json_t *v, int64_t *out)
 {
     int64_t t;
-    if (!json_is_string(v) || !parse_rfc3339(json_string_value(v), &t) || t == GO_ZERO_TIME)
+    if (!json_is_string(v) || !rfc3339_parse(json_string_value(v), &t, NULL) || t == GO_ZERO_TIME)
         return false;
     *out = t;
     return true;
-}
-
-/* Time.UTC().Format(time.RFC3339) of unix seconds. */
-static void format_rfc3339(int64_t t, char *buf, size_t n)
-{
-    int64_t days = t / 86400, secs = t % 86400, y;
-    if (secs < 0) {
-        secs += 86400;
-        days--;
-    }
-    unsigned m, d;
-    civil_from_days(days, &y, &m, &d);
-    snprintf(buf, n, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", (long long)y, m, d,
-             (long long)(secs / 3600), (long long)(secs / 60 % 60), (long long)(secs % 60));
 }
 
 /* Mirrors duration.HumanDuration branch for branch (apimachinery/pkg/util/duration);
@@ -221,7 +139,7 @@ static void default_row(const json_t *obj, int64_t now, json_t *cells)
     int64_t t;
     char ts[40];
     /* A missing timestamp is Go's zero time, which Format() still prints. */
-    format_rfc3339(table_parse_time(json_object_get(meta, "creationTimestamp"), &t) ? t
+    rfc3339_format(table_parse_time(json_object_get(meta, "creationTimestamp"), &t) ? t
                                                                                     : GO_ZERO_TIME,
                    ts, sizeof ts);
     json_array_append_new(cells, json_string(name ? name : ""));

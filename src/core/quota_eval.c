@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/names.h"
+#include "core/rfc3339.h"
 #include "core/selector.h"
 
 /* Return early on a QUOTA_* error. */
@@ -456,41 +457,6 @@ static int usage_helper(const rlist *req, const rlist *lim, rlist *out)
     return 0;
 }
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-/* RFC 3339 (metav1.Time) to Unix seconds; fractions are dropped. */
-static bool parse_time(const char *s, int64_t *out)
-{
-    int y, mo, d, h, mi, sec, n = 0, oh = 0, om = 0, sign = 0;
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
-        return false;
-    const char *p = s + n;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++) {
-        }
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        sign = *p == '-' ? -1 : 1;
-        if (sscanf(p + 1, "%2d:%2d", &oh, &om) != 2 || strlen(p) < 6) return false;
-        p += 6;
-    } else {
-        return false;
-    }
-    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31) return false;
-    *out = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec -
-           (int64_t)sign * (oh * 3600 + om * 60);
-    return true;
-}
-
 bool quota_pod_counts(const json_t *pod, int64_t now)
 {
     const char *phase = jstr(jget(pod, "status", NULL), "phase");
@@ -498,7 +464,8 @@ bool quota_pod_counts(const json_t *pod, int64_t now)
     const json_t *md = jget(pod, "metadata", NULL);
     const json_t *grace = jget(md, "deletionGracePeriodSeconds", NULL);
     int64_t ts;
-    if (!json_is_integer(grace) || !parse_time(jstr(md, "deletionTimestamp"), &ts)) return true;
+    if (!json_is_integer(grace) || !rfc3339_parse(jstr(md, "deletionTimestamp"), &ts, NULL))
+        return true;
     return !(now > ts + json_integer_value(grace));
 }
 

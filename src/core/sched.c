@@ -23,6 +23,7 @@
 
 #include "core/quantity.h"
 #include "core/quota_eval.h"
+#include "core/rfc3339.h"
 
 /* dbuf and rlist appends fail only on memory (or the dbuf ceiling). */
 #define DBUF_TRY(expr)                                                                             \
@@ -1047,65 +1048,6 @@ int sched_quota_message_rl(dbuf *out, size_t nnodes, const char *quota, const rl
 
 /* ---- queue ----------------------------------------------------------------------------------- */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* n decimal digits at *s. */
-static bool digits(const char **s, int n, int64_t *v)
-{
-    *v = 0;
-    for (int i = 0; i < n; i++, (*s)++) {
-        if (**s < '0' || **s > '9') return false;
-        *v = *v * 10 + (**s - '0');
-    }
-    return true;
-}
-
-static bool expect(const char **s, char c)
-{
-    return *(*s)++ == c;
-}
-
-/* RFC 3339 (time.RFC3339, fractional seconds allowed) -> seconds and nanoseconds
- * since the epoch. */
-static bool parse_time(const char *s, int64_t *sec, int64_t *nsec)
-{
-    int64_t y, mo, d, h, mi, se, oh = 0, om = 0;
-    if (!digits(&s, 4, &y) || !expect(&s, '-') || !digits(&s, 2, &mo) || !expect(&s, '-') ||
-        !digits(&s, 2, &d) || !expect(&s, 'T') || !digits(&s, 2, &h) || !expect(&s, ':') ||
-        !digits(&s, 2, &mi) || !expect(&s, ':') || !digits(&s, 2, &se))
-        return false;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59) return false;
-    *nsec = 0;
-    if (*s == '.') {
-        int n = 0;
-        for (s++; *s >= '0' && *s <= '9'; s++, n++)
-            if (n < 9) *nsec = *nsec * 10 + (*s - '0');
-        if (n == 0) return false;
-        for (; n < 9; n++)
-            *nsec *= 10;
-    }
-    int sign = *s == '+' ? 1 : *s == '-' ? -1 : 0;
-    if (sign) {
-        s++;
-        if (!digits(&s, 2, &oh) || !expect(&s, ':') || !digits(&s, 2, &om)) return false;
-    } else if (!expect(&s, 'Z')) {
-        return false;
-    }
-    if (*s) return false;
-    *sec =
-        days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - sign * (oh * 3600 + om * 60);
-    return true;
-}
-
 static int cmp_i64(int64_t a, int64_t b)
 {
     return (a > b) - (a < b);
@@ -1121,7 +1063,7 @@ void sched_queue_keys(const json_t *pod, int64_t *prio, int64_t *created_ns)
     int64_t secs, nanos;
     *prio = priority(pod);
     /* An unknown time sorts after every known one, as in sched_queue_cmp. */
-    if (parse_time(jstr(json_object_get(pod, "metadata"), "creationTimestamp"), &secs, &nanos))
+    if (rfc3339_parse(jstr(json_object_get(pod, "metadata"), "creationTimestamp"), &secs, &nanos))
         *created_ns = secs * 1000000000 + nanos;
     else
         *created_ns = INT64_MAX;
@@ -1133,8 +1075,8 @@ int sched_queue_cmp(const json_t *a, const json_t *b)
     if (c) return c;
     int64_t as, an, bs, bn;
     const json_t *am = json_object_get(a, "metadata"), *bm = json_object_get(b, "metadata");
-    bool ao = parse_time(jstr(am, "creationTimestamp"), &as, &an);
-    bool bo = parse_time(jstr(bm, "creationTimestamp"), &bs, &bn);
+    bool ao = rfc3339_parse(jstr(am, "creationTimestamp"), &as, &an);
+    bool bo = rfc3339_parse(jstr(bm, "creationTimestamp"), &bs, &bn);
     if (ao != bo) return ao ? -1 : 1; /* a known time goes before an unknown one */
     if (ao && (c = cmp_i64(as, bs) ? cmp_i64(as, bs) : cmp_i64(an, bn))) return c;
     if ((c = strcmp(jstr(am, "namespace"), jstr(bm, "namespace")))) return c;
