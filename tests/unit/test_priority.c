@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "api/priority.h"
 #include "api/status.h"
 
@@ -34,16 +36,6 @@ static json_t *validate(const json_t *obj, const json_t *old)
     json_t *causes = json_array();
     priorityclass_validate(obj, old, causes);
     return causes;
-}
-
-static void expect_cause(const json_t *causes, size_t i, const char *reason, const char *field,
-                         const char *msg)
-{
-    const json_t *c = json_array_get(causes, i);
-    assert_non_null(c);
-    assert_string_equal(json_string_value(json_object_get(c, "reason")), reason);
-    assert_string_equal(json_string_value(json_object_get(c, "field")), field);
-    assert_string_equal(json_string_value(json_object_get(c, "message")), msg);
 }
 
 static void expect_one(json_t *obj, const json_t *old, const char *reason, const char *field,

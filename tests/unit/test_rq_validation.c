@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "api/rq_validation.h"
 #include "api/status.h"
 
@@ -32,16 +34,6 @@ static json_t *run(const char *json, const char *old_json)
     json_decref(obj);
     json_decref(old);
     return causes;
-}
-
-static void expect_cause(const json_t *causes, size_t i, const char *reason, const char *field,
-                         const char *msg)
-{
-    const json_t *c = json_array_get(causes, i);
-    assert_non_null(c);
-    assert_string_equal(json_string_value(json_object_get(c, "reason")), reason);
-    assert_string_equal(json_string_value(json_object_get(c, "field")), field);
-    assert_string_equal(json_string_value(json_object_get(c, "message")), msg);
 }
 
 /* Exactly one FieldValueInvalid cause. */

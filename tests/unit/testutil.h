@@ -39,4 +39,15 @@ static inline rlist *L(const char *spec)
     return l;
 }
 
+/* Field error i of a causes list (api/status.h) is {reason, field, message}. */
+static inline void expect_cause(const json_t *causes, size_t i, const char *reason,
+                                const char *field, const char *msg)
+{
+    const json_t *c = json_array_get(causes, i);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(c, "reason")), reason);
+    assert_string_equal(json_string_value(json_object_get(c, "field")), field);
+    assert_string_equal(json_string_value(json_object_get(c, "message")), msg);
+}
+
 #endif
