@@ -27,13 +27,21 @@
 typedef struct qinfo {
     const json_t *spec;
     const char *name;
-    rlist *hard, *used, *delta;
+    const rlist *hard, *used; /* borrowed from a view, or own_* */
+    rlist *own_hard, *own_used, *delta;
     bool interesting;
 } qinfo;
+
+struct quota_prepared {
+    json_t *json; /* a reference */
+    const char *name;
+    rlist *hard;
+};
 
 typedef struct ctx {
     const quota_request *rq;
     quota_result *res;
+    const quota_view *views; /* quota_check_views; NULL: rq->quotas */
     size_t n;
     qinfo *qs;
     json_t *limited_scopes, *restricted_scopes;
@@ -90,16 +98,24 @@ static char *render(const rlist *l, bool names_only)
 
 static int load_quota(ctx *c, size_t i)
 {
-    const json_t *q = json_array_get(c->rq->quotas, i);
     qinfo *qi = &c->qs[i];
+    if (c->views) {
+        const quota_prepared *p = c->views[i].prep;
+        qi->spec = jget(p->json, "spec", NULL);
+        qi->name = p->name;
+        qi->hard = p->hard;
+        qi->used = c->views[i].used;
+        return 0;
+    }
+    const json_t *q = json_array_get(c->rq->quotas, i);
     const char *bad = "";
     qi->spec = jget(q, "spec", NULL);
     qi->name = jstr(q, "metadata", "name");
-    qi->hard = rl_new();
-    qi->used = rl_new();
-    if (!qi->hard || !qi->used) return QUOTA_ENOMEM;
-    int rc = rl_from_json(jget(q, "status", "hard"), qi->hard, &bad);
-    if (!rc) rc = rl_from_json(jget(q, "status", "used"), qi->used, &bad);
+    qi->hard = qi->own_hard = rl_new();
+    qi->used = qi->own_used = rl_new();
+    if (!qi->own_hard || !qi->own_used) return QUOTA_ENOMEM;
+    int rc = rl_from_json(jget(q, "status", "hard"), qi->own_hard, &bad);
+    if (!rc) rc = rl_from_json(jget(q, "status", "used"), qi->own_used, &bad);
     if (rc == RL_ENOMEM) return QUOTA_ENOMEM;
     if (rc) {
         deny(c, 500, "quota %s: invalid quantity in status for %s", qi->name, bad);
@@ -110,16 +126,19 @@ static int load_quota(ctx *c, size_t i)
 
 static int setup(ctx *c)
 {
-    c->n = json_array_size(c->rq->quotas);
-    c->qs = calloc(c->n ? c->n : 1, sizeof(qinfo));
-    c->res->used = calloc(c->n ? c->n : 1, sizeof(json_t *));
+    size_t slots = c->n ? c->n : 1;
+    c->qs = calloc(slots, sizeof(qinfo));
+    if (c->views)
+        c->res->next = calloc(slots, sizeof(rlist *));
+    else
+        c->res->used = calloc(slots, sizeof(json_t *));
     c->res->nquotas = c->n;
     c->limited_scopes = json_array();
     c->restricted_scopes = json_array();
     c->limited_names = rl_new();
     c->covered = rl_new();
     c->usage = rl_new();
-    if (!c->qs || !c->res->used || !c->limited_scopes || !c->restricted_scopes ||
+    if (!c->qs || (!c->res->used && !c->res->next) || !c->limited_scopes || !c->restricted_scopes ||
         !c->limited_names || !c->covered || !c->usage)
         return QUOTA_ENOMEM;
     for (size_t i = 0; i < c->n; i++) {
@@ -132,8 +151,8 @@ static int setup(ctx *c)
 static void teardown(ctx *c)
 {
     for (size_t i = 0; c->qs && i < c->n; i++) {
-        rl_free(c->qs[i].hard);
-        rl_free(c->qs[i].used);
+        rl_free(c->qs[i].own_hard);
+        rl_free(c->qs[i].own_used);
         rl_free(c->qs[i].delta);
     }
     free(c->qs);
@@ -398,7 +417,14 @@ static int charge(ctx *c, size_t i)
     int rc = over ? 0 : QUOTA_ENOMEM;
     bool check = !streq(c->rq->subresource, "status");
     if (!rc && check && rl_len(over)) rc = exceeded(c, qi, req, over);
-    if (!rc && !rl_equal(nu, qi->used) && !(c->res->used[i] = rl_to_json(nu))) rc = QUOTA_ENOMEM;
+    if (!rc && !rl_equal(nu, qi->used)) {
+        if (c->res->next) {
+            c->res->next[i] = nu;
+            nu = NULL;
+        } else if (!(c->res->used[i] = rl_to_json(nu))) {
+            rc = QUOTA_ENOMEM;
+        }
+    }
     rl_free(req);
     rl_free(nu);
     rl_free(masked);
@@ -418,12 +444,12 @@ static int charge_all(ctx *c)
 
 /* ---- entry ----------------------------------------------------------------------------------- */
 
-static bool fast_allow(const quota_request *rq)
+static bool fast_allow(const quota_request *rq, size_t nquotas)
 {
     if (!rq->namespace_ || !*rq->namespace_) return true;
     if (rq->op != QUOTA_CREATE && rq->op != QUOTA_UPDATE) return true;
     if (quota_ignored_resource(rq->group, rq->resource)) return true;
-    if (json_array_size(rq->quotas) == 0 && json_array_size(rq->limited) == 0) return true;
+    if (nquotas == 0 && json_array_size(rq->limited) == 0) return true;
     return !quota_handles(rq->group, rq->resource, rq->op, rq->subresource, rq->obj, rq->old);
 }
 
@@ -451,14 +477,18 @@ static void drop_used(quota_result *res)
         json_decref(res->used[i]);
         res->used[i] = NULL;
     }
+    for (size_t i = 0; res->next && i < res->nquotas; i++) {
+        rl_free(res->next[i]);
+        res->next[i] = NULL;
+    }
 }
 
-int quota_check(const quota_request *rq, quota_result *res)
+static int check(const quota_request *rq, const quota_view *views, size_t n, quota_result *res)
 {
     memset(res, 0, sizeof *res);
     res->allowed = true;
-    if (fast_allow(rq)) return 0;
-    ctx c = {.rq = rq, .res = res};
+    if (fast_allow(rq, n)) return 0;
+    ctx c = {.rq = rq, .res = res, .views = views, .n = n};
     int rc = run(&c);
     teardown(&c);
     if (!res->allowed || rc < 0) drop_used(res);
@@ -466,10 +496,22 @@ int quota_check(const quota_request *rq, quota_result *res)
     return rc < 0 ? rc : 0;
 }
 
+int quota_check(const quota_request *rq, quota_result *res)
+{
+    return check(rq, NULL, json_array_size(rq->quotas), res);
+}
+
+int quota_check_views(const quota_request *rq, const quota_view *quotas, size_t n,
+                      quota_result *res)
+{
+    return check(rq, quotas, n, res);
+}
+
 void quota_result_cleanup(quota_result *res)
 {
     drop_used(res);
     free(res->used);
+    free(res->next);
     free(res->message);
     memset(res, 0, sizeof *res);
 }
@@ -484,4 +526,50 @@ int quota_apply_used(json_t *quotas, const quota_result *res)
         if (json_object_set_new(st, "used", json_deep_copy(res->used[i]))) return QUOTA_ENOMEM;
     }
     return 0;
+}
+
+/* ---- prepared quotas ------------------------------------------------------------------------- */
+
+quota_prepared *quota_prepare(const json_t *quota, char *err, size_t errlen)
+{
+    quota_prepared *p = calloc(1, sizeof *p);
+    const char *bad = "";
+    if (errlen) *err = '\0';
+    if (!p || !(p->hard = rl_new())) {
+        free(p);
+        return NULL;
+    }
+    p->json = json_incref((json_t *)quota);
+    p->name = jstr(quota, "metadata", "name");
+    int rc = rl_from_json(jget(quota, "status", "hard"), p->hard, &bad);
+    if (rc) {
+        if (rc != RL_ENOMEM)
+            snprintf(err, errlen, "quota %s: invalid quantity in status for %s", p->name, bad);
+        quota_prepared_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void quota_prepared_free(quota_prepared *p)
+{
+    if (!p) return;
+    rl_free(p->hard);
+    json_decref(p->json);
+    free(p);
+}
+
+const char *quota_prepared_name(const quota_prepared *p)
+{
+    return p->name;
+}
+
+const rlist *quota_prepared_hard(const quota_prepared *p)
+{
+    return p->hard;
+}
+
+const json_t *quota_prepared_json(const quota_prepared *p)
+{
+    return p->json;
 }

@@ -47,7 +47,10 @@ typedef struct quota_result {
     int code;      /* 0 when allowed; 403 (Forbidden) or 500 (plain error) */
     char *message; /* NULL when allowed; the text AFTER `<resource> "<name>" is forbidden: ` */
     size_t nquotas;
-    json_t **used; /* [nquotas]: quotas[i]'s new status.used to commit, NULL if unchanged */
+    json_t **used; /* quota_check: [nquotas] quotas[i]'s new status.used to commit, NULL if
+                      unchanged; NULL for quota_check_views */
+    rlist **next;  /* quota_check_views: [nquotas] quota i's new used, NULL if unchanged;
+                      NULL for quota_check */
 } quota_result;
 
 /* Fills *res (which it initialises). Returns 0 when a decision was made (read
@@ -55,6 +58,32 @@ typedef struct quota_result {
  * unparsable quantity; res->message then says which). */
 int quota_check(const quota_request *rq, quota_result *res);
 void quota_result_cleanup(quota_result *res);
+
+/* ---- prepared quotas ----
+ * What admission needs of one stored quota version that does not change from
+ * request to request (name, scopes, status.hard), worked out once. Immutable,
+ * so any number of threads may read one. */
+typedef struct quota_prepared quota_prepared;
+
+/* From a ResourceQuota's JSON (borrowed; a reference is kept, so it must not
+ * be modified afterwards). NULL with `err` set when status.hard holds an
+ * unparsable quantity; NULL with err "" when out of memory. */
+quota_prepared *quota_prepare(const json_t *quota, char *err, size_t errlen);
+void quota_prepared_free(quota_prepared *p);
+const char *quota_prepared_name(const quota_prepared *p);
+const rlist *quota_prepared_hard(const quota_prepared *p);
+const json_t *quota_prepared_json(const quota_prepared *p);
+
+/* A quota as one request sees it: its prepared facts and its current usage. */
+typedef struct quota_view {
+    const quota_prepared *prep;
+    const rlist *used; /* status.used now (the ledger's, which may be ahead of the stored) */
+} quota_view;
+
+/* quota_check over prepared quotas (rq->quotas is not read): the same
+ * decision, with the new usage as rlists in res->next. */
+int quota_check_views(const quota_request *rq, const quota_view *quotas, size_t n,
+                      quota_result *res);
 
 /* Sets status.used of quotas[i] (a mutable copy of rq->quotas) to res->used[i]
  * wherever that is non-NULL: the running copy for the next request of a batch. */
