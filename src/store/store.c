@@ -86,12 +86,19 @@ struct store {
     store_stats stats;
 };
 
+#define TXN_MAX_HOOKS 4
+
 struct store_txn {
     store *s;
     int64_t rev;
     pending *w; /* write set, in order */
     size_t n, cap;
     int failed;
+    struct {
+        store_txn_end_fn fn;
+        void *arg;
+    } hooks[TXN_MAX_HOOKS];
+    size_t nhooks;
 };
 
 struct store_watch {
@@ -871,9 +878,26 @@ static void txn_free(store_txn *t)
     free(t);
 }
 
+int store_txn_on_end(store_txn *t, store_txn_end_fn fn, void *arg)
+{
+    if (t->nhooks == TXN_MAX_HOOKS) return -1;
+    t->hooks[t->nhooks].fn = fn;
+    t->hooks[t->nhooks++].arg = arg;
+    return 0;
+}
+
+/* Still under txn_lock: the next transaction sees what the hooks publish. */
+static void run_hooks(store_txn *t, bool committed)
+{
+    for (size_t i = 0; i < t->nhooks; i++)
+        t->hooks[i].fn(t->hooks[i].arg, t->rev, committed);
+    t->nhooks = 0;
+}
+
 void store_abort(store_txn *t)
 {
     if (!t) return;
+    run_hooks(t, false);
     pthread_mutex_unlock(&t->s->txn_lock);
     txn_free(t);
 }
@@ -936,6 +960,7 @@ int store_commit(store_txn *t)
     /* The queue now owns the write set's references. */
     int64_t rev = t->rev;
     t->n = 0;
+    run_hooks(t, true);
     pthread_mutex_unlock(&s->txn_lock);
     txn_free(t);
 

@@ -153,6 +153,13 @@ int store_txn_put_derived_text(store_txn *t, const char *key, const json_t *obj,
 /* Delete; `last` is the object as it is removed (its resourceVersion set to the
  * transaction revision), delivered to watchers. */
 int store_txn_delete(store_txn *t, const char *key, const json_t *last);
+/* Called once when the transaction ends, still under the write lock (so the
+ * next transaction sees whatever the hook publishes): committed is true once
+ * the writes are applied (visible to readers), false on abort or a failed
+ * commit (a transaction that wrote nothing ends as aborted). Lets the layer above keep in-memory
+ * state that commits with the transaction. At most 4 per transaction; -1 when full. */
+typedef void (*store_txn_end_fn)(void *arg, int64_t rev, bool committed);
+int store_txn_on_end(store_txn *t, store_txn_end_fn fn, void *arg);
 /* Apply, release the lock, wait until durable. Returns 0, or -1 (nothing applied). */
 int store_commit(store_txn *t);
 void store_abort(store_txn *t);
