@@ -13,6 +13,7 @@
 #include "controllers/scheduler.h"
 #include "registry/admission.h"
 #include "registry/quota_admission.h"
+#include "registry/quota_ledger.h"
 #include "registry/registry.h"
 #include "server/auth.h"
 #include "server/http.h"
@@ -339,6 +340,12 @@ int main(int argc, char **argv)
         goto out;
     }
     log_msg(LOG_INFO, "quotas recounted", "\"restored\":%zu", corrected);
+    /* Charges live in the quota ledger; their status reaches the quota
+     * objects at most this late (and before any client reads quotas). */
+    if (quota_ledger_start(srv.st, QUOTA_LEDGER_FLUSH_MS) != 0) {
+        log_msg(LOG_ERROR, "cannot start the quota ledger", NULL);
+        goto out;
+    }
     srv.m = metrics_new();
     if (!srv.m || admission_register_defaults() != 0 || bootstrap_namespaces(srv.st) != 0 ||
         bootstrap_priority_classes(srv.st) != 0)
@@ -385,6 +392,7 @@ out:
     nodeagent_stop(agent);
     quota_controller_stop(qc);
     controllers_stop(ctl);
+    quota_ledger_stop(); /* writes what is pending */
     store_close(srv.st);
     metrics_free(srv.m);
     auth_free(srv.auth);

@@ -9,6 +9,7 @@
 #include "controllers/quota.h"
 
 #include "registry/quota_admission.h"
+#include "registry/quota_ledger.h"
 #include "server/log.h"
 
 #include <errno.h>
@@ -50,21 +51,27 @@ static int resync_one(store *st, const char *key, bool restoring, bool *changed)
     if (!t) return -1;
     store_obj *o = store_txn_get(t, key);
     json_t *q = o ? store_obj_parse(o) : NULL;
-    store_obj_unref(o);
+    /* What admission holds now: the ledger's usage, which the stored status
+     * may trail by a flush interval. */
+    rlist *ledger = q ? quota_ledger_read_txn(t, o) : NULL;
+    json_t *held = ledger ? rl_to_json(ledger) : NULL;
+    rl_free(ledger);
+    if (o) store_obj_unref(o);
     json_t *used = NULL;
     int rc = 0;
     if (!q) goto done; /* deleted meanwhile */
-    if (quota_recount_in_txn(t, q, &used) != 0) {
+    if (!held || quota_recount_in_txn(t, q, &used) != 0) {
         rc = -1;
         goto done;
     }
     json_t *status = json_object_get(q, "status");
     json_t *hard = json_object_get(json_object_get(q, "spec"), "hard");
-    bool same_used = json_equal(json_object_get(status, "used"), used);
+    bool drift = !json_equal(held, used);
+    bool same_used = !drift && json_equal(json_object_get(status, "used"), used);
     bool same_hard = json_equal(json_object_get(status, "hard"), hard);
     if (same_used && same_hard) goto done;
-    if (!same_used && !restoring) {
-        char *was = json_dumps(json_object_get(status, "used"), JSON_COMPACT | JSON_ENCODE_ANY);
+    if (drift && !restoring) {
+        char *was = json_dumps(held, JSON_COMPACT | JSON_ENCODE_ANY);
         char *now = json_dumps(used, JSON_COMPACT);
         log_msg(LOG_WARN, "quota usage drift corrected",
                 "\"quota\":\"%s\",\"stored\":%s,\"recount\":%s", key, was ? was : "null",
@@ -86,6 +93,7 @@ static int resync_one(store *st, const char *key, bool restoring, bool *changed)
     *changed = rc == 0;
 done:
     json_decref(q);
+    json_decref(held);
     json_decref(used);
     if (rc == 0) return store_commit(t);
     store_abort(t);

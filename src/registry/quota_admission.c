@@ -2,11 +2,13 @@
  * transaction.
  *
  * INVARIANT (at every commit): for every quota q and key r in q's hard,
- *   q.status.used[r] == sum over stored objects o matching q of usage(o)[r].
- * It holds because every write that can change a usage goes through here in
- * the same transaction as the write itself:
+ *   used(q)[r] == sum over stored objects o matching q of usage(o)[r],
+ * where used(q) is the ledger's (quota_ledger.h), which commits with the
+ * transaction and which q's stored status.used follows. It holds because every
+ * write that can change a usage goes through here in the same transaction as
+ * the write itself:
  *  - create/update that upstream evaluates: quota_check decides (upstream's
- *    order and words) and its new used values are written with the object;
+ *    order and words) and its new used values are staged with the object;
  *  - update that upstream does not evaluate (e.g. a pod turning terminal) and
  *    delete: usage is released by the exact difference;
  *  - a quota's own create/update: its status is recounted from the store.
@@ -21,6 +23,7 @@
 #include "core/quota_check.h"
 #include "registry/quota_cache.h"
 #include "registry/quota_deferred.h"
+#include "registry/quota_ledger.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,61 +43,6 @@ static bool is_quota_kind(const api_kind *k)
 static const char *meta_str(const json_t *obj, const char *f)
 {
     return json_string_value(json_object_get(json_object_get(obj, "metadata"), f));
-}
-
-/* The namespace's quotas as a JSON array (caller owns the array; its
- * elements are shared: never modify them, see write_used). */
-static json_t *load_quotas(store_txn *t, const char *ns)
-{
-    char prefix[320];
-    store_obj **objs = NULL;
-    size_t n = 0;
-    snprintf(prefix, sizeof prefix, "resourcequotas/%s/", ns);
-    if (store_txn_list(t, prefix, &objs, &n) != 0) return NULL;
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_t *q = quota_obj_json(objs[i]);
-        if (q) json_array_append_new(arr, q);
-        store_obj_unref(objs[i]);
-    }
-    free(objs);
-    return arr;
-}
-
-/* Write a quota back with a new status.used (same transaction). A derived
- * write: status.used is a function of the stored objects, so the store may
- * persist it coalesced; allotd recounts before serving after a restart. */
-static int write_used(store_txn *t, const json_t *quota, json_t *used, api_err *e)
-{
-    char key[600], rv[32];
-    snprintf(key, sizeof key, "resourcequotas/%s/%s", meta_str(quota, "namespace"),
-             meta_str(quota, "name"));
-    /* `quota` is shared (quota_cache.h): change shallow copies of the three
-     * objects on the path to what changes, keep every other node shared. */
-    const json_t *old_status = json_object_get(quota, "status");
-    json_t *q = json_copy((json_t *)quota);
-    json_t *status = json_is_object(old_status) ? json_copy((json_t *)old_status) : json_object();
-    json_t *meta = json_copy(json_object_get(quota, "metadata"));
-    snprintf(rv, sizeof rv, "%lld", (long long)store_txn_rev(t));
-    int rc = q && status && meta && !json_object_set(status, "used", used) &&
-                     !json_object_set_new(meta, "resourceVersion", json_string(rv)) &&
-                     !json_object_set(q, "status", status) && !json_object_set(q, "metadata", meta)
-                 ? 0
-                 : -1;
-    quota_tpl *tpl = NULL;
-    size_t len = 0;
-    char *text = rc == 0 ? quota_cache_render(key, quota, q, &len, &tpl) : NULL;
-    if (text) rc = store_txn_put_derived_text(t, key, q, text, len);
-    store_obj *o = text && rc == 0 ? store_txn_get(t, key) : NULL;
-    if (o)
-        quota_cache_put(o, q, tpl);
-    else
-        quota_tpl_unref(tpl);
-    store_obj_unref(o);
-    json_decref(q);
-    json_decref(status);
-    json_decref(meta);
-    return text && rc == 0 ? 0 : api_err_set(e, API_INTERNAL, "cannot write quota status");
 }
 
 /* ---- the per-object facts cache ----
@@ -184,7 +132,8 @@ int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
     return *used ? 0 : -1;
 }
 
-static rlist *contribution(const json_t *q, const api_kind *k, const json_t *obj, bool deferred);
+static rlist *contribution(const json_t *q, const rlist *hard, const api_kind *k, const json_t *obj,
+                           bool deferred);
 
 /* A quota written by a client: status.hard mirrors spec.hard, and status.used
  * is recounted now, so the quota is enforced from the moment it exists. */
@@ -205,27 +154,29 @@ static int fill_own_status(store_txn *t, json_t *quota, reg_op op, api_err *e)
     /* A new quota is not in the store yet, but it counts itself (resourcequotas),
      * as upstream's recount, run after the create, does. */
     const api_kind *k = api_kind_find("", "v1", "resourcequotas");
-    rlist *self = contribution(quota, k, quota, false), *cur = rl_new();
+    rlist *hard_rl = rl_new(), *cur = rl_new(), *self = NULL;
     const char *bad = NULL;
-    int rc =
-        self && cur && rl_from_json(used, cur, &bad) == 0 && rl_add_to(cur, self) == 0 ? 0 : -1;
+    int rc = hard_rl && cur && rl_from_json(json_object_get(status, "hard"), hard_rl, &bad) == 0 &&
+                     rl_from_json(used, cur, &bad) == 0
+                 ? 0
+                 : -1;
+    if (rc == 0) self = contribution(quota, hard_rl, k, quota, false);
+    if (!self || rl_add_to(cur, self) != 0) rc = -1;
     if (rc == 0 && rl_len(self)) json_object_set_new(status, "used", rl_to_json(cur));
+    rl_free(hard_rl);
     rl_free(self);
     rl_free(cur);
     return rc == 0 ? 0 : api_err_set(e, API_INTERNAL, "cannot count quota");
 }
 
-/* Usage of obj that quota q tracks: its usage masked to q's hard keys when obj
- * is inside q's scopes, else empty. */
-static rlist *contribution(const json_t *q, const api_kind *k, const json_t *obj, bool deferred)
+/* Usage of obj that quota q (with status.hard `hard`) tracks: its usage masked
+ * to hard's keys when obj is inside q's scopes, else empty. */
+static rlist *contribution(const json_t *q, const rlist *hard, const api_kind *k, const json_t *obj,
+                           bool deferred)
 {
-    rlist *out = rl_new(), *hard = rl_new(), *u = rl_new();
-    const char *bad = NULL;
+    rlist *out = rl_new(), *u = rl_new();
     char err[256];
-    if (!out || !hard || !u) goto done;
-    if (!obj ||
-        rl_from_json(json_object_get(json_object_get(q, "status"), "hard"), hard, &bad) != 0)
-        goto done;
+    if (!out || !u || !obj) goto done;
     if (quota_matches(json_object_get(q, "spec"), hard, k->group, k->resource, obj, err,
                       sizeof err) != 1)
         goto done;
@@ -237,7 +188,6 @@ static rlist *contribution(const json_t *q, const api_kind *k, const json_t *obj
         out = masked;
     }
 done:
-    rl_free(hard);
     rl_free(u);
     return out;
 }
@@ -246,33 +196,23 @@ done:
  * the exact move of usage. Never raises a key past its hard by itself: writes
  * upstream does not evaluate can only move usage down (terminal, deleted), and
  * an evaluated UPDATE calls it only after quota_check allowed the increase. */
-static int release(store_txn *t, const api_kind *k, json_t *quotas, const json_t *old,
+static int release(store_txn *t, const api_kind *k, const ql_view *qs, size_t n, const json_t *old,
                    const json_t *nw, bool deferred, api_err *e)
 {
-    size_t i;
-    json_t *q;
-    json_array_foreach(quotas, i, q)
-    {
-        rlist *before = contribution(q, k, old, deferred),
-              *after = contribution(q, k, nw, deferred);
-        rlist *used = rl_new();
-        const char *bad = NULL;
-        int rc = 0;
-        if (!before || !after || !used ||
-            rl_from_json(json_object_get(json_object_get(q, "status"), "used"), used, &bad) != 0)
-            rc = -1;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *q = quota_prepared_json(qs[i].prep);
+        const rlist *hard = quota_prepared_hard(qs[i].prep);
+        rlist *before = contribution(q, hard, k, old, deferred),
+              *after = contribution(q, hard, k, nw, deferred);
+        int rc = before && after ? 0 : -1;
         if (rc == 0 && !rl_equal(before, after)) {
-            rlist *minus = rl_subtract_nonneg(used, before);
+            rlist *minus = rl_subtract_nonneg(qs[i].used, before);
             rlist *plus = minus ? rl_add(minus, after) : NULL;
-            json_t *js = plus ? rl_to_json(plus) : NULL;
-            rc = js ? write_used(t, q, js, e) : -1;
-            json_decref(js);
+            rc = plus ? quota_ledger_set(t, &qs[i], plus, e) : -1;
             rl_free(minus);
-            rl_free(plus);
         }
         rl_free(before);
         rl_free(after);
-        rl_free(used);
         if (rc != 0) return e->code ? -1 : api_err_set(e, API_INTERNAL, "quota accounting failed");
     }
     return 0;
@@ -299,24 +239,25 @@ static void forbidden(api_err *e, const api_kind *k, const json_t *obj, const qu
 /* pods/binding in a deferred namespace: the atomic re-check. The pod's compute
  * usage is charged now, in the transaction that assigns it, or the bind is
  * refused; nothing else can commit in between. */
-static int charge_binding(store_txn *t, json_t *quotas, const json_t *pod, bool dry_run, api_err *e)
+static int charge_binding(store_txn *t, const ql_view *qs, size_t n, const json_t *pod,
+                          bool dry_run, api_err *e)
 {
-    size_t n = json_array_size(quotas);
-    json_t **used = calloc(n, sizeof *used);
-    if (!used) return api_err_set(e, API_INTERNAL, "out of memory");
-    int rc = quota_deferred_bind(quotas, pod, used, e);
-    for (size_t i = 0; i < n; i++) {
+    rlist **used = calloc(n ? n : 1, sizeof *used);
+    int rc = used ? quota_deferred_bind(qs, n, pod, used, e)
+                  : api_err_set(e, API_INTERNAL, "out of memory");
+    for (size_t i = 0; used && i < n; i++) {
         if (rc == 0 && used[i] && !dry_run)
-            rc = write_used(t, json_array_get(quotas, i), used[i], e);
-        json_decref(used[i]);
+            rc = quota_ledger_set(t, &qs[i], used[i], e);
+        else
+            rl_free(used[i]);
     }
     free(used);
     return rc;
 }
 
 static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const char *sub,
-                            json_t *quotas, const json_t *obj, const json_t *old, bool deferred,
-                            bool dry_run, api_err *e)
+                            const ql_view *qs, size_t n, const json_t *obj, const json_t *old,
+                            bool deferred, bool dry_run, api_err *e)
 {
     const char *ns = meta_str(obj, "namespace");
     quota_request rq = {.namespace_ = ns,
@@ -326,12 +267,16 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
                         .op = op == REG_CREATE ? QUOTA_CREATE : QUOTA_UPDATE,
                         .obj = obj,
                         .old = old,
-                        .quotas = quotas,
                         .limited = limited_resources,
                         .deferred = deferred,
                         .now = QUOTA_NOW};
+    quota_view *views = calloc(n ? n : 1, sizeof *views);
+    if (!views) return api_err_set(e, API_INTERNAL, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        views[i] = (quota_view){qs[i].prep, qs[i].used};
     quota_result res;
-    int rc = quota_check(&rq, &res);
+    int rc = quota_check_views(&rq, views, n, &res);
+    free(views);
     if (rc != 0 && !res.message) {
         quota_result_cleanup(&res);
         return api_err_set(e, API_INTERNAL, "quota check failed");
@@ -346,9 +291,12 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
      * admission (its controller recomputes later). Here used must equal the
      * recount at every commit, so an allowed UPDATE moves usage by the exact
      * difference: the increase just checked, and any decrease. */
-    if (op == REG_UPDATE) rc = dry_run ? 0 : release(t, k, quotas, old, obj, deferred, e);
-    for (size_t i = 0; op != REG_UPDATE && !dry_run && i < res.nquotas && rc == 0; i++)
-        if (res.used[i]) rc = write_used(t, json_array_get(quotas, i), res.used[i], e);
+    if (op == REG_UPDATE) rc = dry_run ? 0 : release(t, k, qs, n, old, obj, deferred, e);
+    for (size_t i = 0; op != REG_UPDATE && !dry_run && i < res.nquotas && rc == 0; i++) {
+        if (!res.next[i]) continue;
+        rc = quota_ledger_set(t, &qs[i], res.next[i], e);
+        res.next[i] = NULL;
+    }
     quota_result_cleanup(&res);
     return rc;
 }
@@ -359,26 +307,28 @@ static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *s
     if (!k->namespaced || quota_ignored_resource(k->group, k->resource)) return 0;
     const char *ns = meta_str(obj, "namespace");
     if (!ns || !*ns) return 0;
-    json_t *quotas = load_quotas(t, ns);
-    if (!quotas) return api_err_set(e, API_INTERNAL, "cannot read quotas");
+    ql_view *qs = NULL;
+    size_t n = 0;
+    if (quota_ledger_load(t, ns, &qs, &n, e) != 0) return -1;
     int rc = 0;
     bool deferred = quota_ns_deferred(t, NULL, ns);
     /* limitedResources must be covered by a quota: checked even with none. */
-    if (json_array_size(quotas) > 0 || json_array_size(limited_resources) > 0) {
+    if (n > 0 || json_array_size(limited_resources) > 0) {
         quota_op qop = op == REG_CREATE ? QUOTA_CREATE : QUOTA_UPDATE;
         if (op == REG_DELETE)
-            rc = dry_run ? 0 : release(t, k, quotas, obj, NULL, deferred, e);
+            rc = dry_run ? 0 : release(t, k, qs, n, obj, NULL, deferred, e);
         else if (!strcmp(sub, "binding"))
-            rc = deferred ? charge_binding(t, quotas, obj, dry_run, e) : 0;
+            rc = deferred ? charge_binding(t, qs, n, obj, dry_run, e) : 0;
         else if (quota_handles(k->group, k->resource, qop, sub, obj, old))
-            rc = check_and_charge(t, k, op, sub, quotas, obj, old, deferred, dry_run, e);
+            rc = check_and_charge(t, k, op, sub, qs, n, obj, old, deferred, dry_run, e);
         else if (op == REG_UPDATE && !dry_run)
-            rc = release(t, k, quotas, old, obj, deferred, e);
+            rc = release(t, k, qs, n, old, obj, deferred, e);
     }
-    json_decref(quotas);
+    free(qs);
     if (rc == 0 && is_quota_kind(k) && op == REG_DELETE && !dry_run) {
         char key[600];
         snprintf(key, sizeof key, "resourcequotas/%s/%s", ns, meta_str(obj, "name") ?: "");
+        quota_ledger_forget(t, key);
         quota_cache_drop(key);
     }
     /* Last, a quota written by a client gets its status from the store. */
@@ -457,6 +407,7 @@ void quota_admission_cleanup(void)
 {
     json_decref(limited_resources);
     limited_resources = NULL;
+    quota_ledger_clear();
     quota_cache_clear();
 }
 

@@ -98,17 +98,18 @@ static int64_t bound_at(store *st, const char *key)
     return rv;
 }
 
-/* Stored usage of quota `qo` plus what of the assumed pods it does not count
- * yet (see quota_deferred.h). seen[j] is bound_at of pods[j], read after qo. */
-static rlist *base_usage(const store_obj *qo, const rlist *used, const rlist *assumed,
+/* A quota's usage (exact as of revision `as_of`) plus what of the assumed pods
+ * it does not count yet (see quota_deferred.h). seen[j] is bound_at of
+ * pods[j], read after the usage. */
+static rlist *base_usage(int64_t as_of, const rlist *used, const rlist *assumed,
                          const quota_assumed *pods, const int64_t *seen, size_t npods)
 {
     if (!pods) return assumed ? rl_add(used, assumed) : rl_copy(used);
     rlist *base = rl_copy(used);
     for (size_t j = 0; base && j < npods; j++) {
         /* Gone: its usage is in no quota (released, or never charged). Bound
-         * at or before this version of the quota: its charge is in `used`. */
-        if (seen[j] < 0 || (seen[j] > 0 && seen[j] <= qo->rv)) continue;
+         * at or before `as_of`: its charge is in `used`. */
+        if (seen[j] < 0 || (seen[j] > 0 && seen[j] <= as_of)) continue;
         if (rl_add_to(base, pods[j].deferred) != 0) {
             rl_free(base);
             base = NULL;
@@ -131,8 +132,14 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
     store_obj **objs = NULL;
     size_t n = 0;
     int rc = store_list(st, prefix, NULL, 0, &objs, &n, NULL, NULL) ? -1 : 0;
-    /* The pods are read after the quotas: a bind that commits in between is
-     * then in neither reading's past, and counts as assumed. */
+    /* The usage (the ledger's, ahead of the stored status) is read first and
+     * the pods after it: a bind that commits in between is then in neither
+     * reading's past, and counts as assumed. */
+    rlist **usage = calloc(n ? n : 1, sizeof *usage);
+    int64_t *as_of = calloc(n ? n : 1, sizeof *as_of);
+    if (!usage || !as_of) rc = -1;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (!(usage[i] = quota_ledger_read(objs[i], &as_of[i]))) rc = -1;
     int64_t *seen = pods ? malloc((npods ? npods : 1) * sizeof *seen) : NULL;
     if (pods && !seen) rc = -1;
     for (size_t j = 0; seen && j < npods; j++)
@@ -140,12 +147,12 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
     for (size_t i = 0; i < n; i++) {
         /* Shared and read-only: admission keeps stored quotas parsed. */
         json_t *q = rc == 0 ? quota_obj_json(objs[i]) : NULL;
-        rlist *hard = q ? list_of(q, "hard") : NULL, *used = q ? list_of(q, "used") : NULL;
+        rlist *hard = q ? list_of(q, "hard") : NULL, *used = q ? usage[i] : NULL;
         rlist *want = hard ? tracked(q, pod, d, hard) : NULL, *base = NULL, *total = NULL;
         rlist *over = NULL;
         if (q && (!hard || !used || !want)) rc = -1;
         if (rc == 0 && rl_len(want) > 0) {
-            base = base_usage(objs[i], used, assumed, pods, seen, npods);
+            base = base_usage(as_of[i], used, assumed, pods, seen, npods);
             over = base ? over_limit(base, want, hard, &total) : NULL;
             if (!over) rc = -1;
         }
@@ -162,7 +169,6 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
             rl_free(h);
         }
         rl_free(hard);
-        rl_free(used);
         rl_free(want);
         rl_free(base);
         rl_free(total);
@@ -170,6 +176,10 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
         json_decref(q);
         store_obj_unref(objs[i]);
     }
+    for (size_t i = 0; usage && i < n; i++)
+        rl_free(usage[i]);
+    free(usage);
+    free(as_of);
     free(objs);
     free(seen);
     if (rc == 0)
@@ -200,20 +210,19 @@ static void exceeded(api_err *e, const json_t *pod, const char *quota, const rli
     dbuf_free(&hs);
 }
 
-int quota_deferred_bind(const json_t *quotas, const json_t *pod, json_t **new_used, api_err *e)
+int quota_deferred_bind(const ql_view *quotas, size_t n, const json_t *pod, rlist **new_used,
+                        api_err *e)
 {
     rlist *d = pod_deferred(pod);
     if (!d) return api_err_set(e, API_INTERNAL, "cannot evaluate pod usage");
     int rc = 0;
-    size_t i;
-    json_t *q;
-    json_array_foreach(quotas, i, q)
-    {
+    for (size_t i = 0; i < n; i++) {
         new_used[i] = NULL;
         if (rc) continue;
-        rlist *hard = list_of(q, "hard"), *used = list_of(q, "used");
-        rlist *want = hard ? tracked(q, pod, d, hard) : NULL, *total = NULL, *over = NULL;
-        if (!hard || !used || !want) rc = api_err_set(e, API_INTERNAL, "cannot read quota");
+        const json_t *q = quota_prepared_json(quotas[i].prep);
+        const rlist *hard = quota_prepared_hard(quotas[i].prep), *used = quotas[i].used;
+        rlist *want = tracked(q, pod, d, hard), *total = NULL, *over = NULL;
+        if (!want) rc = api_err_set(e, API_INTERNAL, "cannot read quota");
         if (rc == 0 && rl_len(want) > 0) {
             over = over_limit(used, want, hard, &total);
             if (!over) {
@@ -222,25 +231,24 @@ int quota_deferred_bind(const json_t *quotas, const json_t *pod, json_t **new_us
                 rlist *r = rl_mask(want, over), *u = rl_mask(used, over), *h = rl_mask(hard, over);
                 for (size_t k = 0; u && k < rl_len(over); k++)
                     if (!rl_has(u, rl_name(over, k))) rl_add_name(u, rl_name(over, k));
-                exceeded(e, pod, meta_str(q, "name"), r, u, h);
+                exceeded(e, pod, quota_prepared_name(quotas[i].prep), r, u, h);
                 rl_free(r);
                 rl_free(u);
                 rl_free(h);
                 rc = -1;
             } else {
-                new_used[i] = rl_to_json(total);
+                new_used[i] = total;
+                total = NULL;
             }
         }
-        rl_free(hard);
-        rl_free(used);
         rl_free(want);
         rl_free(total);
         rl_free(over);
     }
     rl_free(d);
     if (rc != 0)
-        for (size_t k = 0; k < json_array_size(quotas); k++) {
-            json_decref(new_used[k]);
+        for (size_t k = 0; k < n; k++) {
+            rl_free(new_used[k]);
             new_used[k] = NULL;
         }
     return rc;

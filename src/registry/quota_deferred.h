@@ -5,6 +5,7 @@
 
 #include "core/dbuf.h"
 #include "core/rlist.h"
+#include "registry/quota_ledger.h"
 #include "registry/registry.h"
 
 #define DEFERRED_MODE_LABEL "quota.allot.dev/mode"
@@ -39,9 +40,10 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
                              rlist **deferred, dbuf *msg, char *quota, size_t quota_len);
 
 /* The bind re-check, inside the binding transaction: the pod's deferred usage
- * against every quota in `quotas` (as stored in the transaction). On success
- * new_used[i] is quotas[i]'s new status.used to write (NULL: unchanged); on
- * "exceeded quota" a 403 in upstream's words and nothing to write. */
-int quota_deferred_bind(const json_t *quotas, const json_t *pod, json_t **new_used, api_err *e);
+ * against the namespace's `n` quotas as the transaction sees them. On success
+ * new_used[i] is quotas[i]'s new usage to stage (NULL: unchanged; caller
+ * frees); on "exceeded quota" a 403 in upstream's words and nothing to stage. */
+int quota_deferred_bind(const ql_view *quotas, size_t n, const json_t *pod, rlist **new_used,
+                        api_err *e);
 
 #endif

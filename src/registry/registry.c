@@ -5,6 +5,7 @@
 #include "api/pod_resize.h"
 #include "api/validation.h"
 #include "registry/quota_admission.h"
+#include "registry/quota_ledger.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -658,9 +659,17 @@ fail:
     return -1;
 }
 
+void reg_prepare_read(store *st, const api_kind *k)
+{
+    /* Best effort: if it fails the reader sees the last written status, which
+     * is exact at its own resourceVersion. */
+    if (!*k->group && !strcmp(k->resource, "resourcequotas")) quota_ledger_sync(st);
+}
+
 json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, api_err *e)
 {
     char key[768];
+    reg_prepare_read(st, k);
     if (api_kind_key(k, ns, name, key, sizeof key) < 0) {
         api_err_not_found(e, k->group, k->resource, name);
         return NULL;

@@ -77,7 +77,12 @@ int reg_bind(store *st, const char *ns, const char *name, const char *node, bool
  * has stopped. Without one, deletion is immediate. Set once at startup. */
 void reg_set_graceful_pod_deletion(bool on);
 
-/* Fetch and parse one object; NULL (and 404 in e) if absent. */
+/* Call before reading objects of kind k from the store for a client: brings
+ * values kept ahead of the store up to date (quota status, quota_ledger.h). */
+void reg_prepare_read(store *st, const api_kind *k);
+
+/* Fetch and parse one object; NULL (and 404 in e) if absent. Up to date
+ * (reg_prepare_read). */
 json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, api_err *e);
 
 /* Helpers shared with controllers. */

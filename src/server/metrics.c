@@ -9,6 +9,7 @@
 #include "core/dbuf.h"
 #include "core/quantity.h"
 #include "core/strmap.h"
+#include "registry/quota_ledger.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -226,6 +227,18 @@ static void render_quotas(store *st, dbuf *b)
                 quota_controller_drift_total(), quota_controller_resyncs_total());
     dbuf_adds(b, "# HELP allot_resourcequota ResourceQuota hard limits and usage.\n"
                  "# TYPE allot_resourcequota gauge\n");
+    quota_ledger_stats ls;
+    quota_ledger_get_stats(&ls);
+    dbuf_printf(b,
+                "# HELP allot_quota_ledger_dirty Quotas whose stored status trails the ledger.\n"
+                "# TYPE allot_quota_ledger_dirty gauge\n"
+                "allot_quota_ledger_dirty %zu\n"
+                "# HELP allot_quota_status_versions_total Quota status versions written from the "
+                "ledger.\n"
+                "# TYPE allot_quota_status_versions_total counter\n"
+                "allot_quota_status_versions_total %llu\n",
+                ls.dirty, ls.versions);
+    quota_ledger_sync(st); /* the values below are then the ledger's */
     if (store_list(st, "resourcequotas/", NULL, 0, &objs, &n, NULL, NULL) != 0) return;
     for (size_t i = 0; i < n; i++) {
         json_t *q = store_obj_parse(objs[i]);

@@ -324,6 +324,7 @@ static void do_list(req *rq, resp *rs, const route *rt)
     /* Selectors filter after the store's page: fetch everything matching the prefix
      * when filtering, and cut the page here. */
     bool filtering = f.labels || f.fields;
+    reg_prepare_read(rq->srv->st, rt->kind);
     if (store_list(rq->srv->st, prefix, after[0] ? after : NULL, filtering ? 0 : (size_t)limit,
                    &objs, &n, &rev, &more) != 0) {
         api_err_set(&e, API_INTERNAL, "list failed");

@@ -16,6 +16,7 @@
 #include "api/table.h"
 #include "core/dbuf.h"
 #include "core/selector.h"
+#include "registry/registry.h"
 #include "server/filter.h"
 #include "server/metrics.h"
 
@@ -251,6 +252,7 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
         }
     }
     if (initial) {
+        reg_prepare_read(rq->srv->st, k);
         store_list(rq->srv->st, prefix, NULL, 0, &c->initial, &c->ninitial, &c->initial_rev, NULL);
         from = c->initial_rev;
         c->initial_end_bookmark = send_initial && c->bookmarks;

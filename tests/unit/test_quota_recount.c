@@ -19,6 +19,7 @@
 #include "core/quota_eval.h"
 #include "registry/admission.h"
 #include "registry/quota_admission.h"
+#include "registry/quota_ledger.h"
 
 static json_t *J(const char *s)
 {
@@ -74,6 +75,7 @@ static void check_quota(store *st, const char *name)
 {
     char key[256];
     snprintf(key, sizeof key, "resourcequotas/q/%s", name);
+    assert_int_equal(quota_ledger_sync(st), 0); /* the ledger's usage, written */
     store_txn *t = store_begin(st);
     store_obj *o = store_txn_get(t, key);
     assert_non_null(o);

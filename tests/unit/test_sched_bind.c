@@ -20,6 +20,7 @@
 #include "controllers/scheduler.h"
 #include "registry/admission.h"
 #include "registry/events.h"
+#include "registry/quota_ledger.h"
 #include "registry/registry.h"
 #include "testutil.h"
 #include "teststore.h"
@@ -311,6 +312,7 @@ static void test_scheduler_binds_within_quota(void **state)
     wait_until(st, quota_case_settled, NULL, "4 pods bound, p4 blocked on quota");
     scheduler_stop(s); /* writes the Scheduled events still queued */
 
+    assert_int_equal(quota_ledger_sync(st), 0);
     json_t *q = get(st, "resourcequotas/a/q");
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(json_object_get(q, "status"), "used"), "requests.cpu")),
