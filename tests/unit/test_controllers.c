@@ -53,14 +53,6 @@ static int teardown(void **state)
 
 /* ---- helpers ---- */
 
-static json_t *J(const char *s)
-{
-    json_error_t e;
-    json_t *v = json_loads(s, 0, &e);
-    if (!v) fail_msg("bad test JSON %s: %s", s, e.text);
-    return v;
-}
-
 /* Create (takes obj); the stored object's uid goes to uid when given. */
 static void create(fixture *f, const api_kind *k, const char *ns, json_t *obj, char uid[64])
 {

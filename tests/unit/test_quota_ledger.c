@@ -20,19 +20,6 @@
 
 #define QKEY "resourcequotas/a/q"
 
-static void create(store *st, const char *resource, const char *ns, const char *obj)
-{
-    const api_kind *k = api_kind_find("", "v1", resource);
-    json_t *o = J(obj), *out = NULL;
-    api_err e;
-    api_err_init(&e);
-    if (reg_create(st, k, ns, o, false, &out, &e) != 0)
-        fail_msg("create %s %s: %s", resource, obj, e.message);
-    json_decref(out);
-    json_decref(o);
-    api_err_clear(&e);
-}
-
 static void pod(store *st, const char *name, const char *cpu)
 {
     char obj[512];
@@ -40,7 +27,7 @@ static void pod(store *st, const char *name, const char *cpu)
              "{'metadata':{'name':'%s'},'spec':{'containers':[{'name':'c','image':'x',"
              "'resources':{'requests':{'cpu':'%s'}}}]}}",
              name, cpu);
-    create(st, "pods", "a", obj);
+    create_core(st, "pods", "a", obj);
 }
 
 /* status.used[name] of the stored quota. */
@@ -86,9 +73,9 @@ static void expect_used(store *st, const char *ledger, const char *stored)
 static store *setup_ns(void)
 {
     store *st = open_store();
-    create(st, "namespaces", "", "{'metadata':{'name':'a'}}");
-    create(st, "resourcequotas", "a",
-           "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'2','pods':'10'}}}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'a'}}");
+    create_core(st, "resourcequotas", "a",
+                "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'2','pods':'10'}}}");
     return st;
 }
 

@@ -29,19 +29,6 @@
 
 /* ---- fixtures ---- */
 
-static void create(store *st, const char *resource, const char *ns, const char *obj)
-{
-    const api_kind *k = api_kind_find("", "v1", resource);
-    json_t *o = J(obj), *out = NULL;
-    api_err e;
-    api_err_init(&e);
-    if (reg_create(st, k, ns, o, false, &out, &e) != 0)
-        fail_msg("create %s %s: %s", resource, obj, e.message);
-    json_decref(out);
-    json_decref(o);
-    api_err_clear(&e);
-}
-
 static json_t *get(store *st, const char *key)
 {
     store_obj *o = store_get(st, key);
@@ -154,7 +141,7 @@ static json_t *involved(const char *ns, const char *name, const char *uid)
 static void test_event_create_and_repeat(void **state)
 {
     store *st = open_store();
-    create(st, "namespaces", "", "{'metadata':{'name':'e'}}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'e'}}");
     json_t *pod = involved("e", "p", "u-1");
     assert_int_equal(event_record(st, pod, "Warning", "FailedScheduling", "no room", "sched"), 0);
     assert_int_equal(event_record(st, pod, "Warning", "FailedScheduling", "no room", "sched"), 0);
@@ -202,7 +189,7 @@ static void test_event_needs_open_namespace(void **state)
     assert_int_equal(event_record(st, pod, "Normal", "Scheduled", "x", "sched"), -1);
     json_decref(pod);
 
-    create(st, "namespaces", "", "{'metadata':{'name':'t'}}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'t'}}");
     reg_delete_opts o = {.grace_seconds = -1};
     json_t *out = NULL;
     bool gone = false;
@@ -222,7 +209,7 @@ static void test_event_needs_open_namespace(void **state)
 static void test_recorder_writes_everything_by_stop(void **state)
 {
     store *st = open_store();
-    create(st, "namespaces", "", "{'metadata':{'name':'r'}}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'r'}}");
     event_recorder *r = event_recorder_start(st);
     assert_non_null(r);
     enum { N = 600 }; /* more than one batch */
@@ -292,19 +279,19 @@ static bool quota_case_settled(store *st, void *arg)
 static void test_scheduler_binds_within_quota(void **state)
 {
     store *st = open_store();
-    create(st, "nodes", "",
-           "{'metadata':{'name':'n1'},'status':{'allocatable':{'cpu':'8','memory':'64Gi',"
-           "'pods':'110'}}}");
-    create(st, "namespaces", "", "{'metadata':{'name':'a'}}");
-    create(st, "resourcequotas", "a",
-           "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'2'}}}");
+    create_core(st, "nodes", "",
+                "{'metadata':{'name':'n1'},'status':{'allocatable':{'cpu':'8','memory':'64Gi',"
+                "'pods':'110'}}}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'a'}}");
+    create_core(st, "resourcequotas", "a",
+                "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'2'}}}");
     for (int i = 0; i < 5; i++) {
         char pod[256];
         snprintf(pod, sizeof pod,
                  "{'metadata':{'name':'p%d'},'spec':{'containers':[{'name':'c','image':'x',"
                  "'resources':{'requests':{'cpu':'500m'}}}]}}",
                  i);
-        create(st, "pods", "a", pod);
+        create_core(st, "pods", "a", pod);
     }
     char err[256];
     scheduler *s = scheduler_start(st, err, sizeof err);
@@ -361,15 +348,15 @@ static json_t *resize_to_2(const json_t *cur, void *ctx, api_err *e)
 static void test_scheduler_follows_resize(void **state)
 {
     store *st = open_store();
-    create(st, "nodes", "",
-           "{'metadata':{'name':'n1'},'status':{'allocatable':{'cpu':'2','memory':'64Gi',"
-           "'pods':'110'}}}");
-    create(st, "namespaces", "", "{'metadata':{'name':'r'}}");
+    create_core(st, "nodes", "",
+                "{'metadata':{'name':'n1'},'status':{'allocatable':{'cpu':'2','memory':'64Gi',"
+                "'pods':'110'}}}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'r'}}");
     const char *pod = "{'metadata':{'name':'p%d'},'spec':{'containers':[{'name':'c','image':'x',"
                       "'resources':{'requests':{'cpu':'1'},'limits':{'cpu':'1'}}}]}}";
     char buf[256];
     snprintf(buf, sizeof buf, pod, 0);
-    create(st, "pods", "r", buf);
+    create_core(st, "pods", "r", buf);
     char err[256];
     scheduler *s = scheduler_start(st, err, sizeof err);
     assert_non_null(s);
@@ -382,7 +369,7 @@ static void test_scheduler_follows_resize(void **state)
         fail_msg("resize: %s", e.message);
     json_decref(out);
     snprintf(buf, sizeof buf, pod, 1);
-    create(st, "pods", "r", buf);
+    create_core(st, "pods", "r", buf);
     wait_until(st, resize_case_settled, NULL, "p1 unschedulable");
     scheduler_stop(s);
     assert_int_equal(count_bound(st, "r", 2), 1);
