@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "registry/admission.h"
 #include "registry/quota_admission.h"
@@ -223,6 +224,39 @@ static void test_delete_forgets(void **state)
     teardown_ns(st);
 }
 
+/* The flusher writes a charged quota's status by itself, as a watched version,
+ * and quota_ledger_stop writes what is still pending. */
+static void test_flusher_writes_behind(void **state)
+{
+    (void)state;
+    store *st = setup_ns();
+    bool expired = false;
+    store_watch *w = store_watch_open(st, "resourcequotas/", store_revision(st), &expired);
+    assert_non_null(w);
+    assert_int_equal(quota_ledger_start(st, 10), 0);
+    pod(st, "p1", "500m");
+    /* Bounded wait for the version: the watch wakes us, no sleeping. */
+    time_t end = time(NULL) + 20;
+    bool seen = false;
+    while (!seen && time(NULL) <= end) {
+        store_event ev;
+        if (store_watch_next(w, &ev, 200) != 1) continue;
+        json_t *q = store_obj_parse(ev.obj);
+        const char *cpu = json_string_value(
+            json_object_get(json_object_get(json_object_get(q, "status"), "used"), "requests.cpu"));
+        seen = cpu && !strcmp(cpu, "500m");
+        json_decref(q);
+        store_obj_unref(ev.obj);
+        store_obj_unref(ev.prev);
+    }
+    store_watch_close(w);
+    assert_true(seen);
+    pod(st, "p2", "1");
+    quota_ledger_stop();
+    expect_used(st, "1500m", "1500m");
+    teardown_ns(st);
+}
+
 int main(void)
 {
     if (admission_register_defaults() != 0) return 1;
@@ -232,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_abort_drops_charges),
         cmocka_unit_test(test_rewritten_quota_is_adopted),
         cmocka_unit_test(test_delete_forgets),
+        cmocka_unit_test(test_flusher_writes_behind),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     quota_admission_cleanup();
