@@ -129,24 +129,36 @@ void rl_del(rlist *l, const char *name)
     l->n--;
 }
 
+/* The entries are already sorted and unique: copied in order, into an array
+ * of exactly their number (a copy is often made per request, e.g. the new
+ * usage of a quota). */
 rlist *rl_copy(const rlist *l)
 {
     rlist *c = rl_new();
-    if (!c) return NULL;
-    for (size_t i = 0; i < rl_len(l); i++) {
-        if (rl_set(c, l->e[i].name, &l->e[i].q)) {
-            rl_free(c);
-            return NULL;
-        }
+    size_t n = rl_len(l);
+    if (!c || !n) return c;
+    if (!(c->e = malloc(n * sizeof *c->e))) goto fail;
+    c->cap = n;
+    for (; c->n < n; c->n++) {
+        if (!(c->e[c->n].name = strdup(l->e[c->n].name))) goto fail;
+        c->e[c->n].q = l->e[c->n].q;
     }
     return c;
+fail:
+    rl_free(c);
+    return NULL;
+}
+
+int rl_add_qty(rlist *l, const char *name, const qty *q)
+{
+    long j = find(l, name);
+    return j >= 0 ? qty_add(&l->e[j].q, q) : rl_set(l, name, q);
 }
 
 int rl_add_to(rlist *dst, const rlist *b)
 {
     for (size_t i = 0; i < rl_len(b); i++) {
-        long j = find(dst, b->e[i].name);
-        int rc = j >= 0 ? qty_add(&dst->e[j].q, &b->e[i].q) : rl_set(dst, b->e[i].name, &b->e[i].q);
+        int rc = rl_add_qty(dst, b->e[i].name, &b->e[i].q);
         if (rc) return rc;
     }
     return 0;

@@ -53,6 +53,10 @@ void rl_del(rlist *l, const char *name);
  * QTY_ERR_RANGE; on error dst may hold part of the sum. */
 int rl_add_to(rlist *dst, const rlist *b);
 
+/* In place: l[name] += q (inserted as q when absent). 0, RL_ENOMEM or
+ * QTY_ERR_RANGE. */
+int rl_add_qty(rlist *l, const char *name, const qty *q);
+
 /* Add(a, b): every key of either list; values summed. */
 rlist *rl_add(const rlist *a, const rlist *b);
 /* Subtract(a, b): a - b over the union of keys (keys only in b are negated). */
