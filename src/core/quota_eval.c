@@ -811,15 +811,53 @@ static int scope_req_build(scope_req *r)
     return r->built = r->sel ? 1 : -1;
 }
 
-/* Matches on the one-label set {scopeName: value} (value NULL: the empty set).
+/* One request's object as scopes see it (quota_scope_subject_new). Admission
+ * matches it against prepared quotas that threads share, so the label sets a
+ * class scope is tested on are cached here, per request, not in the shared
+ * requirement. */
+struct quota_scope_subject {
+    quota_facts *f; /* scope facts only (no usage) */
+    /* labels[i]: {scopeName: facts string i} (i < 3); labels[3]: the empty set.
+     * Built on first use. A kind has one class scope (pods PriorityClass, PVCs
+     * VolumeAttributesClass), so the scope name is the same for every entry. */
+    json_t *labels[4];
+};
+
+/* The label set for facts string `idx` (-1: the empty set), NULL on OOM. */
+static const json_t *subject_labels(quota_scope_subject *subj, const char *scope, int idx)
+{
+    size_t slot = idx < 0 ? 3 : (size_t)idx;
+    if (!subj->labels[slot])
+        subj->labels[slot] =
+            idx < 0 ? json_object() : json_pack("{s:s}", scope, facts_str(subj->f, slot));
+    return subj->labels[slot];
+}
+
+/* Shared, prepared requirement (built eagerly, see quota_scopes_new): read only. */
+static int scope_req_matches_subject(const scope_req *r, quota_scope_subject *subj, int idx,
+                                     char *err, size_t n)
+{
+    const json_t *labels = subject_labels(subj, r->name, idx);
+    if (!labels) {
+        seterr(err, n, "failed to parse and convert selector: out of memory");
+        return -1;
+    }
+    return sel_matches(r->sel, labels);
+}
+
+/* Matches on the one-label set {scopeName: facts string idx} (idx -1: the
+ * empty set). Without a subject (the recount), the result is memoised in r.
  * 1, 0 or -1 (err). */
-static int scope_req_matches(scope_req *r, const char *value, char *err, size_t n)
+static int scope_req_matches(scope_req *r, const quota_facts *f, quota_scope_subject *subj, int idx,
+                             char *err, size_t n)
 {
     if (!r->built) scope_req_build(r);
     if (r->built < 0) {
         seterr(err, n, "%s", r->err);
         return -1;
     }
+    if (subj) return scope_req_matches_subject(r, subj, idx, err, n);
+    const char *value = idx < 0 ? NULL : facts_str(f, (size_t)idx);
     for (size_t i = 0; i < r->nmemo; i++) {
         const char *m = r->memo_value[i];
         if (value ? m && strcmp(m, value) == 0 : !m) return r->memo_match[i];
@@ -842,7 +880,8 @@ static int scope_req_matches(scope_req *r, const char *value, char *err, size_t 
 }
 
 /* podMatchesScopeFunc. */
-static int pod_scope(scope_req *r, const quota_facts *f, char *err, size_t n)
+static int pod_scope(scope_req *r, const quota_facts *f, quota_scope_subject *subj, char *err,
+                     size_t n)
 {
     const char *name = r->name;
     if (strcmp(name, "Terminating") == 0) return (f->flags & F_TERMINATING) != 0;
@@ -851,28 +890,32 @@ static int pod_scope(scope_req *r, const quota_facts *f, char *err, size_t n)
     if (strcmp(name, "NotBestEffort") == 0) return (f->flags & F_BEST_EFFORT) == 0;
     if (strcmp(name, "CrossNamespacePodAffinity") == 0) return (f->flags & F_CROSS_NS) != 0;
     if (strcmp(name, "PriorityClass") != 0) return 0;
-    const char *pc = f->nstr ? facts_str(f, 0) : NULL;
-    if (strcmp(r->op, "Exists") == 0) return pc != NULL;
-    return scope_req_matches(r, pc, err, n);
+    if (strcmp(r->op, "Exists") == 0) return f->nstr > 0;
+    return scope_req_matches(r, f, subj, f->nstr ? 0 : -1, err, n);
 }
 
 /* pvcMatchesScopeFunc: only VolumeAttributesClass; any referenced name may match. */
-static int pvc_scope(scope_req *r, const quota_facts *f, char *err, size_t n)
+static int pvc_scope(scope_req *r, const quota_facts *f, quota_scope_subject *subj, char *err,
+                     size_t n)
 {
     if (strcmp(r->name, "VolumeAttributesClass") != 0) return 0;
     if (strcmp(r->op, "Exists") == 0) return f->nstr > 0;
-    if (f->nstr == 0) return scope_req_matches(r, NULL, err, n);
-    for (size_t i = 0; i < f->nstr; i++) {
-        int rc = scope_req_matches(r, facts_str(f, i), err, n);
+    if (f->nstr == 0) return scope_req_matches(r, f, subj, -1, err, n);
+    for (int i = 0; i < f->nstr; i++) {
+        int rc = scope_req_matches(r, f, subj, i, err, n);
         if (rc) return rc;
     }
     return 0;
 }
 
-static int scope_matches(scope_req *r, const quota_facts *f, char *err, size_t n)
+/* subj NULL: f's object, memoising in r (the recount); else subj's object,
+ * with r read only (admission on a shared prepared quota). */
+static int scope_matches(scope_req *r, const quota_facts *f, quota_scope_subject *subj, char *err,
+                         size_t n)
 {
-    if (f->kind == K_POD) return pod_scope(r, f, err, n);
-    if (f->kind == K_PVC) return pvc_scope(r, f, err, n);
+    if (subj) f = subj->f;
+    if (f->kind == K_POD) return pod_scope(r, f, subj, err, n);
+    if (f->kind == K_PVC) return pvc_scope(r, f, subj, err, n);
     return 0; /* generic.MatchesNoScopeFunc */
 }
 
@@ -928,14 +971,171 @@ json_t *quota_scope_selectors(const json_t *spec)
     return arr;
 }
 
-/* ---- a quota's scopes, prepared (the recount context) ---------------------------------------- */
+/* ---- a quota's scopes, ready to match -------------------------------------------------------- */
+
+/* Scope requirements (getScopeSelectorsFromQuota, or limitedResources'
+ * matchScopes) over the array that holds them. */
+typedef struct scope_set {
+    json_t *sels; /* owned reference */
+    scope_req *reqs;
+    size_t n;
+} scope_set;
+
+static void scope_set_cleanup(scope_set *ss)
+{
+    for (size_t i = 0; i < ss->n; i++)
+        scope_req_cleanup(&ss->reqs[i]);
+    free(ss->reqs);
+    json_decref(ss->sels);
+    memset(ss, 0, sizeof *ss);
+}
+
+/* Takes the reference `sels` (NULL: out of memory). 0 or QUOTA_ENOMEM. */
+static int scope_set_init(scope_set *ss, json_t *sels)
+{
+    size_t n = json_array_size(sels);
+    memset(ss, 0, sizeof *ss);
+    ss->sels = sels;
+    ss->reqs = n ? calloc(n, sizeof *ss->reqs) : NULL;
+    if (!sels || (n && !ss->reqs)) {
+        scope_set_cleanup(ss);
+        return QUOTA_ENOMEM;
+    }
+    for (ss->n = 0; ss->n < n; ss->n++)
+        scope_req_init(&ss->reqs[ss->n], json_array_get(sels, ss->n));
+    return 0;
+}
+
+/* Matches: every requirement matches (none: 1). The first error wins; a
+ * mismatch does not stop the walk, so an error later on still shows. */
+static int scope_set_all(scope_set *ss, const quota_facts *f, quota_scope_subject *subj, char *err,
+                         size_t n)
+{
+    int match = 1;
+    for (size_t i = 0; i < ss->n; i++) {
+        int rc = scope_matches(&ss->reqs[i], f, subj, err, n);
+        if (rc < 0) return -1;
+        match = match && rc;
+    }
+    return match;
+}
+
+/* MatchingScopes: appends each matched selector to out (NULL: only count
+ * them). The number matched, -1 (err: `error on matching scope {..}: ..` for
+ * the first one that fails; the walk stops there) or QUOTA_ENOMEM. */
+static int scope_set_each(scope_set *ss, const quota_facts *f, quota_scope_subject *subj,
+                          json_t *out, char *err, size_t n)
+{
+    int count = 0;
+    char e[640];
+    for (size_t i = 0; i < ss->n; i++) {
+        int m = scope_matches(&ss->reqs[i], f, subj, e, sizeof e);
+        if (m < 0) {
+            dbuf b;
+            dbuf_init(&b, 4096);
+            format_scope(ss->reqs[i].s, &b);
+            seterr(err, n, "error on matching scope %s: %s", b.p ? b.p : "", e);
+            dbuf_free(&b);
+            return -1;
+        }
+        if (m > 0 && out && json_array_append(out, (json_t *)ss->reqs[i].s)) return QUOTA_ENOMEM;
+        count += m > 0;
+    }
+    return count;
+}
+
+int quota_matching_scopes(const char *group, const char *resource, const json_t *obj,
+                          const json_t *selectors, json_t *out, char *err, size_t n)
+{
+    scope_set ss;
+    quota_facts *f = facts_pack(kind_of(group, resource), obj, NULL, 0);
+    json_t *matched = json_array();
+    /* No selectors (e.g. a limitedResources entry without matchScopes): none match. */
+    json_t *sels = selectors ? json_incref((json_t *)selectors) : json_array();
+    int rc = f && matched ? scope_set_init(&ss, sels) : (json_decref(sels), QUOTA_ENOMEM);
+    if (!rc) {
+        rc = scope_set_each(&ss, f, NULL, matched, err, n);
+        scope_set_cleanup(&ss);
+    }
+    /* out is left unchanged on an error. */
+    if (rc >= 0) rc = json_array_extend(out, matched) ? QUOTA_ENOMEM : 0;
+    json_decref(matched);
+    quota_facts_free(f);
+    return rc;
+}
+
+/* ---- prepared scopes and subjects (admission) ------------------------------------------------ */
+
+struct quota_scopes {
+    scope_set set;
+};
+
+quota_scopes *quota_scopes_new(const json_t *quota_spec)
+{
+    quota_scopes *s = calloc(1, sizeof *s);
+    if (!s || scope_set_init(&s->set, quota_scope_selectors(quota_spec))) {
+        free(s);
+        return NULL;
+    }
+    /* Built now, once: matching a subject then only reads the requirements,
+     * which is what lets threads share them. */
+    for (size_t i = 0; i < s->set.n; i++)
+        scope_req_build(&s->set.reqs[i]);
+    return s;
+}
+
+void quota_scopes_free(quota_scopes *s)
+{
+    if (!s) return;
+    scope_set_cleanup(&s->set);
+    free(s);
+}
+
+size_t quota_scopes_len(const quota_scopes *s)
+{
+    return s->set.n;
+}
+
+quota_scope_subject *quota_scope_subject_new(const char *group, const char *resource,
+                                             const json_t *obj)
+{
+    quota_scope_subject *subj = calloc(1, sizeof *subj);
+    if (subj && !(subj->f = facts_pack(kind_of(group, resource), obj, NULL, 0))) {
+        free(subj);
+        return NULL;
+    }
+    return subj;
+}
+
+void quota_scope_subject_free(quota_scope_subject *subj)
+{
+    if (!subj) return;
+    for (size_t i = 0; i < sizeof subj->labels / sizeof subj->labels[0]; i++)
+        json_decref(subj->labels[i]);
+    quota_facts_free(subj->f);
+    free(subj);
+}
+
+/* With a subject, scope_matches reads the (eagerly built) requirements only:
+ * casting const away here never leads to a write. */
+int quota_scopes_matching(const quota_scopes *s, quota_scope_subject *subj, json_t *out, char *err,
+                          size_t n)
+{
+    return scope_set_each((scope_set *)&s->set, NULL, subj, out, err, n);
+}
+
+int quota_scopes_matches(const quota_scopes *s, quota_scope_subject *subj, char *err, size_t n)
+{
+    return scope_set_all((scope_set *)&s->set, NULL, subj, err, n);
+}
+
+/* ---- the recount context ----------------------------------------------------------------------
+ */
 
 struct quota_recount_ctx {
     kind kind;
-    json_t *sels; /* quota_scope_selectors, owned */
-    scope_req *reqs;
-    size_t nreq;
-    rlist *hard; /* spec.hard; NULL: keep every usage key */
+    scope_set scopes; /* memoises class-scope results: not shared */
+    rlist *hard;      /* spec.hard; NULL: keep every usage key */
     /* Per known_names code: whether hard has that name (the common names are
      * then decided without a string compare). */
     bool known_in_hard[sizeof known_names / sizeof known_names[0]][16];
@@ -944,10 +1144,7 @@ struct quota_recount_ctx {
 void quota_recount_ctx_free(quota_recount_ctx *c)
 {
     if (!c) return;
-    for (size_t i = 0; i < c->nreq; i++)
-        scope_req_cleanup(&c->reqs[i]);
-    free(c->reqs);
-    json_decref(c->sels);
+    scope_set_cleanup(&c->scopes);
     rl_free(c->hard);
     free(c);
 }
@@ -957,60 +1154,16 @@ static quota_recount_ctx *ctx_new(const json_t *spec, kind k)
     quota_recount_ctx *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->kind = k;
-    c->sels = quota_scope_selectors(spec);
-    size_t n = json_array_size(c->sels);
-    c->reqs = n ? calloc(n, sizeof *c->reqs) : NULL;
-    if (!c->sels || (n && !c->reqs)) {
-        quota_recount_ctx_free(c);
+    if (scope_set_init(&c->scopes, quota_scope_selectors(spec))) {
+        free(c);
         return NULL;
     }
-    for (c->nreq = 0; c->nreq < n; c->nreq++)
-        scope_req_init(&c->reqs[c->nreq], json_array_get(c->sels, c->nreq));
     return c;
 }
 
-/* Every scope matches (no scopes: 1). Errors win over a mismatch, so every
- * requirement is evaluated. */
 int quota_recount_matches(quota_recount_ctx *c, const quota_facts *f, char *err, size_t n)
 {
-    int match = 1;
-    for (size_t i = 0; i < c->nreq; i++) {
-        int rc = scope_matches(&c->reqs[i], f, err, n);
-        if (rc < 0) return -1;
-        match = match && rc;
-    }
-    return match;
-}
-
-int quota_matching_scopes(const char *group, const char *resource, const json_t *obj,
-                          const json_t *selectors, json_t *out, char *err, size_t n)
-{
-    quota_facts *f = facts_pack(kind_of(group, resource), obj, NULL, 0);
-    json_t *matched = json_array();
-    int rc = f && matched ? 0 : QUOTA_ENOMEM;
-    size_t i;
-    const json_t *s;
-    char e[640];
-    json_array_foreach(selectors, i, s)
-    {
-        scope_req r;
-        scope_req_init(&r, s);
-        int m = rc ? 0 : scope_matches(&r, f, e, sizeof e);
-        scope_req_cleanup(&r);
-        if (m < 0) {
-            dbuf b;
-            dbuf_init(&b, 4096);
-            format_scope(s, &b);
-            seterr(err, n, "error on matching scope %s: %s", b.p ? b.p : "", e);
-            dbuf_free(&b);
-            rc = -1;
-        }
-        if (m > 0 && json_array_append(matched, (json_t *)s)) rc = QUOTA_ENOMEM;
-    }
-    if (!rc && json_array_extend(out, matched)) rc = QUOTA_ENOMEM;
-    json_decref(matched);
-    quota_facts_free(f);
-    return rc;
+    return scope_set_all(&c->scopes, f, NULL, err, n);
 }
 
 int quota_matches_scopes(const json_t *spec, const char *group, const char *resource,
@@ -1019,8 +1172,8 @@ int quota_matches_scopes(const json_t *spec, const char *group, const char *reso
     kind k = kind_of(group, resource);
     quota_recount_ctx *c = ctx_new(spec, k);
     /* No scopes: everything matches, without looking at the object. */
-    quota_facts *f = c && c->nreq ? facts_pack(k, obj, NULL, 0) : NULL;
-    int match = c && !c->nreq ? 1 : -1;
+    quota_facts *f = c && c->scopes.n ? facts_pack(k, obj, NULL, 0) : NULL;
+    int match = c && !c->scopes.n ? 1 : -1;
     if (f)
         match = quota_recount_matches(c, f, err, n);
     else if (match < 0)
@@ -1047,70 +1200,122 @@ static const char *const must_specify[] = {"cpu",    "limits.cpu",   "limits.mem
                                            "memory", "requests.cpu", "requests.memory"};
 #define NMUST (sizeof must_specify / sizeof must_specify[0])
 
-/* enforcePodContainerConstraints: record c's name under each required name its
- * own usage lacks. */
-static int container_missing(const json_t *c, const rlist *required, rlist **missing)
+/* ---- constraints, once per object ----
+ * pods.go Constraints walks every container of the pod; admission asks once
+ * per pertinent quota, with the required names of each. The walk does not
+ * depend on those names, so it is done once: per container, its name and
+ * which names of the validation set its usage has. */
+typedef struct cf_container {
+    const char *name; /* borrowed from the object */
+    uint8_t has;      /* bit i: its usage has must_specify[i] */
+} cf_container;
+
+struct quota_cfacts {
+    bool skip; /* not a pod, or pod-level resources: nothing is required */
+    int rc;    /* the walk failed (a bad quantity): every check returns it */
+    size_t n;
+    cf_container c[];
+};
+
+/* enforcePodContainerConstraints' input: what container c's own usage has. */
+static int container_has(const json_t *c, rlist *req, rlist *lim, rlist *u, uint8_t *has)
 {
-    rlist *req = rl_new(), *lim = rl_new(), *u = rl_new();
-    int rc = req && lim && u ? 0 : QUOTA_ENOMEM;
-    if (!rc) rc = read_list(jget(c, "resources", "requests", NULL), req);
-    if (!rc) rc = read_list(jget(c, "resources", "limits", NULL), lim);
-    if (!rc) rc = usage_helper(req, lim, u);
-    for (size_t i = 0; !rc && i < NMUST; i++) {
-        if (!rl_has(required, must_specify[i]) || rl_has(u, must_specify[i])) continue;
-        if (!missing[i] && !(missing[i] = rl_new())) rc = QUOTA_ENOMEM;
-        if (!rc && rl_add_name(missing[i], jstr(c, "name"))) rc = QUOTA_ENOMEM;
-    }
-    rl_free(req);
-    rl_free(lim);
-    rl_free(u);
-    return rc;
+    rl_clear(req);
+    rl_clear(lim);
+    rl_clear(u);
+    TRY(read_list(jget(c, "resources", "requests", NULL), req));
+    TRY(read_list(jget(c, "resources", "limits", NULL), lim));
+    TRY(usage_helper(req, lim, u));
+    *has = 0;
+    for (size_t i = 0; i < NMUST; i++)
+        if (rl_has(u, must_specify[i])) *has |= (uint8_t)(1u << i);
+    return 0;
 }
 
-/* "must specify <res> for: <names>; <res> for: <names>". */
-static int must_specify_message(rlist **missing, char *err, size_t n)
+/* Containers, then init containers (the order names are recorded in). */
+static void cfacts_walk(quota_cfacts *cf, const json_t *pod)
 {
-    dbuf b;
-    dbuf_init(&b, 1 << 16);
-    int rc = dbuf_adds(&b, "must specify ");
-    bool first = true;
-    for (size_t i = 0; !rc && i < NMUST; i++) {
-        if (!missing[i]) continue;
-        rc = dbuf_printf(&b, "%s%s for: ", first ? "" : "; ", must_specify[i]);
-        if (!rc) rc = rl_format_names(missing[i], ",", &b);
-        first = false;
-    }
-    if (!rc) seterr(err, n, "%s", b.p);
-    dbuf_free(&b);
-    return rc ? QUOTA_ENOMEM : (first ? 0 : 1);
-}
-
-static int pod_constraints(const rlist *required, const json_t *pod, char *err, size_t n)
-{
-    /* Pod-level resources make container-level requests optional. */
-    if (pod_level_set(pod, true)) return 0;
-    rlist *missing[NMUST] = {0};
     static const char *const lists[] = {"containers", "initContainers"};
-    int rc = 0;
-    for (int l = 0; l < 2 && !rc; l++) {
+    rlist *req = rl_new(), *lim = rl_new(), *u = rl_new();
+    cf->rc = req && lim && u ? 0 : QUOTA_ENOMEM;
+    for (int l = 0; l < 2 && !cf->rc; l++) {
         size_t i;
         const json_t *c;
         json_array_foreach(jget(pod, "spec", lists[l], NULL), i, c)
         {
-            if (!rc) rc = container_missing(c, required, missing);
+            cf_container *e = &cf->c[cf->n++];
+            e->name = jstr(c, "name");
+            cf->rc = container_has(c, req, lim, u, &e->has);
+            if (cf->rc) break;
         }
     }
-    if (!rc) rc = must_specify_message(missing, err, n);
-    for (size_t i = 0; i < NMUST; i++)
-        rl_free(missing[i]);
-    return rc;
+    rl_free(req);
+    rl_free(lim);
+    rl_free(u);
+}
+
+quota_cfacts *quota_cfacts_new(const char *group, const char *resource, const json_t *obj)
+{
+    bool skip = kind_of(group, resource) != K_POD || pod_level_set(obj, true);
+    size_t n = skip ? 0
+                    : json_array_size(jget(obj, "spec", "containers", NULL)) +
+                          json_array_size(jget(obj, "spec", "initContainers", NULL));
+    quota_cfacts *cf = calloc(1, sizeof *cf + n * sizeof cf->c[0]);
+    if (!cf) return NULL;
+    cf->skip = skip;
+    if (!skip) cfacts_walk(cf, obj);
+    return cf;
+}
+
+void quota_cfacts_free(quota_cfacts *cf)
+{
+    free(cf);
+}
+
+/* "must specify <res> for: <names>; <res> for: <names>" over the containers
+ * lacking a required name (each list sorted and de-duplicated, as a set). */
+static int must_specify_message(const quota_cfacts *cf, unsigned lacking, char *err, size_t n)
+{
+    dbuf b;
+    dbuf_init(&b, 1 << 16);
+    rlist *names = rl_new();
+    int rc = names ? dbuf_adds(&b, "must specify ") : QUOTA_ENOMEM;
+    bool first = true;
+    for (size_t i = 0; !rc && i < NMUST; i++) {
+        if (!(lacking & (1u << i))) continue;
+        rl_clear(names);
+        for (size_t k = 0; !rc && k < cf->n; k++)
+            if (!(cf->c[k].has & (1u << i))) rc = rl_add_name(names, cf->c[k].name);
+        if (!rc) rc = dbuf_printf(&b, "%s%s for: ", first ? "" : "; ", must_specify[i]);
+        if (!rc) rc = rl_format_names(names, ",", &b);
+        first = false;
+    }
+    if (!rc) seterr(err, n, "%s", b.p);
+    dbuf_free(&b);
+    rl_free(names);
+    return rc ? QUOTA_ENOMEM : 1;
+}
+
+int quota_cfacts_check(const quota_cfacts *cf, const rlist *required, char *err, size_t n)
+{
+    if (cf->skip) return 0;
+    if (cf->rc) return cf->rc;
+    unsigned lacking = 0; /* bit i: some container lacks required must_specify[i] */
+    for (size_t i = 0; i < NMUST; i++) {
+        if (!rl_has(required, must_specify[i])) continue;
+        for (size_t k = 0; k < cf->n; k++)
+            if (!(cf->c[k].has & (1u << i))) lacking |= 1u << i;
+    }
+    return lacking ? must_specify_message(cf, lacking, err, n) : 0;
 }
 
 int quota_constraints(const char *group, const char *resource, const rlist *required,
                       const json_t *obj, char *err, size_t n)
 {
-    if (kind_of(group, resource) != K_POD) return 0;
-    return pod_constraints(required, obj, err, n);
+    quota_cfacts *cf = quota_cfacts_new(group, resource, obj);
+    int rc = cf ? quota_cfacts_check(cf, required, err, n) : QUOTA_ENOMEM;
+    quota_cfacts_free(cf);
+    return rc;
 }
 
 /* ---- services, PVCs, object counts ----------------------------------------------------------- */

@@ -88,6 +88,45 @@ int quota_matching_scopes(const char *group, const char *resource, const json_t 
 int quota_constraints(const char *group, const char *resource, const rlist *required,
                       const json_t *obj, char *err, size_t n);
 
+/* ---- admission on prepared quotas ----
+ * quota_matching_scopes, quota_matches_scopes and quota_constraints redo, on
+ * every call, work that depends only on the quota or only on the object. When
+ * one request is checked against many quotas, split it:
+ *   quota_scopes: a quota's scope selectors, parsed and converted once. Immutable
+ *     once built, so threads may share one (unlike quota_recount_ctx).
+ *   quota_scope_subject: one request's object as scopes see it (its facts, and
+ *     the label sets class scopes are tested on, cached as they are built). Not
+ *     shared: one per request and object.
+ *   quota_cfacts: one object's "must specify" walk over its containers, after
+ *     which quota_cfacts_check answers for any `required`. Borrows obj's
+ *     container names: obj must outlive it. Immutable once built.
+ * Each gives the same answer (and text) as the JSON function it splits, which
+ * is built on it. Constructors return NULL only when out of memory. */
+typedef struct quota_scopes quota_scopes;
+quota_scopes *quota_scopes_new(const json_t *quota_spec);
+void quota_scopes_free(quota_scopes *s);
+size_t quota_scopes_len(const quota_scopes *s); /* 0: the quota has no scopes */
+
+typedef struct quota_scope_subject quota_scope_subject;
+quota_scope_subject *quota_scope_subject_new(const char *group, const char *resource,
+                                             const json_t *obj);
+void quota_scope_subject_free(quota_scope_subject *subj);
+
+/* quota_matching_scopes over a quota's own selectors: appends each one the
+ * subject matches to `out` (NULL: only count them; on an error `out` may hold
+ * some). Returns how many matched, -1 (err as quota_matching_scopes) or
+ * QUOTA_ENOMEM. All of them matched == quota_matches_scopes says 1. */
+int quota_scopes_matching(const quota_scopes *s, quota_scope_subject *subj, json_t *out, char *err,
+                          size_t n);
+/* quota_matches_scopes: 1, 0 or -1 (err). */
+int quota_scopes_matches(const quota_scopes *s, quota_scope_subject *subj, char *err, size_t n);
+
+typedef struct quota_cfacts quota_cfacts;
+quota_cfacts *quota_cfacts_new(const char *group, const char *resource, const json_t *obj);
+void quota_cfacts_free(quota_cfacts *cf);
+/* quota_constraints(group, resource, required, obj, err, n). */
+int quota_cfacts_check(const quota_cfacts *cf, const rlist *required, char *err, size_t n);
+
 /* Go's %v of a []ScopedResourceSelectorRequirement: `[{PriorityClass In [a b]}]`. */
 int quota_format_scopes(const json_t *selectors, dbuf *out);
 
