@@ -2,6 +2,14 @@
  * (spec §4.3): limited scopes, limited names, pertinent quotas (constraints,
  * usage stats), object usage and UPDATE delta, coverage checks, then the charge
  * against each pertinent quota. Message texts live in the MSG_* table below.
+ *
+ * Cost: the registry runs this inside the store's writer lock for every
+ * create, against every quota of the namespace, so work is done as seldom as
+ * its inputs change: per stored quota version in quota_prepare (hard, scope
+ * selectors, the names each common kind owns); per request, once, whatever
+ * depends only on the object (its usage, scope facts, "must specify" walk,
+ * the delta); per quota only the comparisons. quota_check (JSON) prepares its
+ * quotas per call and then runs the very same steps.
  */
 #include "core/quota_check.h"
 
@@ -21,31 +29,50 @@
 #define MSG_NOT_COVERED "insufficient quota to consume: %s"
 #define MSG_SCOPES_NOT_COVERED "insufficient quota to match these scopes: %s"
 #define MSG_EXCEEDED "exceeded quota: %s, requested: %s, used: %s, limited: %s"
+#define MSG_BAD_STATUS "quota %s: invalid quantity in status for %s"
 
 #define ERRLEN 1024
 
-typedef struct qinfo {
-    const json_t *spec;
-    const char *name;
-    const rlist *hard, *used; /* borrowed from a view, or own_* */
-    rlist *own_hard, *own_used, *delta;
-    bool interesting;
-} qinfo;
+/* The kinds nearly every checked request is of (core group). A prepared quota
+ * keeps, for each, the hard names that kind's evaluator owns; any other kind
+ * works them out per request (a prepared quota is shared read-only, so it
+ * cannot learn kinds as they come). */
+static const char *const fixed_kinds[] = {"pods", "services", "persistentvolumeclaims"};
+#define NFIXED (sizeof fixed_kinds / sizeof fixed_kinds[0])
 
 struct quota_prepared {
     json_t *json; /* a reference */
     const char *name;
     rlist *hard;
+    quota_scopes *scopes;
+    rlist *owned[NFIXED]; /* MatchingResources(hard) per fixed kind; NULL: not kept */
 };
+
+typedef struct qinfo {
+    const quota_prepared *p;
+    const rlist *used;       /* borrowed from a view, or own_used */
+    const rlist *restricted; /* the hard names this kind owns: p->owned[..] or own_restricted */
+    const rlist *delta;      /* the ctx's delta_full or delta_sub */
+    quota_prepared *own_prep;
+    rlist *own_used, *own_restricted;
+    bool interesting;
+} qinfo;
 
 typedef struct ctx {
     const quota_request *rq;
     quota_result *res;
-    const quota_view *views; /* quota_check_views; NULL: rq->quotas */
     size_t n;
     qinfo *qs;
+    int fixed; /* index into fixed_kinds of the request's kind, or -1 */
+    /* limitedResources only (NULL without it): */
     json_t *limited_scopes, *restricted_scopes;
-    rlist *limited_names, *covered, *usage, *prev;
+    rlist *limited_names, *covered;
+    /* Per request, built on first use: */
+    rlist *usage; /* quota_usage of the object (the deferred mask applied in object_usage) */
+    int usage_rc;
+    quota_scope_subject *subj, *old_subj;
+    quota_cfacts *cfacts;
+    rlist *prev, *delta_full, *delta_sub;
 } ctx;
 
 enum { DONE = 1 }; /* a step decided the request (allowed or denied) */
@@ -94,54 +121,118 @@ static char *render(const rlist *l, bool names_only)
     return b.p ? dbuf_take(&b, NULL) : strdup("");
 }
 
+/* ---- prepared quotas ------------------------------------------------------------------------- */
+
+/* `by_kind`: also keep the names each fixed kind owns (worth it for a quota
+ * that serves many requests; quota_check prepares per call and skips it). */
+static quota_prepared *prepare(const json_t *quota, bool by_kind, char *err, size_t errlen)
+{
+    quota_prepared *p = calloc(1, sizeof *p);
+    const char *bad = "";
+    if (errlen) *err = '\0';
+    if (!p) return NULL;
+    p->json = json_incref((json_t *)quota);
+    p->name = jstr(quota, "metadata", "name");
+    int rc = (p->hard = rl_new()) ? rl_from_json(jget(quota, "status", "hard"), p->hard, &bad)
+                                  : RL_ENOMEM;
+    if (rc && rc != RL_ENOMEM) snprintf(err, errlen, MSG_BAD_STATUS, p->name, bad);
+    if (!rc && !(p->scopes = quota_scopes_new(jget(quota, "spec", NULL)))) rc = RL_ENOMEM;
+    for (size_t k = 0; by_kind && !rc && k < NFIXED; k++) {
+        p->owned[k] = rl_new();
+        rc = p->owned[k] ? quota_matching_resources("", fixed_kinds[k], p->hard, p->owned[k])
+                         : QUOTA_ENOMEM;
+    }
+    if (rc) {
+        quota_prepared_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+quota_prepared *quota_prepare(const json_t *quota, char *err, size_t errlen)
+{
+    return prepare(quota, true, err, errlen);
+}
+
+void quota_prepared_free(quota_prepared *p)
+{
+    if (!p) return;
+    rl_free(p->hard);
+    quota_scopes_free(p->scopes);
+    for (size_t k = 0; k < NFIXED; k++)
+        rl_free(p->owned[k]);
+    json_decref(p->json);
+    free(p);
+}
+
+const char *quota_prepared_name(const quota_prepared *p)
+{
+    return p->name;
+}
+
+const rlist *quota_prepared_hard(const quota_prepared *p)
+{
+    return p->hard;
+}
+
+const json_t *quota_prepared_json(const quota_prepared *p)
+{
+    return p->json;
+}
+
 /* ---- setup ----------------------------------------------------------------------------------- */
 
+/* quota_check: prepare rq->quotas[i] and parse its status.used, as a view would
+ * carry them. */
 static int load_quota(ctx *c, size_t i)
 {
     qinfo *qi = &c->qs[i];
-    if (c->views) {
-        const quota_prepared *p = c->views[i].prep;
-        qi->spec = jget(p->json, "spec", NULL);
-        qi->name = p->name;
-        qi->hard = p->hard;
-        qi->used = c->views[i].used;
-        return 0;
-    }
     const json_t *q = json_array_get(c->rq->quotas, i);
     const char *bad = "";
-    qi->spec = jget(q, "spec", NULL);
-    qi->name = jstr(q, "metadata", "name");
-    qi->hard = qi->own_hard = rl_new();
-    qi->used = qi->own_used = rl_new();
-    if (!qi->own_hard || !qi->own_used) return QUOTA_ENOMEM;
-    int rc = rl_from_json(jget(q, "status", "hard"), qi->own_hard, &bad);
-    if (!rc) rc = rl_from_json(jget(q, "status", "used"), qi->own_used, &bad);
+    char err[ERRLEN];
+    if (!(qi->p = qi->own_prep = prepare(q, false, err, sizeof err)))
+        return *err ? (deny(c, 500, "%s", err), QUOTA_EINVAL) : QUOTA_ENOMEM;
+    if (!(qi->used = qi->own_used = rl_new())) return QUOTA_ENOMEM;
+    int rc = rl_from_json(jget(q, "status", "used"), qi->own_used, &bad);
     if (rc == RL_ENOMEM) return QUOTA_ENOMEM;
     if (rc) {
-        deny(c, 500, "quota %s: invalid quantity in status for %s", qi->name, bad);
+        deny(c, 500, MSG_BAD_STATUS, qi->p->name, bad);
         return QUOTA_EINVAL;
     }
     return 0;
 }
 
-static int setup(ctx *c)
+static int fixed_kind(const quota_request *rq)
+{
+    if (rq->group && *rq->group) return -1;
+    for (size_t k = 0; k < NFIXED; k++)
+        if (strcmp(rq->resource, fixed_kinds[k]) == 0) return (int)k;
+    return -1;
+}
+
+static int setup(ctx *c, const quota_view *views)
 {
     size_t slots = c->n ? c->n : 1;
+    c->fixed = fixed_kind(c->rq);
     c->qs = calloc(slots, sizeof(qinfo));
-    if (c->views)
+    if (views)
         c->res->next = calloc(slots, sizeof(rlist *));
     else
         c->res->used = calloc(slots, sizeof(json_t *));
     c->res->nquotas = c->n;
-    c->limited_scopes = json_array();
-    c->restricted_scopes = json_array();
-    c->limited_names = rl_new();
-    c->covered = rl_new();
-    c->usage = rl_new();
-    if (!c->qs || (!c->res->used && !c->res->next) || !c->limited_scopes || !c->restricted_scopes ||
-        !c->limited_names || !c->covered || !c->usage)
-        return QUOTA_ENOMEM;
+    if (!c->qs || (!c->res->used && !c->res->next)) return QUOTA_ENOMEM;
+    if (json_array_size(c->rq->limited)) {
+        c->limited_scopes = json_array();
+        c->restricted_scopes = json_array();
+        c->limited_names = rl_new();
+        if (!c->limited_scopes || !c->restricted_scopes || !c->limited_names) return QUOTA_ENOMEM;
+    }
     for (size_t i = 0; i < c->n; i++) {
+        if (views) {
+            c->qs[i].p = views[i].prep;
+            c->qs[i].used = views[i].used;
+            continue;
+        }
         int rc = load_quota(c, i);
         if (rc) return rc;
     }
@@ -151,9 +242,9 @@ static int setup(ctx *c)
 static void teardown(ctx *c)
 {
     for (size_t i = 0; c->qs && i < c->n; i++) {
-        rl_free(c->qs[i].own_hard);
+        quota_prepared_free(c->qs[i].own_prep);
         rl_free(c->qs[i].own_used);
-        rl_free(c->qs[i].delta);
+        rl_free(c->qs[i].own_restricted);
     }
     free(c->qs);
     json_decref(c->limited_scopes);
@@ -161,7 +252,39 @@ static void teardown(ctx *c)
     rl_free(c->limited_names);
     rl_free(c->covered);
     rl_free(c->usage);
+    quota_scope_subject_free(c->subj);
+    quota_scope_subject_free(c->old_subj);
+    quota_cfacts_free(c->cfacts);
     rl_free(c->prev);
+    rl_free(c->delta_full);
+    rl_free(c->delta_sub);
+}
+
+/* ---- the object, once per request ------------------------------------------------------------ */
+
+/* The object's usage (quota_usage; without the deferred mask). NULL when out
+ * of memory; a usage error is in c->usage_rc. */
+static const rlist *usage_of(ctx *c)
+{
+    const quota_request *rq = c->rq;
+    if (!c->usage && (c->usage = rl_new()))
+        c->usage_rc = quota_usage(rq->group, rq->resource, rq->obj, rq->now, c->usage);
+    return c->usage;
+}
+
+static quota_scope_subject *subject_of(ctx *c, bool old)
+{
+    const quota_request *rq = c->rq;
+    quota_scope_subject **s = old ? &c->old_subj : &c->subj;
+    if (!*s) *s = quota_scope_subject_new(rq->group, rq->resource, old ? rq->old : rq->obj);
+    return *s;
+}
+
+static const quota_cfacts *cfacts_of(ctx *c)
+{
+    const quota_request *rq = c->rq;
+    if (!c->cfacts) c->cfacts = quota_cfacts_new(rq->group, rq->resource, rq->obj);
+    return c->cfacts;
 }
 
 /* ---- limitedResources (§4.6) ----------------------------------------------------------------- */
@@ -199,7 +322,7 @@ static bool contains_any(const char *name, const json_t *subs)
 static int limited_names(ctx *c)
 {
     const quota_request *rq = c->rq;
-    rlist *u = NULL;
+    const rlist *u;
     int rc = 0;
     size_t i;
     const json_t *lr;
@@ -208,82 +331,101 @@ static int limited_names(ctx *c)
         if (rc || !streq(jstr(lr, "apiGroup", NULL), rq->group) ||
             !streq(jstr(lr, "resource", NULL), rq->resource))
             continue;
-        if (!u && !(u = rl_new())) return QUOTA_ENOMEM;
-        if (rl_len(u) == 0) rc = quota_usage(rq->group, rq->resource, rq->obj, rq->now, u);
+        if (!(u = usage_of(c))) return QUOTA_ENOMEM;
+        rc = c->usage_rc;
         for (size_t k = 0; !rc && k < rl_len(u); k++) {
             if (qty_sign(rl_qty(u, k)) > 0 &&
                 contains_any(rl_name(u, k), jget(lr, "matchContains", NULL)))
                 rc = rl_add_name(c->limited_names, rl_name(u, k)) ? QUOTA_ENOMEM : 0;
         }
     }
-    rl_free(u);
     return rc;
 }
 
 /* ---- pertinent quotas ------------------------------------------------------------------------ */
 
 /* hasUsageStats: every hard key the evaluator owns has a used value. */
-static bool has_usage_stats(const qinfo *qi, const rlist *restricted)
+static bool has_usage_stats(const qinfo *qi)
 {
-    for (size_t k = 0; k < rl_len(qi->hard); k++) {
-        const char *name = rl_name(qi->hard, k);
-        if (rl_has(restricted, name) && !rl_has(qi->used, name)) return false;
-    }
+    for (size_t k = 0; k < rl_len(qi->restricted); k++)
+        if (!rl_has(qi->used, rl_name(qi->restricted, k))) return false;
     return true;
 }
 
 /* After a quota matched: constraints, usage stats, then it is interesting. */
-static int admit_quota(ctx *c, qinfo *qi, const rlist *restricted)
+static int admit_quota(ctx *c, qinfo *qi)
 {
-    const quota_request *rq = c->rq;
+    const quota_cfacts *cf = cfacts_of(c);
     char err[ERRLEN];
-    int rc = quota_constraints(rq->group, rq->resource, restricted, rq->obj, err, sizeof err);
+    int rc = cf ? quota_cfacts_check(cf, qi->restricted, err, sizeof err) : QUOTA_ENOMEM;
     if (rc < 0) return rc;
-    if (rc) return deny(c, 403, MSG_CONSTRAINT, qi->name, err);
-    if (!has_usage_stats(qi, restricted)) {
-        char *names = render(restricted, true);
-        rc = names ? deny(c, 403, MSG_STATUS_UNKNOWN, qi->name, names) : QUOTA_ENOMEM;
+    if (rc) return deny(c, 403, MSG_CONSTRAINT, qi->p->name, err);
+    if (!has_usage_stats(qi)) {
+        char *names = render(qi->restricted, true);
+        rc = names ? deny(c, 403, MSG_STATUS_UNKNOWN, qi->p->name, names) : QUOTA_ENOMEM;
         free(names);
         return rc;
     }
     qi->interesting = true;
-    return rl_add_to(c->covered, restricted) ? QUOTA_ENOMEM : 0;
+    /* What the quotas cover matters only against limited names. */
+    if (!rl_len(c->limited_names)) return 0;
+    if (!c->covered && !(c->covered = rl_new())) return QUOTA_ENOMEM;
+    return rl_add_to(c->covered, qi->restricted) ? QUOTA_ENOMEM : 0;
 }
 
-static int scan_quota(ctx *c, qinfo *qi)
+/* MatchingResources(hard) for the request's kind: kept by the prepared quota
+ * for a fixed kind, else worked out now. */
+static int restrict_quota(ctx *c, qinfo *qi)
 {
     const quota_request *rq = c->rq;
-    char err[ERRLEN];
-    json_t *sels = quota_scope_selectors(qi->spec);
-    if (!sels) return QUOTA_ENOMEM;
-    int rc = quota_matching_scopes(rq->group, rq->resource, rq->obj, sels, c->restricted_scopes,
-                                   err, sizeof err);
-    json_decref(sels);
-    if (rc == QUOTA_ENOMEM) return rc;
-    if (rc) return deny(c, 500, MSG_SCOPE_ERR, qi->name, err);
-    int m = quota_matches(qi->spec, qi->hard, rq->group, rq->resource, rq->obj, err, sizeof err);
-    if (m < 0) return deny(c, 500, "%s", err);
-    if (!m) return 0;
-    rlist *restricted = rl_new();
-    rc = restricted ? quota_matching_resources(rq->group, rq->resource, qi->hard, restricted)
-                    : QUOTA_ENOMEM;
-    if (!rc) rc = admit_quota(c, qi, restricted);
-    rl_free(restricted);
-    return rc;
+    if (c->fixed >= 0 && qi->p->owned[c->fixed]) {
+        qi->restricted = qi->p->owned[c->fixed];
+        return 0;
+    }
+    if (!(qi->own_restricted = rl_new())) return QUOTA_ENOMEM;
+    qi->restricted = qi->own_restricted;
+    return quota_matching_resources(rq->group, rq->resource, qi->p->hard, qi->own_restricted);
+}
+
+/* The scopes first (their matches are collected, and an error denies, even for
+ * a quota this kind does not concern), then Matches: the quota owns some hard
+ * name of this kind and the object is inside every scope. */
+static int scan_quota(ctx *c, qinfo *qi)
+{
+    size_t nscopes = quota_scopes_len(qi->p->scopes);
+    int matched = 0;
+    if (nscopes) {
+        quota_scope_subject *subj = subject_of(c, false);
+        char err[ERRLEN];
+        if (!subj) return QUOTA_ENOMEM;
+        matched = quota_scopes_matching(qi->p->scopes, subj, c->restricted_scopes, err, sizeof err);
+        if (matched == QUOTA_ENOMEM) return matched;
+        if (matched < 0) return deny(c, 500, MSG_SCOPE_ERR, qi->p->name, err);
+    }
+    int rc = restrict_quota(c, qi);
+    if (rc || !rl_len(qi->restricted) || (size_t)matched < nscopes) return rc;
+    return admit_quota(c, qi);
 }
 
 /* ---- usage and delta ------------------------------------------------------------------------- */
 
+static bool any_negative(const rlist *l)
+{
+    for (size_t k = 0; k < rl_len(l); k++)
+        if (qty_sign(rl_qty(l, k)) < 0) return true;
+    return false;
+}
+
 static int object_usage(ctx *c)
 {
     const quota_request *rq = c->rq;
-    int rc = quota_usage(rq->group, rq->resource, rq->obj, rq->now, c->usage);
-    if (rc) return rc;
+    if (!usage_of(c)) return QUOTA_ENOMEM;
+    if (c->usage_rc) return c->usage_rc;
     if (rq->deferred) quota_deferred_mask(rq->group, rq->resource, rq->obj, c->usage);
+    if (!any_negative(c->usage)) return 0;
     rlist *neg = rl_is_negative(c->usage);
     char *names = neg ? render(neg, true) : NULL;
-    if (names && rl_len(neg)) rc = deny(c, 403, MSG_NEGATIVE, names);
-    if (!names) rc = QUOTA_ENOMEM;
+    int rc = names ? deny(c, 403, MSG_NEGATIVE, names) : QUOTA_ENOMEM;
     free(names);
     rl_free(neg);
     return rc;
@@ -304,13 +446,29 @@ static int previous_usage(ctx *c)
 }
 
 /* The non-zero part of `usage`, minus the previous usage (never below 0) when
- * `sub_prev`. */
-static rlist *delta_of(ctx *c, bool sub_prev)
+ * `sub_prev`. The same for every quota that takes it, so made once (owned by
+ * the ctx); NULL when out of memory. */
+static const rlist *delta_of(ctx *c, bool sub_prev)
 {
+    rlist **slot = sub_prev ? &c->delta_sub : &c->delta_full;
+    if (*slot) return *slot;
     rlist *d = sub_prev ? rl_subtract_nonneg(c->usage, c->prev) : rl_copy(c->usage);
-    rlist *nz = d ? rl_remove_zeros(d) : NULL;
+    *slot = d ? rl_remove_zeros(d) : NULL;
     rl_free(d);
-    return nz;
+    return *slot;
+}
+
+/* Whether the stored object was inside quota qi (which the new one matched,
+ * so it owns some of this kind's names): then only the difference is charged. */
+static int old_matched(ctx *c, const qinfo *qi, char *err, size_t n)
+{
+    if (!quota_scopes_len(qi->p->scopes)) return 1;
+    quota_scope_subject *subj = subject_of(c, true);
+    if (!subj) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    return quota_scopes_matches(qi->p->scopes, subj, err, n);
 }
 
 /* Per quota: the old object's usage is subtracted only for quotas that also
@@ -318,26 +476,21 @@ static rlist *delta_of(ctx *c, bool sub_prev)
  * Returns DONE (allowed, nothing to charge) when every delta is empty. */
 static int compute_deltas(ctx *c)
 {
-    const quota_request *rq = c->rq;
     char err[ERRLEN];
     bool any = false, interesting = false;
     for (size_t i = 0; i < c->n; i++) {
         qinfo *qi = &c->qs[i];
         if (!qi->interesting) continue;
-        int m = 0;
-        if (c->prev)
-            m = quota_matches(qi->spec, qi->hard, rq->group, rq->resource, rq->old, err,
-                              sizeof err);
+        int m = c->prev ? old_matched(c, qi, err, sizeof err) : 0;
         if (m < 0) return deny(c, 500, "%s", err);
         if (!(qi->delta = delta_of(c, m > 0))) return QUOTA_ENOMEM;
         any |= rl_len(qi->delta) > 0;
         interesting = true;
     }
     if (!interesting) {
-        rlist *d = delta_of(c, c->prev != NULL);
+        const rlist *d = delta_of(c, c->prev != NULL);
         if (!d) return QUOTA_ENOMEM;
         any = rl_len(d) > 0;
-        rl_free(d);
     }
     return any ? 0 : DONE;
 }
@@ -346,6 +499,7 @@ static int compute_deltas(ctx *c)
 
 static int check_coverage(ctx *c)
 {
+    if (!rl_len(c->limited_names)) return 0;
     rlist *uncovered = rl_copy(c->limited_names);
     if (!uncovered) return QUOTA_ENOMEM;
     for (size_t i = 0; i < rl_len(c->covered); i++)
@@ -363,10 +517,11 @@ static int check_coverage(ctx *c)
 /* UncoveredQuotaScopes: limited scopes whose scopeName no quota's scopes matched. */
 static int check_scope_coverage(ctx *c)
 {
-    json_t *unc = json_array();
+    json_t *unc;
     size_t i, j;
     const json_t *ls, *rs;
-    if (!unc) return QUOTA_ENOMEM;
+    if (!json_array_size(c->limited_scopes)) return 0;
+    if (!(unc = json_array())) return QUOTA_ENOMEM;
     json_array_foreach(c->limited_scopes, i, ls)
     {
         bool covered = false;
@@ -389,19 +544,49 @@ static int check_scope_coverage(ctx *c)
     return rc;
 }
 
-static int exceeded(ctx *c, const qinfo *qi, const rlist *requested, const rlist *over)
+/* The denial, from the new usage `nu`: requested = delta masked to hard, and
+ * the requested names whose new usage is over hard. Only run on a denial, so
+ * it is written with the plain list operations, as upstream. */
+static int exceeded(ctx *c, const qinfo *qi, const rlist *nu)
 {
-    rlist *r = rl_mask(requested, over), *u = rl_mask(qi->used, over), *h = rl_mask(qi->hard, over);
-    char *rs = r ? render(r, false) : NULL, *us = u ? render(u, false) : NULL;
+    const rlist *hard = qi->p->hard;
+    rlist *req = rl_mask(qi->delta, hard), *masked = req ? rl_mask(nu, req) : NULL;
+    rlist *over = masked ? rl_less_than_or_equal(masked, hard) : NULL;
+    rlist *r = over ? rl_mask(req, over) : NULL, *u = r ? rl_mask(qi->used, over) : NULL;
+    rlist *h = u ? rl_mask(hard, over) : NULL;
+    char *rs = h ? render(r, false) : NULL, *us = h ? render(u, false) : NULL;
     char *hs = h ? render(h, false) : NULL;
-    int rc = rs && us && hs ? deny(c, 403, MSG_EXCEEDED, qi->name, rs, us, hs) : QUOTA_ENOMEM;
+    int rc = rs && us && hs ? deny(c, 403, MSG_EXCEEDED, qi->p->name, rs, us, hs) : QUOTA_ENOMEM;
     free(rs);
     free(us);
     free(hs);
+    rl_free(req);
+    rl_free(masked);
+    rl_free(over);
     rl_free(r);
     rl_free(u);
     rl_free(h);
     return rc;
+}
+
+/* used + (delta masked to hard), into a new list; *over set when one of the
+ * added names is now above its hard. NULL when out of memory. */
+static rlist *new_usage(const qinfo *qi, bool *over)
+{
+    const rlist *hard = qi->p->hard;
+    rlist *nu = rl_copy(qi->used);
+    *over = false;
+    for (size_t k = 0; nu && k < rl_len(qi->delta); k++) {
+        const char *name = rl_name(qi->delta, k);
+        const qty *h = rl_get(hard, name);
+        if (!h) continue;
+        if (rl_add_qty(nu, name, rl_qty(qi->delta, k))) {
+            rl_free(nu);
+            return NULL;
+        }
+        *over |= qty_cmp(rl_get(nu, name), h) > 0;
+    }
+    return nu;
 }
 
 /* requested = delta masked to hard; new used = used + requested; only the
@@ -410,13 +595,11 @@ static int exceeded(ctx *c, const qinfo *qi, const rlist *requested, const rlist
 static int charge(ctx *c, size_t i)
 {
     qinfo *qi = &c->qs[i];
-    rlist *req = rl_mask(qi->delta, qi->hard);
-    rlist *nu = req ? rl_add(qi->used, req) : NULL;
-    rlist *masked = nu ? rl_mask(nu, req) : NULL;
-    rlist *over = masked ? rl_less_than_or_equal(masked, qi->hard) : NULL;
-    int rc = over ? 0 : QUOTA_ENOMEM;
+    bool over;
+    rlist *nu = new_usage(qi, &over);
+    int rc = nu ? 0 : QUOTA_ENOMEM;
     bool check = !streq(c->rq->subresource, "status");
-    if (!rc && check && rl_len(over)) rc = exceeded(c, qi, req, over);
+    if (!rc && check && over) rc = exceeded(c, qi, nu);
     if (!rc && !rl_equal(nu, qi->used)) {
         if (c->res->next) {
             c->res->next[i] = nu;
@@ -425,10 +608,7 @@ static int charge(ctx *c, size_t i)
             rc = QUOTA_ENOMEM;
         }
     }
-    rl_free(req);
     rl_free(nu);
-    rl_free(masked);
-    rl_free(over);
     return rc;
 }
 
@@ -455,9 +635,9 @@ static bool fast_allow(const quota_request *rq, size_t nquotas)
 
 /* CheckRequest's steps in upstream order; each returns 0 to go on, DONE when
  * it decided, or a QUOTA_* error. */
-static int run(ctx *c)
+static int run(ctx *c, const quota_view *views)
 {
-    int rc = setup(c);
+    int rc = setup(c, views);
     if (!rc) rc = match_limited_scopes(c);
     if (!rc) rc = limited_names(c);
     for (size_t i = 0; !rc && i < c->n; i++)
@@ -488,8 +668,8 @@ static int check(const quota_request *rq, const quota_view *views, size_t n, quo
     memset(res, 0, sizeof *res);
     res->allowed = true;
     if (fast_allow(rq, n)) return 0;
-    ctx c = {.rq = rq, .res = res, .views = views, .n = n};
-    int rc = run(&c);
+    ctx c = {.rq = rq, .res = res, .n = n};
+    int rc = run(&c, views);
     teardown(&c);
     if (!res->allowed || rc < 0) drop_used(res);
     if (rc == QUOTA_ENOMEM) res->allowed = false;
@@ -526,50 +706,4 @@ int quota_apply_used(json_t *quotas, const quota_result *res)
         if (json_object_set_new(st, "used", json_deep_copy(res->used[i]))) return QUOTA_ENOMEM;
     }
     return 0;
-}
-
-/* ---- prepared quotas ------------------------------------------------------------------------- */
-
-quota_prepared *quota_prepare(const json_t *quota, char *err, size_t errlen)
-{
-    quota_prepared *p = calloc(1, sizeof *p);
-    const char *bad = "";
-    if (errlen) *err = '\0';
-    if (!p || !(p->hard = rl_new())) {
-        free(p);
-        return NULL;
-    }
-    p->json = json_incref((json_t *)quota);
-    p->name = jstr(quota, "metadata", "name");
-    int rc = rl_from_json(jget(quota, "status", "hard"), p->hard, &bad);
-    if (rc) {
-        if (rc != RL_ENOMEM)
-            snprintf(err, errlen, "quota %s: invalid quantity in status for %s", p->name, bad);
-        quota_prepared_free(p);
-        return NULL;
-    }
-    return p;
-}
-
-void quota_prepared_free(quota_prepared *p)
-{
-    if (!p) return;
-    rl_free(p->hard);
-    json_decref(p->json);
-    free(p);
-}
-
-const char *quota_prepared_name(const quota_prepared *p)
-{
-    return p->name;
-}
-
-const rlist *quota_prepared_hard(const quota_prepared *p)
-{
-    return p->hard;
-}
-
-const json_t *quota_prepared_json(const quota_prepared *p)
-{
-    return p->json;
 }
