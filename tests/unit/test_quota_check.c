@@ -7,6 +7,10 @@
  * DryRun (A2, A3) is the caller's concern: the decision is the same and the
  * caller simply does not commit res.used. A13 (a quota in another namespace)
  * reduces to an empty quota list, since the caller passes the namespace's quotas.
+ *
+ * Every request is also decided by quota_check_views, on quotas prepared with
+ * quota_prepare and status.used parsed into rlists (as the registry calls it),
+ * and must get the same result: allowed, code, message and every new usage.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,20 +52,23 @@ static char *POD(const char *name, const char *spec, const char *req, const char
     return s;
 }
 
+#define MAXQ 10
+
 typedef struct tcase {
-    const char *resource, *sub;
+    const char *group, *resource, *sub;
     quota_op op;
     char *obj, *old;
-    char *quotas[3];
+    char *quotas[MAXQ];
     const char *limited;
     const char *ns;
+    bool deferred;
 } tcase;
 
 typedef struct want {
     bool allowed;
     int code;
     const char *message;
-    const char *used[3]; /* compact JSON with single quotes, or NULL = unchanged */
+    const char *used[MAXQ]; /* compact JSON with single quotes, or NULL = unchanged */
 } want;
 
 static char *used_str(const json_t *u)
@@ -72,16 +79,75 @@ static char *used_str(const json_t *u)
     return s;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* quota_check_views on the quotas of rq (prepared, used parsed) decides as
+ * quota_check did: `json` is quota_check's result, `json_rc` its return. */
+static void expect_views_agree(const char *id, const quota_request *rq, int json_rc,
+                               const quota_result *json)
+{
+    size_t n = json_array_size(rq->quotas);
+    quota_prepared **prep = calloc(n + 1, sizeof *prep);
+    rlist **used = calloc(n + 1, sizeof *used);
+    quota_view *views = calloc(n + 1, sizeof *views);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *q = json_array_get(rq->quotas, i);
+        char err[256];
+        prep[i] = quota_prepare(q, err, sizeof err);
+        used[i] = rl_new();
+        /* A quota that does not prepare: quota_check must have refused with that text. */
+        if (!prep[i]) {
+            assert_int_equal(json_rc, QUOTA_EINVAL);
+            if (!same_str(json->message, err)) fail_msg("%s: prepare: %s", id, err);
+            goto done;
+        }
+        if (rl_from_json(json_object_get(json_object_get(q, "status"), "used"), used[i], NULL))
+            goto done; /* views cannot hold it; quota_check refused (checked by its caller) */
+        views[i] = (quota_view){prep[i], used[i]};
+    }
+    quota_result res;
+    int rc = quota_check_views(rq, views, n, &res);
+    if (rc != json_rc) fail_msg("%s: views rc %d, json rc %d", id, rc, json_rc);
+    if (res.allowed != json->allowed || res.code != json->code ||
+        !same_str(res.message, json->message))
+        fail_msg("%s: views decided allowed=%d %d %s, json allowed=%d %d %s", id, res.allowed,
+                 res.code, res.message ? res.message : "", json->allowed, json->code,
+                 json->message ? json->message : "");
+    assert_null(res.used);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *want = json->used ? json->used[i] : NULL;
+        json_t *got = res.next && res.next[i] ? rl_to_json(res.next[i]) : NULL;
+        if (!(got ? want && json_equal(got, want) : !want)) {
+            char *g = got ? used_str(got) : NULL, *w = want ? used_str(want) : NULL;
+            fail_msg("%s: quota %zu: views used %s, json used %s", id, i, g ? g : "(unchanged)",
+                     w ? w : "(unchanged)");
+        }
+        json_decref(got);
+    }
+    quota_result_cleanup(&res);
+done:
+    for (size_t i = 0; i < n; i++) {
+        quota_prepared_free(prep[i]);
+        rl_free(used[i]);
+    }
+    free(prep);
+    free(used);
+    free(views);
+}
+
 static void check(const char *id, tcase t, want w)
 {
     json_t *quotas = json_array();
     size_t nq = 0;
-    for (; nq < 3 && t.quotas[nq]; nq++)
+    for (; nq < MAXQ && t.quotas[nq]; nq++)
         json_array_append_new(quotas, J(t.quotas[nq]));
     json_t *obj = t.obj ? J(t.obj) : NULL, *old = t.old ? J(t.old) : NULL;
     json_t *limited = t.limited ? J(t.limited) : NULL;
     quota_request rq = {.namespace_ = t.ns ? t.ns : "test",
-                        .group = "",
+                        .group = t.group ? t.group : "",
                         .resource = t.resource ? t.resource : "pods",
                         .subresource = t.sub,
                         .op = t.op,
@@ -89,10 +155,12 @@ static void check(const char *id, tcase t, want w)
                         .old = old,
                         .quotas = quotas,
                         .limited = limited,
-                        .now = NOW};
+                        .now = NOW,
+                        .deferred = t.deferred};
     quota_result res;
     int rc = quota_check(&rq, &res);
     if (rc) fail_msg("%s: quota_check returned %d", id, rc);
+    expect_views_agree(id, &rq, rc, &res);
     if (res.allowed != w.allowed)
         fail_msg("%s: allowed=%d want %d (%s)", id, res.allowed, w.allowed,
                  res.message ? res.message : "");
@@ -110,7 +178,7 @@ static void check(const char *id, tcase t, want w)
         free(got);
     }
     quota_result_cleanup(&res);
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < MAXQ; i++)
         free(t.quotas[i]);
     free(t.obj);
     free(t.old);
@@ -558,6 +626,185 @@ static void test_batch_apply(void **state)
     json_decref(pod);
 }
 
+/* ---- many quotas, scopes, and every kind of denial (each also through the views) ----------- */
+
+/* A pod of two containers, "app" and "side", each with requests = limits. */
+static char *POD2(const char *name, const char *spec)
+{
+    char *s;
+    if (asprintf(&s,
+                 "{'metadata':{'name':'%s','namespace':'test'},'spec':{%s%s'containers':["
+                 "{'name':'app','resources':{'requests':{'cpu':'250m','memory':'256Mi'},"
+                 "'limits':{'cpu':'250m','memory':'256Mi'}}},"
+                 "{'name':'side','resources':{'requests':{'cpu':'50m','memory':'64Mi'},"
+                 "'limits':{'cpu':'50m','memory':'64Mi'}}}]},"
+                 "'status':{'phase':'Pending','qosClass':'Guaranteed'}}",
+                 name, spec, *spec ? "," : "") < 0)
+        abort();
+    return s;
+}
+
+#define HARD10                                                                                     \
+    "'pods':'100','requests.cpu':'10','requests.memory':'10Gi','limits.cpu':'10',"                 \
+    "'limits.memory':'10Gi'"
+#define USED10                                                                                     \
+    "'pods':'1','requests.cpu':'1','requests.memory':'1Gi','limits.cpu':'1','limits.memory':'1Gi'"
+#define NEW10                                                                                      \
+    "{'limits.cpu':'1300m','limits.memory':'1344Mi','pods':'2','requests.cpu':'1300m',"            \
+    "'requests.memory':'1344Mi'}"
+#define PC_IN(v)                                                                                   \
+    "'scopeSelector':{'matchExpressions':[{'scopeName':'PriorityClass','operator':'In',"           \
+    "'values':['" v "']}]}"
+#define PC_HIGH "'priorityClassName':'high'"
+
+/* Ten quotas of every scope flavour: the pod is in all but `term` and `low`. */
+static void ten_quotas(char **q, const char *hard_last)
+{
+    q[0] = Q("plain", "", HARD10, USED10);
+    q[1] = Q("notterm", "'scopes':['NotTerminating','NotBestEffort']", HARD10, USED10);
+    q[2] = Q("term", "'scopes':['Terminating']", HARD10, USED10);
+    q[3] = Q("high", PC_IN("high"), HARD10, USED10);
+    q[4] = Q("low", PC_IN("low"), HARD10, USED10);
+    q[5] = Q("pc-exists",
+             "'scopeSelector':{'matchExpressions':[{'scopeName':'PriorityClass',"
+             "'operator':'Exists'}]}",
+             HARD10, USED10);
+    q[6] = Q("notin",
+             "'scopes':['NotBestEffort'],'scopeSelector':{'matchExpressions':[{'scopeName':"
+             "'PriorityClass','operator':'NotIn','values':['low']}]}",
+             HARD10, USED10);
+    q[7] = Q("pods-only", "", "'pods':'100'", "'pods':'1'");
+    q[8] = Q("secrets", "", "'secrets':'10'", "'secrets':'1'");
+    q[9] = Q("last", PC_IN("high"), hard_last, USED10);
+}
+
+static void test_ten_quotas(void **state)
+{
+    tcase t = {.op = QUOTA_CREATE, .obj = POD2("p", PC_HIGH)};
+    ten_quotas(t.quotas, HARD10);
+    check("ten", t,
+          (want){.allowed = true,
+                 .used = {NEW10, NEW10, NULL, NEW10, NULL, NEW10, NEW10, "{'pods':'2'}", NULL,
+                          NEW10}});
+    /* the last quota is full on memory: nothing is charged anywhere */
+    t = (tcase){.op = QUOTA_CREATE, .obj = POD2("p", PC_HIGH)};
+    ten_quotas(t.quotas, "'pods':'100','requests.cpu':'10','requests.memory':'1100Mi',"
+                         "'limits.cpu':'10','limits.memory':'10Gi'");
+    check("ten exceeded", t,
+          (want){.message = "exceeded quota: last, requested: requests.memory=320Mi, used: "
+                            "requests.memory=1Gi, limited: requests.memory=1100Mi"});
+}
+
+static void test_must_specify_containers(void **state)
+{
+    char *pod =
+        strdup("{'metadata':{'name':'p'},'spec':{'containers':[{'name':'b','resources':{'requests':"
+               "{'cpu':'1'}}},{'name':'a'}],'initContainers':[{'name':'c','resources':{'limits':"
+               "{'memory':'1Gi'}}}]}}");
+    check("must specify",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = pod,
+                  .quotas = {Q("plain", "", "'pods':'10'", "'pods':'1'"),
+                             Q("q", "", "'requests.cpu':'10','limits.memory':'10Gi'",
+                               "'requests.cpu':'1','limits.memory':'1Gi'")}},
+          (want){.message = "failed quota: q: must specify limits.memory for: a,b; requests.cpu "
+                            "for: a,c"});
+}
+
+static void test_scoped_denials(void **state)
+{
+    check("scoped status unknown",
+          (tcase){
+              .op = QUOTA_CREATE,
+              .obj = POD2("p", PC_HIGH),
+              .quotas = {Q("plain", "", HARD10, USED10),
+                         Q("high", PC_IN("high"), "'pods':'5','requests.cpu':'5'", "'pods':'1'")}},
+          (want){.message = "status unknown for quota: high, resources: pods,requests.cpu"});
+    /* the only quota covering requests.cpu is scoped to another class */
+    check("not covered",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD2("p", PC_HIGH),
+                  .limited = LIM_REQCPU,
+                  .quotas = {Q("low", PC_IN("low"), HARD10, USED10),
+                             Q("pods", "", "'pods':'10'", "'pods':'1'")}},
+          (want){.message = "insufficient quota to consume: requests.cpu"});
+    check("covered by scope",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = POD2("p", PC_HIGH),
+                  .limited = LIM_REQCPU,
+                  .quotas = {Q("low", PC_IN("low"), HARD10, USED10),
+                             Q("high", PC_IN("high"), HARD10, USED10)}},
+          (want){.allowed = true, .used = {NULL, NEW10}});
+}
+
+/* An UPDATE moving a pod into Terminating: the quota that held it already and
+ * still does is charged the difference (none), the Terminating one all of it. */
+static void test_update_scoped(void **state)
+{
+    char *old = strdup("{'metadata':{'name':'p','resourceVersion':'3'},'spec':{"
+                       "'priorityClassName':'high','containers':[{'resources':{'requests':{"
+                       "'cpu':'1'}}}]}}");
+    char *new = strdup("{'metadata':{'name':'p','resourceVersion':'3'},'spec':{"
+                       "'priorityClassName':'high','activeDeadlineSeconds':5,'containers':[{"
+                       "'resources':{'requests':{'cpu':'2'}}}]}}");
+    check("update scoped",
+          (tcase){
+              .op = QUOTA_UPDATE,
+              .obj = new,
+              .old = old,
+              .quotas = {Q("high", PC_IN("high"), "'cpu':'10','pods':'10'", "'cpu':'1','pods':'1'"),
+                         Q("notterm", "'scopes':['NotTerminating']", "'cpu':'10','pods':'10'",
+                           "'cpu':'1','pods':'1'"),
+                         Q("term", "'scopes':['Terminating']", "'cpu':'10','pods':'10'",
+                           "'cpu':'0','pods':'0'")}},
+          (want){.allowed = true,
+                 .used = {"{'cpu':'2','pods':'1'}", NULL, "{'cpu':'2','pods':'1'}"}});
+}
+
+/* Deferred namespace: an unassigned pod charges no compute, only its count. */
+static void test_deferred(void **state)
+{
+    check("deferred",
+          (tcase){.op = QUOTA_CREATE,
+                  .deferred = true,
+                  .obj = POD2("p", ""),
+                  .quotas = {Q("plain", "", HARD10, USED10),
+                             Q("notbe", "'scopes':['NotBestEffort']", HARD10, USED10)}},
+          (want){.allowed = true,
+                 .used = {"{'limits.cpu':'1','limits.memory':'1Gi','pods':'2','requests.cpu':'1',"
+                          "'requests.memory':'1Gi'}",
+                          "{'limits.cpu':'1','limits.memory':'1Gi','pods':'2','requests.cpu':'1',"
+                          "'requests.memory':'1Gi'}"}});
+}
+
+/* Kinds other than pods, services and PVCs (their owned names are worked out
+ * per request), and a PVC in a VolumeAttributesClass scope. */
+static void test_other_kinds(void **state)
+{
+    check("apps count",
+          (tcase){.group = "apps",
+                  .resource = "deployments",
+                  .op = QUOTA_CREATE,
+                  .obj = strdup("{'metadata':{'name':'d'}}"),
+                  .quotas = {Q("q", "", "'count/deployments.apps':'2','pods':'3'",
+                               "'count/deployments.apps':'2','pods':'0'")}},
+          (want){.message = "exceeded quota: q, requested: count/deployments.apps=1, used: "
+                            "count/deployments.apps=2, limited: count/deployments.apps=2"});
+    char *claim = strdup("{'metadata':{'name':'c'},'spec':{'volumeAttributesClassName':'gold',"
+                         "'resources':{'requests':{'storage':'1Gi'}}}}");
+    const char *vac = "'scopeSelector':{'matchExpressions':[{'scopeName':'VolumeAttributesClass',"
+                      "'operator':'In','values':['gold']}]}";
+    check("vac",
+          (tcase){.resource = "persistentvolumeclaims",
+                  .op = QUOTA_CREATE,
+                  .obj = claim,
+                  .quotas = {Q("gold", vac, PVC_HARD, PVC_USED), Q("all", "", PVC_HARD, PVC_USED),
+                             Q("pods", "'scopes':['BestEffort']", "'pods':'1'", "'pods':'0'")}},
+          (want){.allowed = true,
+                 .used = {"{'persistentvolumeclaims':'2','requests.storage':'11Gi'}",
+                          "{'persistentvolumeclaims':'2','requests.storage':'11Gi'}", NULL}});
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -582,6 +829,12 @@ int main(void)
         cmocka_unit_test(test_scope_error),
         cmocka_unit_test(test_count_and_fast_paths),
         cmocka_unit_test(test_batch_apply),
+        cmocka_unit_test(test_ten_quotas),
+        cmocka_unit_test(test_must_specify_containers),
+        cmocka_unit_test(test_scoped_denials),
+        cmocka_unit_test(test_update_scoped),
+        cmocka_unit_test(test_deferred),
+        cmocka_unit_test(test_other_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
