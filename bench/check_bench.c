@@ -52,12 +52,12 @@ static json_t *make_quota(int i, bool scoped)
 {
     char name[32];
     snprintf(name, sizeof name, "q-%d", i);
-    json_t *hard = json_pack("{s:s,s:s,s:s,s:s,s:s}", "pods", "1000000", "requests.cpu", "100000",
-                             "requests.memory", "100Ti", "limits.cpu", "100000", "limits.memory",
-                             "100Ti");
-    json_t *used = json_pack("{s:s,s:s,s:s,s:s,s:s}", "pods", "12", "requests.cpu", "3600m",
-                             "requests.memory", "3840Mi", "limits.cpu", "3600m", "limits.memory",
-                             "3840Mi");
+    json_t *hard =
+        json_pack("{s:s,s:s,s:s,s:s,s:s}", "pods", "1000000", "requests.cpu", "100000",
+                  "requests.memory", "100Ti", "limits.cpu", "100000", "limits.memory", "100Ti");
+    json_t *used =
+        json_pack("{s:s,s:s,s:s,s:s,s:s}", "pods", "12", "requests.cpu", "3600m", "requests.memory",
+                  "3840Mi", "limits.cpu", "3600m", "limits.memory", "3840Mi");
     json_t *spec = json_pack("{s:O}", "hard", hard);
     if (scoped && i % 4 == 1)
         json_object_set_new(spec, "scopes", json_pack("[s,s]", "NotTerminating", "NotBestEffort"));
