@@ -68,7 +68,9 @@ typedef struct ctx {
     json_t *limited_scopes, *restricted_scopes;
     rlist *limited_names, *covered;
     /* Per request, built on first use: */
-    rlist *usage; /* quota_usage of the object (the deferred mask applied in object_usage) */
+    const rlist *usage; /* quota_usage of the object: rq->usage or own_usage (the deferred
+                           mask applied in object_usage) */
+    rlist *own_usage;
     int usage_rc;
     quota_scope_subject *subj, *old_subj;
     quota_cfacts *cfacts;
@@ -251,7 +253,7 @@ static void teardown(ctx *c)
     json_decref(c->restricted_scopes);
     rl_free(c->limited_names);
     rl_free(c->covered);
-    rl_free(c->usage);
+    rl_free(c->own_usage);
     quota_scope_subject_free(c->subj);
     quota_scope_subject_free(c->old_subj);
     quota_cfacts_free(c->cfacts);
@@ -267,9 +269,14 @@ static void teardown(ctx *c)
 static const rlist *usage_of(ctx *c)
 {
     const quota_request *rq = c->rq;
-    if (!c->usage && (c->usage = rl_new()))
-        c->usage_rc = quota_usage(rq->group, rq->resource, rq->obj, rq->now, c->usage);
-    return c->usage;
+    if (c->usage) return c->usage;
+    if (rq->usage) {
+        c->usage_rc = rq->usage_rc;
+        return c->usage = rq->usage;
+    }
+    if ((c->own_usage = rl_new()))
+        c->usage_rc = quota_usage(rq->group, rq->resource, rq->obj, rq->now, c->own_usage);
+    return c->usage = c->own_usage;
 }
 
 static quota_scope_subject *subject_of(ctx *c, bool old)
@@ -421,7 +428,11 @@ static int object_usage(ctx *c)
     const quota_request *rq = c->rq;
     if (!usage_of(c)) return QUOTA_ENOMEM;
     if (c->usage_rc) return c->usage_rc;
-    if (rq->deferred) quota_deferred_mask(rq->group, rq->resource, rq->obj, c->usage);
+    if (rq->deferred) { /* a borrowed usage is copied before it is masked */
+        if (!c->own_usage && !(c->own_usage = rl_copy(c->usage))) return QUOTA_ENOMEM;
+        quota_deferred_mask(rq->group, rq->resource, rq->obj, c->own_usage);
+        c->usage = c->own_usage;
+    }
     if (!any_negative(c->usage)) return 0;
     rlist *neg = rl_is_negative(c->usage);
     char *names = neg ? render(neg, true) : NULL;

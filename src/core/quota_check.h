@@ -38,6 +38,9 @@ typedef struct quota_request {
     const json_t *quotas;  /* JSON array of the namespace's ResourceQuotas (spec and status) */
     const json_t *limited; /* ResourceQuotaConfiguration.limitedResources array, or NULL */
     int64_t now;           /* Unix seconds; only pods being deleted look at it */
+    const rlist *usage;    /* optional: quota_usage of obj at `now`, when the caller has it
+                              (borrowed, never modified); NULL: computed here */
+    int usage_rc;          /* with `usage`: quota_usage's result */
     bool deferred;         /* deferred ResourceQuota namespace: an unassigned pod charges no
                               cpu/memory here (core/deferred.h); "must specify" still applies */
 } quota_request;

@@ -724,17 +724,31 @@ static quota_facts *facts_pack(kind k, const json_t *obj, const rlist *u, int us
     return f;
 }
 
+quota_facts *quota_facts_of_usage(const char *group, const char *resource, const json_t *obj,
+                                  const rlist *usage, int usage_rc)
+{
+    /* Out of memory is not a fact about the object: never keep it. */
+    if (usage_rc == QUOTA_ENOMEM) return NULL;
+    return facts_pack(kind_of(group, resource), obj, usage_rc ? NULL : usage, usage_rc);
+}
+
 quota_facts *quota_facts_new(const char *group, const char *resource, const json_t *obj,
                              int64_t now)
 {
     rlist *u = rl_new();
     if (!u) return NULL;
     int rc = quota_usage(group, resource, obj, now, u);
-    if (rc) rl_clear(u);
-    /* Out of memory is not a fact about the object: never keep it. */
-    quota_facts *f = rc == QUOTA_ENOMEM ? NULL : facts_pack(kind_of(group, resource), obj, u, rc);
+    quota_facts *f = quota_facts_of_usage(group, resource, obj, u, rc);
     rl_free(u);
     return f;
+}
+
+bool quota_facts_equal(const quota_facts *a, const quota_facts *b)
+{
+    if (!a || !b) return a == b;
+    return a->kind == b->kind && a->flags == b->flags && a->nstr == b->nstr &&
+           a->usage_rc == b->usage_rc && a->nusage == b->nusage && a->len == b->len &&
+           memcmp(a->data, b->data, a->len) == 0;
 }
 
 void quota_facts_free(quota_facts *f)

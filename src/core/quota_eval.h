@@ -155,7 +155,13 @@ typedef struct quota_facts quota_facts;
  * quota_recount_add_facts, as quota_recount_add reports it. */
 quota_facts *quota_facts_new(const char *group, const char *resource, const json_t *obj,
                              int64_t now);
+/* The same from obj's usage as quota_usage computed it (`usage` borrowed,
+ * `usage_rc` its result): for a caller that needed the usage anyway. */
+quota_facts *quota_facts_of_usage(const char *group, const char *resource, const json_t *obj,
+                                  const rlist *usage, int usage_rc);
 void quota_facts_free(quota_facts *f);
+/* Byte-for-byte the same facts (debug cross-checks and tests). */
+bool quota_facts_equal(const quota_facts *a, const quota_facts *b);
 size_t quota_facts_size(const quota_facts *f); /* bytes allocated, for memory accounting */
 
 /* ---- controller recount (spec §5, generic.CalculateUsageStats) ----

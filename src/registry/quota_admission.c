@@ -55,10 +55,65 @@ static void facts_free(void *f)
     quota_facts_free(f);
 }
 
+/* The facts of the object admission just charged, handed to the indexer of
+ * the same transaction so that the object's usage is computed once per write,
+ * not once for the check and again for the index. The object is matched by
+ * pointer; nothing between admission and the put changes what facts depend on
+ * (debug builds recompute and compare). Under the writer lock, like the whole
+ * transaction; the end hook drops what was not taken. */
+static struct {
+    store_txn *txn;
+    const json_t *obj;
+    quota_facts *facts;
+} handoff;
+
+static void handoff_drop(void *arg, int64_t rev, bool committed)
+{
+    (void)arg;
+    (void)rev;
+    (void)committed;
+    quota_facts_free(handoff.facts);
+    handoff.facts = NULL;
+    handoff.obj = NULL;
+    handoff.txn = NULL;
+}
+
+/* Takes f (NULL allowed: nothing is handed over). */
+static void handoff_set(store_txn *t, const json_t *obj, quota_facts *f)
+{
+    if (handoff.txn != t) {
+        if (!f || store_txn_on_end(t, handoff_drop, NULL) != 0) {
+            quota_facts_free(f); /* the indexer computes them again */
+            return;
+        }
+        handoff.txn = t;
+    }
+    quota_facts_free(handoff.facts);
+    handoff.facts = f;
+    handoff.obj = f ? obj : NULL;
+}
+
+static quota_facts *handoff_take(const json_t *obj)
+{
+    if (!handoff.facts || handoff.obj != obj) return NULL;
+    quota_facts *f = handoff.facts;
+    handoff.facts = NULL;
+    handoff.obj = NULL;
+    return f;
+}
+
 void quota_index(const api_kind *k, const json_t *obj, store_index *out)
 {
     if (!k->namespaced || quota_ignored_resource(k->group, k->resource)) return;
-    out->ext = quota_facts_new(k->group, k->resource, obj, QUOTA_NOW);
+    quota_facts *f = handoff_take(obj);
+#ifndef NDEBUG
+    if (f) {
+        quota_facts *fresh = quota_facts_new(k->group, k->resource, obj, QUOTA_NOW);
+        if (fresh && !quota_facts_equal(f, fresh)) abort(); /* the object changed after admission */
+        quota_facts_free(fresh);
+    }
+#endif
+    out->ext = f ? f : quota_facts_new(k->group, k->resource, obj, QUOTA_NOW);
     out->ext_free = out->ext ? facts_free : NULL;
 }
 
@@ -270,13 +325,23 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
                         .limited = limited_resources,
                         .deferred = deferred,
                         .now = QUOTA_NOW};
-    quota_view *views = calloc(n ? n : 1, sizeof *views);
-    if (!views) return api_err_set(e, API_INTERNAL, "out of memory");
+    /* The object's usage, once: for the check, then for the store's index. */
+    rlist *usage = rl_new();
+    quota_view *views = usage ? calloc(n ? n : 1, sizeof *views) : NULL;
+    if (!views) {
+        rl_free(usage);
+        return api_err_set(e, API_INTERNAL, "out of memory");
+    }
+    rq.usage = usage;
+    rq.usage_rc = quota_usage(k->group, k->resource, obj, QUOTA_NOW, usage);
     for (size_t i = 0; i < n; i++)
         views[i] = (quota_view){qs[i].prep, qs[i].used};
     quota_result res;
     int rc = quota_check_views(&rq, views, n, &res);
     free(views);
+    if (rc == 0 && res.allowed && !dry_run)
+        handoff_set(t, obj, quota_facts_of_usage(k->group, k->resource, obj, usage, rq.usage_rc));
+    rl_free(usage);
     if (rc != 0 && !res.message) {
         quota_result_cleanup(&res);
         return api_err_set(e, API_INTERNAL, "quota check failed");
