@@ -580,38 +580,18 @@ static int exceeded(ctx *c, const qinfo *qi, const rlist *nu)
     return rc;
 }
 
-/* used + (delta masked to hard), into a new list; *over set when one of the
- * added names is now above its hard. NULL when out of memory. */
-static rlist *new_usage(const qinfo *qi, bool *over)
-{
-    const rlist *hard = qi->p->hard;
-    rlist *nu = rl_copy(qi->used);
-    *over = false;
-    for (size_t k = 0; nu && k < rl_len(qi->delta); k++) {
-        const char *name = rl_name(qi->delta, k);
-        const qty *h = rl_get(hard, name);
-        if (!h) continue;
-        if (rl_add_qty(nu, name, rl_qty(qi->delta, k))) {
-            rl_free(nu);
-            return NULL;
-        }
-        *over |= qty_cmp(rl_get(nu, name), h) > 0;
-    }
-    return nu;
-}
-
 /* requested = delta masked to hard; new used = used + requested; only the
  * requested keys are compared with hard (an unrelated key already over its hard
  * does not block). `status` subresource requests update usage unchecked. */
 static int charge(ctx *c, size_t i)
 {
     qinfo *qi = &c->qs[i];
-    bool over;
-    rlist *nu = new_usage(qi, &over);
+    bool changed, over;
+    rlist *nu = rl_add_masked(qi->used, qi->delta, qi->p->hard, &changed, &over);
     int rc = nu ? 0 : QUOTA_ENOMEM;
     bool check = !streq(c->rq->subresource, "status");
     if (!rc && check && over) rc = exceeded(c, qi, nu);
-    if (!rc && !rl_equal(nu, qi->used)) {
+    if (!rc && changed) {
         if (c->res->next) {
             c->res->next[i] = nu;
             nu = NULL;

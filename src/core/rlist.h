@@ -59,6 +59,12 @@ int rl_add_qty(rlist *l, const char *name, const qty *q);
 
 /* Add(a, b): every key of either list; values summed. */
 rlist *rl_add(const rlist *a, const rlist *b);
+/* Add(a, Mask(b, mask)) in one merge pass, for a charge: used + the requested
+ * part of a delta. *changed: the result differs from a (Equals is false);
+ * *exceeds: for some key taken from b, the sum is above mask's value. NULL
+ * when out of memory or a sum is out of range. */
+rlist *rl_add_masked(const rlist *a, const rlist *b, const rlist *mask, bool *changed,
+                     bool *exceeds);
 /* Subtract(a, b): a - b over the union of keys (keys only in b are negated). */
 rlist *rl_subtract(const rlist *a, const rlist *b);
 /* SubtractWithNonNegativeResult: max(0, a - b) per key; keys only in b get 0. */

@@ -98,6 +98,106 @@ static void test_rlist_ops(void **state)
     rl_free(b);
 }
 
+/* rl_add_masked against the upstream composition it replaces:
+ * Add(a, Mask(b, mask)), Equals, and "some key of Mask(b, mask) is above mask". */
+static void expect_add_masked(const rlist *a, const rlist *b, const rlist *mask)
+{
+    bool changed, exceeds;
+    rlist *got = rl_add_masked(a, b, mask, &changed, &exceeds);
+    rlist *req = rl_mask(b, mask), *want = rl_add(a, req);
+    assert_non_null(got);
+    assert_non_null(want);
+    char *gs = fmt(got), *ws = fmt(want);
+    if (strcmp(gs, ws) != 0) fail_msg("add_masked: got %s, want %s", gs, ws);
+    assert_int_equal(changed, !rl_equal(want, a));
+    bool over = false;
+    for (size_t i = 0; i < rl_len(req); i++)
+        over |= qty_cmp(rl_get(want, rl_name(req, i)), rl_get(mask, rl_name(req, i))) > 0;
+    assert_int_equal(exceeds, over);
+    free(gs);
+    free(ws);
+    rl_free(req);
+    rl_free(want);
+    rl_free(got);
+}
+
+static void test_rlist_add_masked(void **state)
+{
+    rlist *used = L("cpu=1,memory=1Gi,pods=3"), *hard = L("cpu=2,pods=3,services=5");
+    rlist *delta = L("count/pods=1,cpu=500m,memory=64Mi,pods=1");
+    bool changed, exceeds;
+    rlist *r = rl_add_masked(used, delta, hard, &changed, &exceeds);
+    expect_list("charge", r, "cpu=1500m,memory=1Gi,pods=4");
+    assert_true(changed);
+    assert_true(exceeds); /* pods 4 > 3; memory is not in hard, so not charged */
+    rl_free(r);
+    rlist *zero = L("cpu=0,services=0");
+    r = rl_add_masked(used, zero, hard, &changed, &exceeds);
+    expect_list("zero delta adds the missing key", r, "cpu=1,memory=1Gi,pods=3,services=0");
+    assert_true(changed); /* a new key: Equals is false */
+    assert_false(exceeds);
+    rl_free(r);
+    rlist *cpu0 = L("cpu=0");
+    r = rl_add_masked(used, cpu0, hard, &changed, &exceeds);
+    assert_false(changed);
+    rl_free(r);
+    r = rl_add_masked(NULL, NULL, NULL, &changed, &exceeds);
+    assert_int_equal(rl_len(r), 0);
+    assert_false(changed);
+    rl_free(r);
+    rl_free(cpu0);
+    rl_free(zero);
+
+    /* Names longer than the inline buffer, on every path (copy, set, del, merge). */
+    const char *lng = "requests.example.com/a-very-long-extended-resource-name";
+    rlist *l = L("cpu=1");
+    qty one;
+    assert_int_equal(qty_parse("1", &one), 0);
+    assert_int_equal(rl_set(l, lng, &one), 0);
+    rlist *c = rl_copy(l);
+    rl_del(l, "cpu");
+    assert_string_equal(rl_name(l, 0), lng);
+    assert_string_equal(rl_name(c, 1), lng);
+    rlist *lhard = L("cpu=10");
+    assert_int_equal(rl_set(lhard, lng, &one), 0);
+    expect_add_masked(c, c, lhard);
+    rl_free(lhard);
+    rl_free(c);
+    rl_free(l);
+
+    /* Random lists over a small name pool, against the composition. */
+    static const char *const pool[] = {"cpu",
+                                       "limits.cpu",
+                                       "limits.memory",
+                                       "memory",
+                                       "pods",
+                                       "requests.cpu",
+                                       "requests.memory",
+                                       "services",
+                                       "requests.nvidia.com/gpu-with-a-long-name-xyz"};
+    static const char *const vals[] = {"0", "1", "100m", "2", "3", "1Gi", "512Mi", "1500m"};
+    unsigned seed = 12345;
+    for (int round = 0; round < 3000; round++) {
+        rlist *x[3];
+        for (int w = 0; w < 3; w++) {
+            x[w] = rl_new();
+            for (size_t p = 0; p < N(pool); p++) {
+                seed = seed * 1103515245u + 12345u;
+                if ((seed >> 16) % 3 == 0) continue;
+                qty q;
+                assert_int_equal(qty_parse(vals[(seed >> 8) % N(vals)], &q), 0);
+                assert_int_equal(rl_set(x[w], pool[p], &q), 0);
+            }
+        }
+        expect_add_masked(x[0], x[1], x[2]);
+        for (int w = 0; w < 3; w++)
+            rl_free(x[w]);
+    }
+    rl_free(used);
+    rl_free(hard);
+    rl_free(delta);
+}
+
 static void test_rlist_json(void **state)
 {
     json_t *in = J("{'memory':'1024Mi','cpu':'0.5','pods':10}");
@@ -866,6 +966,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rlist_ops),
         cmocka_unit_test(test_rlist_json),
+        cmocka_unit_test(test_rlist_add_masked),
         cmocka_unit_test(test_pod_usage_vectors),
         cmocka_unit_test(test_sidecars),
         cmocka_unit_test(test_qos),
