@@ -45,13 +45,15 @@ struct quota_prepared {
     const char *name;
     rlist *hard;
     quota_scopes *scopes;
-    rlist *owned[NFIXED]; /* MatchingResources(hard) per fixed kind; NULL: not kept */
+    rlist *owned[NFIXED];  /* MatchingResources(hard) per fixed kind; NULL: not kept */
+    unsigned must[NFIXED]; /* quota_must_specify_mask(owned[k]) */
 };
 
 typedef struct qinfo {
     const quota_prepared *p;
     const rlist *used;       /* borrowed from a view, or own_used */
     const rlist *restricted; /* the hard names this kind owns: p->owned[..] or own_restricted */
+    unsigned must;           /* quota_must_specify_mask(restricted) */
     const rlist *delta;      /* the ctx's delta_full or delta_sub */
     quota_prepared *own_prep;
     rlist *own_used, *own_restricted;
@@ -143,6 +145,7 @@ static quota_prepared *prepare(const json_t *quota, bool by_kind, char *err, siz
         p->owned[k] = rl_new();
         rc = p->owned[k] ? quota_matching_resources("", fixed_kinds[k], p->hard, p->owned[k])
                          : QUOTA_ENOMEM;
+        p->must[k] = quota_must_specify_mask(p->owned[k]);
     }
     if (rc) {
         quota_prepared_free(p);
@@ -354,9 +357,7 @@ static int limited_names(ctx *c)
 /* hasUsageStats: every hard key the evaluator owns has a used value. */
 static bool has_usage_stats(const qinfo *qi)
 {
-    for (size_t k = 0; k < rl_len(qi->restricted); k++)
-        if (!rl_has(qi->used, rl_name(qi->restricted, k))) return false;
-    return true;
+    return rl_has_names(qi->used, qi->restricted);
 }
 
 /* After a quota matched: constraints, usage stats, then it is interesting. */
@@ -364,7 +365,7 @@ static int admit_quota(ctx *c, qinfo *qi)
 {
     const quota_cfacts *cf = cfacts_of(c);
     char err[ERRLEN];
-    int rc = cf ? quota_cfacts_check(cf, qi->restricted, err, sizeof err) : QUOTA_ENOMEM;
+    int rc = cf ? quota_cfacts_check_mask(cf, qi->must, err, sizeof err) : QUOTA_ENOMEM;
     if (rc < 0) return rc;
     if (rc) return deny(c, 403, MSG_CONSTRAINT, qi->p->name, err);
     if (!has_usage_stats(qi)) {
@@ -387,11 +388,14 @@ static int restrict_quota(ctx *c, qinfo *qi)
     const quota_request *rq = c->rq;
     if (c->fixed >= 0 && qi->p->owned[c->fixed]) {
         qi->restricted = qi->p->owned[c->fixed];
+        qi->must = qi->p->must[c->fixed];
         return 0;
     }
     if (!(qi->own_restricted = rl_new())) return QUOTA_ENOMEM;
     qi->restricted = qi->own_restricted;
-    return quota_matching_resources(rq->group, rq->resource, qi->p->hard, qi->own_restricted);
+    int rc = quota_matching_resources(rq->group, rq->resource, qi->p->hard, qi->own_restricted);
+    qi->must = quota_must_specify_mask(qi->own_restricted);
+    return rc;
 }
 
 /* The scopes first (their matches are collected, and an error denies, even for

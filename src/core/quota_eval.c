@@ -1310,17 +1310,27 @@ static int must_specify_message(const quota_cfacts *cf, unsigned lacking, char *
     return rc ? QUOTA_ENOMEM : 1;
 }
 
-int quota_cfacts_check(const quota_cfacts *cf, const rlist *required, char *err, size_t n)
+unsigned quota_must_specify_mask(const rlist *required)
+{
+    unsigned mask = 0;
+    for (size_t i = 0; i < NMUST; i++)
+        if (rl_has(required, must_specify[i])) mask |= 1u << i;
+    return mask;
+}
+
+int quota_cfacts_check_mask(const quota_cfacts *cf, unsigned required, char *err, size_t n)
 {
     if (cf->skip) return 0;
     if (cf->rc) return cf->rc;
     unsigned lacking = 0; /* bit i: some container lacks required must_specify[i] */
-    for (size_t i = 0; i < NMUST; i++) {
-        if (!rl_has(required, must_specify[i])) continue;
-        for (size_t k = 0; k < cf->n; k++)
-            if (!(cf->c[k].has & (1u << i))) lacking |= 1u << i;
-    }
+    for (size_t k = 0; k < cf->n; k++)
+        lacking |= required & ~(unsigned)cf->c[k].has;
     return lacking ? must_specify_message(cf, lacking, err, n) : 0;
+}
+
+int quota_cfacts_check(const quota_cfacts *cf, const rlist *required, char *err, size_t n)
+{
+    return quota_cfacts_check_mask(cf, quota_must_specify_mask(required), err, n);
 }
 
 int quota_constraints(const char *group, const char *resource, const rlist *required,

@@ -126,6 +126,11 @@ quota_cfacts *quota_cfacts_new(const char *group, const char *resource, const js
 void quota_cfacts_free(quota_cfacts *cf);
 /* quota_constraints(group, resource, required, obj, err, n). */
 int quota_cfacts_check(const quota_cfacts *cf, const rlist *required, char *err, size_t n);
+/* The same in two steps, for a `required` that serves many requests: which of
+ * the names upstream may require (cpu, memory, requests.*, limits.*) it holds,
+ * then the check against that mask. */
+unsigned quota_must_specify_mask(const rlist *required);
+int quota_cfacts_check_mask(const quota_cfacts *cf, unsigned required, char *err, size_t n);
 
 /* Go's %v of a []ScopedResourceSelectorRequirement: `[{PriorityClass In [a b]}]`. */
 int quota_format_scopes(const json_t *selectors, dbuf *out);

@@ -357,6 +357,19 @@ bool rl_same_names(const rlist *a, const rlist *b)
     return true;
 }
 
+bool rl_has_names(const rlist *l, const rlist *names)
+{
+    size_t i = 0;
+    for (size_t k = 0; k < rl_len(names); k++) {
+        const char *want = ename(&names->e[k]);
+        int c = -1;
+        while (i < rl_len(l) && (c = strcmp(ename(&l->e[i]), want)) < 0)
+            i++;
+        if (c != 0) return false;
+    }
+    return true;
+}
+
 bool rl_equal(const rlist *a, const rlist *b)
 {
     if (!rl_same_names(a, b)) return false;

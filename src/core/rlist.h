@@ -79,9 +79,10 @@ rlist *rl_less_than_or_equal(const rlist *a, const rlist *b);
 /* IsNegative: the entries with a negative value. */
 rlist *rl_is_negative(const rlist *l);
 
-bool rl_is_zero(const rlist *l);                    /* every value is 0 (true when empty) */
-bool rl_equal(const rlist *a, const rlist *b);      /* same keys, numerically equal values */
-bool rl_same_names(const rlist *a, const rlist *b); /* same key sets */
+bool rl_is_zero(const rlist *l);                       /* every value is 0 (true when empty) */
+bool rl_equal(const rlist *a, const rlist *b);         /* same keys, numerically equal values */
+bool rl_same_names(const rlist *a, const rlist *b);    /* same key sets */
+bool rl_has_names(const rlist *l, const rlist *names); /* every key of names is in l */
 
 /* JSON map {"cpu": "100m", ...}. A NULL or JSON null `obj` is the empty list.
  * Entries are added to (or replace those in) `out`. Returns 0, RL_EINVAL (not an

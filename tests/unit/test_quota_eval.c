@@ -92,6 +92,14 @@ static void test_rlist_ops(void **state)
     assert_true(rl_is_zero(z));
     assert_true(rl_equal(a, a));
     assert_false(rl_equal(a, b));
+    rlist *sub = L("cpu=0,pods=0"), *other = L("cpu=0,services=0");
+    assert_true(rl_has_names(a, sub));
+    assert_false(rl_has_names(a, other));
+    assert_false(rl_has_names(sub, a));
+    assert_true(rl_has_names(a, NULL));
+    assert_false(rl_has_names(NULL, sub));
+    rl_free(sub);
+    rl_free(other);
     rl_free(z);
     rl_free(neg);
     rl_free(a);
