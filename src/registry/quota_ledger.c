@@ -5,12 +5,20 @@
  * writer lock and, for readers outside it, under `mu`. A transaction works on
  * `staged` copies (copy on write) and the store's end hook publishes them when
  * it commits. One transaction runs at a time, so one staging area suffices.
+ *
+ * A charge is the hot path (one per quota per create): its staged copy borrows
+ * the key of the published entry it was copied from (its origin), and is
+ * published by moving its usage into the origin, in place. Only a copy with
+ * another stored version (a rebuild, a flush) or a delete replaces the entry
+ * in the map. An origin outlives its copies: the published entry of a key is
+ * replaced during a transaction only when nothing of that key is staged.
  */
 #include "registry/quota_ledger.h"
 
 #include "core/strmap.h"
 #include "registry/quota_cache.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,12 +35,16 @@ typedef struct prep_ref {
 
 typedef struct entry {
     char *key;
-    store_obj *obj; /* the stored version (a reference) */
-    prep_ref *prep; /* prepared from obj (or an earlier version with the same spec) */
-    rlist *used;    /* current usage */
-    int64_t rv;     /* used is exact as of this revision */
-    bool dirty;     /* used is ahead of obj's status.used */
-    bool gone;      /* staged only: the quota is deleted */
+    unsigned long hash;   /* strmap_hash(key) */
+    bool own_key;         /* else borrowed from origin */
+    struct entry *origin; /* staged copy of a published entry: that entry, else NULL */
+    store_obj *obj;       /* the stored version (a reference) */
+    prep_ref *prep;       /* prepared from obj (or an earlier version with the same spec) */
+    rlist *used;          /* current usage */
+    int64_t rv;           /* used is exact as of this revision */
+    bool dirty;           /* used is ahead of obj's status.used */
+    bool gone;            /* staged only: the quota is deleted */
+    bool staged;          /* in the staging area (else published, or about to be freed) */
 } entry;
 
 static struct {
@@ -72,7 +84,7 @@ static prep_ref *prep_ref_of(prep_ref *r)
 static void entry_free(entry *en)
 {
     if (!en) return;
-    free(en->key);
+    if (en->own_key) free(en->key);
     if (en->obj) store_obj_unref(en->obj);
     prep_unref(en->prep);
     rl_free(en->used);
@@ -85,6 +97,10 @@ static entry *entry_new(const char *key)
     if (en && !(en->key = strdup(key))) {
         free(en);
         return NULL;
+    }
+    if (en) {
+        en->own_key = true;
+        en->hash = strmap_hash(key);
     }
     return en;
 }
@@ -144,6 +160,21 @@ static void on_txn_end(void *arg, int64_t rev, bool committed)
             entry_free(st);
             continue;
         }
+        entry *org = st->origin;
+        if (!st->gone && org && org->obj == st->obj && org->prep == st->prep) {
+            assert(strmap_get(L.entries, st->key) == org);
+            rlist *prev = org->used;
+            org->used = st->used;
+            st->used = prev;
+            org->rv = st->rv;
+            set_dirty(org, st->dirty);
+            entry_free(st);
+            continue;
+        }
+        if (!st->own_key && !(st->key = strdup(st->key))) abort(); /* as below */
+        st->own_key = true;
+        st->origin = NULL;
+        st->staged = false;
         entry *old = strmap_get(L.entries, st->key);
         if (old) set_dirty(old, false);
         if (st->gone) {
@@ -171,12 +202,17 @@ static void on_txn_end(void *arg, int64_t rev, bool committed)
     if (wake && L.running) pthread_cond_signal(&L.wake);
 }
 
+static entry *staged_find(const char *key, unsigned long hash)
+{
+    for (size_t i = 0; i < L.nstaged; i++)
+        if (L.staged[i]->hash == hash && !strcmp(L.staged[i]->key, key)) return L.staged[i];
+    return NULL;
+}
+
 static entry *staged_get(store_txn *t, const char *key)
 {
-    if (L.txn != t) return NULL;
-    for (size_t i = 0; i < L.nstaged; i++)
-        if (!strcmp(L.staged[i]->key, key)) return L.staged[i];
-    return NULL;
+    if (L.txn != t || L.nstaged == 0) return NULL;
+    return staged_find(key, strmap_hash(key));
 }
 
 /* Put `en` in t's staging area (replacing a staged entry of the same key).
@@ -191,8 +227,9 @@ static int stage(store_txn *t, entry *en)
         L.txn = t;
     }
     for (size_t i = 0; i < L.nstaged; i++) {
-        if (!strcmp(L.staged[i]->key, en->key)) {
+        if (L.staged[i]->hash == en->hash && !strcmp(L.staged[i]->key, en->key)) {
             entry_free(L.staged[i]);
+            en->staged = true;
             L.staged[i] = en;
             return 0;
         }
@@ -207,18 +244,29 @@ static int stage(store_txn *t, entry *en)
         L.staged = nv;
         L.cap = nc;
     }
+    en->staged = true;
     L.staged[L.nstaged++] = en;
     return 0;
 }
 
-/* A staged copy of `en` with a new usage (takes `used`). */
+/* A staged copy of `en` with a new usage (takes `used`). It borrows the key of
+ * the published entry it descends from; a copy of an entry staged with a key
+ * of its own (a rebuild) owns a copy of the key. */
 static entry *copy_with(const entry *en, rlist *used)
 {
-    entry *c = entry_new(en->key);
-    if (!c) {
+    entry *c = calloc(1, sizeof *c);
+    entry *origin = en->own_key && !en->origin && !en->staged ? (entry *)en : en->origin;
+    if (c && origin) {
+        c->key = origin->key;
+    } else if (c && (c->key = strdup(en->key))) {
+        c->own_key = true;
+    } else {
+        free(c);
         rl_free(used);
         return NULL;
     }
+    c->hash = en->hash;
+    c->origin = origin;
     store_obj_ref(en->obj);
     c->obj = en->obj;
     c->prep = prep_ref_of(en->prep);
@@ -283,7 +331,7 @@ int quota_ledger_load(store_txn *t, const char *ns, ql_view **views, size_t *n, 
         entry *en = rc == 0 ? current(t, objs[i], e) : NULL;
         if (!en && rc == 0) rc = -1;
         /* Entries hold their own reference to obj: the view borrows it. */
-        if (en) v[i] = (ql_view){en->key, en->obj, en->prep->p, en->used};
+        if (en) v[i] = (ql_view){en->key, en->obj, en->prep->p, en->used, en};
         store_obj_unref(objs[i]);
     }
     free(objs);
@@ -298,9 +346,7 @@ int quota_ledger_load(store_txn *t, const char *ns, ql_view **views, size_t *n, 
 
 int quota_ledger_set(store_txn *t, const ql_view *v, rlist *used, api_err *e)
 {
-    entry *en = staged_get(t, v->key);
-    if (!en) en = strmap_get(L.entries, v->key);
-    entry *c = en ? copy_with(en, used) : (rl_free(used), NULL);
+    entry *c = copy_with(v->entry, used);
     if (c) {
         c->rv = store_txn_rev(t);
         c->dirty = true;

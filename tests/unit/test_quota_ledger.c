@@ -199,6 +199,87 @@ static void test_rewritten_quota_is_adopted(void **state)
     teardown_ns(st);
 }
 
+/* Something for a transaction to write, so that it commits. */
+static void put_configmap(store_txn *t, const char *name)
+{
+    char key[128];
+    snprintf(key, sizeof key, "configmaps/a/%s", name);
+    json_t *cm = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                           "metadata", "name", name, "namespace", "a");
+    assert_int_equal(store_txn_put(t, key, cm, NULL), 0);
+    json_decref(cm);
+}
+
+/* Two charges of one quota in one transaction: the second is a copy of the
+ * staged first; the commit publishes the last. */
+static void test_two_charges_one_txn(void **state)
+{
+    (void)state;
+    store *st = setup_ns();
+    pod(st, "p1", "500m");
+    api_err e;
+    api_err_init(&e);
+    store_txn *t = store_begin(st);
+    ql_view *v = NULL;
+    size_t n = 0;
+    assert_int_equal(quota_ledger_load(t, "a", &v, &n, &e), 0);
+    assert_int_equal(quota_ledger_set(t, &v[0], L("requests.cpu=1,pods=2"), &e), 0);
+    free(v);
+    assert_int_equal(quota_ledger_load(t, "a", &v, &n, &e), 0);
+    char buf[QTY_STR_MAX];
+    qty_format_str(rl_get(v[0].used, "requests.cpu"), buf, sizeof buf);
+    assert_string_equal(buf, "1"); /* the staged charge */
+    assert_int_equal(quota_ledger_set(t, &v[0], L("requests.cpu=1500m,pods=3"), &e), 0);
+    free(v);
+    put_configmap(t, "x");
+    assert_int_equal(store_commit(t), 0);
+    expect_used(st, "1500m", "0");
+    quota_ledger_stats s;
+    quota_ledger_get_stats(&s);
+    assert_int_equal(s.quotas, 1);
+    assert_int_equal(s.dirty, 1);
+    assert_int_equal(quota_ledger_sync(st), 0);
+    expect_used(st, "1500m", "1500m");
+    teardown_ns(st);
+}
+
+/* A charge, then the quota rewritten in the same transaction: the rewrite's
+ * status is adopted, and the entry that replaces the charged one keeps a key
+ * of its own (the published entry it borrowed from is freed). */
+static void test_charge_then_rewrite_in_txn(void **state)
+{
+    (void)state;
+    store *st = setup_ns();
+    pod(st, "p1", "500m");
+    api_err e;
+    api_err_init(&e);
+    store_txn *t = store_begin(st);
+    ql_view *v = NULL;
+    size_t n = 0;
+    assert_int_equal(quota_ledger_load(t, "a", &v, &n, &e), 0);
+    assert_int_equal(quota_ledger_set(t, &v[0], L("requests.cpu=1,pods=2"), &e), 0);
+    free(v);
+    store_obj *o = store_txn_get(t, QKEY);
+    json_t *q = store_obj_parse(o);
+    store_obj_unref(o);
+    json_object_set_new(json_object_get(json_object_get(q, "status"), "used"), "requests.cpu",
+                        json_string("900m"));
+    assert_int_equal(store_txn_put(t, QKEY, q, NULL), 0);
+    json_decref(q);
+    o = store_txn_get(t, QKEY);
+    rlist *in = quota_ledger_read_txn(t, o);
+    char buf[QTY_STR_MAX];
+    qty_format_str(rl_get(in, "requests.cpu"), buf, sizeof buf);
+    assert_string_equal(buf, "900m");
+    rl_free(in);
+    store_obj_unref(o);
+    assert_int_equal(store_commit(t), 0);
+    expect_used(st, "900m", "900m");
+    pod(st, "p2", "100m"); /* and it is charged in place from then on */
+    expect_used(st, "1", "900m");
+    teardown_ns(st);
+}
+
 /* A deleted quota leaves the ledger with its transaction. */
 static void test_delete_forgets(void **state)
 {
@@ -265,6 +346,8 @@ int main(void)
         cmocka_unit_test(test_ledger_enforces_before_sync),
         cmocka_unit_test(test_abort_drops_charges),
         cmocka_unit_test(test_rewritten_quota_is_adopted),
+        cmocka_unit_test(test_two_charges_one_txn),
+        cmocka_unit_test(test_charge_then_rewrite_in_txn),
         cmocka_unit_test(test_delete_forgets),
         cmocka_unit_test(test_flusher_writes_behind),
     };
