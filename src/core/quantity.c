@@ -382,6 +382,16 @@ static const int64_t pow10_i64[19] = {1,
                                       100000000000000000,
                                       1000000000000000000};
 
+/* 10^k modulo 2^64. */
+static uint64_t pow10_mod64(int64_t k)
+{
+    uint64_t r = 1;
+    if (k >= 64) return 0; /* 10^64 is a multiple of 2^64 */
+    while (k-- > 0)
+        r *= 10;
+    return r;
+}
+
 static void int_get(const qty *q, int64_t *v, int32_t *scale)
 {
     *scale = q->uscale;
@@ -415,6 +425,7 @@ static bool i64_add(int64_t a, int64_t b, int64_t *c)
     return true;
 }
 
+#ifndef NDEBUG /* the reference for int_add_fast, run by debug builds only */
 /* positiveScaleInt64: base * 10^scale, false on overflow. */
 static bool i64_pos_scale(int64_t base, int64_t scale, int64_t *out)
 {
@@ -449,6 +460,203 @@ static bool int_add(int64_t *av, int32_t *as, int64_t bv, int32_t bs)
     *av = c;
     return true;
 }
+#endif
+
+/* ---- int64Amount fast paths --------------------------------------------------------------- */
+
+/* int_get, int_set and int_add above (and dec_combine, dec_cmp below) are the reference:
+ * they go through a dec and loops, a few hundred instructions on the hot path of every
+ * Add. The fast versions give bit-for-bit the same qty, unused limbs included, with
+ * plain uint64 arithmetic, and leave anything outside their range to the reference.
+ * Debug builds (no NDEBUG) also run the reference for every qty_add, qty_sub, qty_cmp
+ * and qty_from_int64 and abort on any difference (ref_check). int_add is only used
+ * there, so release builds leave it out. */
+
+static const uint64_t pow10_u64[20] = {1u,
+                                       10u,
+                                       100u,
+                                       1000u,
+                                       10000u,
+                                       100000u,
+                                       1000000u,
+                                       10000000u,
+                                       100000000u,
+                                       1000000000u,
+                                       10000000000u,
+                                       100000000000u,
+                                       1000000000000u,
+                                       10000000000000u,
+                                       100000000000000u,
+                                       1000000000000000u,
+                                       10000000000000000u,
+                                       100000000000000000u,
+                                       1000000000000000000u,
+                                       10000000000000000000u};
+
+/* INT64_MAX / 10^k: |v| * 10^k fits in an int64 iff |v| <= this. */
+static const int64_t i64_max_div_pow10[19] = {INT64_MAX / 1,
+                                              INT64_MAX / 10,
+                                              INT64_MAX / 100,
+                                              INT64_MAX / 1000,
+                                              INT64_MAX / 10000,
+                                              INT64_MAX / 100000,
+                                              INT64_MAX / 1000000,
+                                              INT64_MAX / 10000000,
+                                              INT64_MAX / 100000000,
+                                              INT64_MAX / 1000000000,
+                                              INT64_MAX / 10000000000,
+                                              INT64_MAX / 100000000000,
+                                              INT64_MAX / 1000000000000,
+                                              INT64_MAX / 10000000000000,
+                                              INT64_MAX / 100000000000000,
+                                              INT64_MAX / 1000000000000000,
+                                              INT64_MAX / 10000000000000000,
+                                              INT64_MAX / 100000000000000000,
+                                              INT64_MAX / 1000000000000000000};
+
+/* The magnitude of a qty with at most two limbs (below 10^18). */
+static inline uint64_t small_mag(const qty *q)
+{
+    uint64_t u = q->nlimb > 0 ? q->limb[0] : 0;
+    if (q->nlimb > 1) u += (uint64_t)q->limb[1] * BASE;
+    return u;
+}
+
+/* int_get. The multiplication wraps modulo 2^64 exactly like int_get's loop of *10. */
+static inline void int_get_fast(const qty *q, int64_t *v, int32_t *scale)
+{
+    if (q->nlimb > 2) { /* >= 10^18: rare, and bn_to_u64 may refuse it */
+        int_get(q, v, scale);
+        return;
+    }
+    *scale = q->uscale;
+    if (q->nlimb == 0) {
+        *v = 0;
+        return;
+    }
+    uint64_t u = small_mag(q);
+    int64_t k = q->exp - q->uscale;
+    if (k > 0) u *= k < 20 ? pow10_u64[k] : pow10_mod64(k);
+    *v = i64_signed_wrap(u, q->neg);
+}
+
+/* Limbs of v < 10^27 (any uint64): 0 to 3. */
+static inline int u64_nlimb(uint64_t v)
+{
+    return v == 0 ? 0 : v < BASE ? 1 : v < (uint64_t)BASE * BASE ? 2 : 3;
+}
+
+/* d[0..n) = the base-1e9 limbs of v, zero-padded. */
+static inline void u64_limbs(uint32_t *d, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++, v /= BASE)
+        d[i] = (uint32_t)(v % BASE);
+}
+
+/* v's trailing decimal zeros (at most 19, v != 0) removed: 16 + 8 + 4 + 2 + 1. */
+static inline int u64_strip10(uint64_t *v)
+{
+    int t = 0;
+    if (*v % 10u != 0) return 0;
+    if (*v >= 10000000000000000u && *v % 10000000000000000u == 0) *v /= 10000000000000000u, t += 16;
+    if (*v >= 100000000u && *v % 100000000u == 0) *v /= 100000000u, t += 8;
+    if (*v % 10000u == 0) *v /= 10000u, t += 4;
+    if (*v % 100u == 0) *v /= 100u, t += 2;
+    if (*v % 10u == 0) *v /= 10u, t += 1;
+    return t;
+}
+
+/* Write v over d[0..w) (w at least v's limbs) and normalize it in place exactly as
+ * dec_norm would, unused limbs included: bn_strip10 moves the limbs down by t / 9,
+ * which leaves v's top t / 9 limbs where they were, and divides the rest by 10^(t % 9).
+ * Returns the limbs in use; *t gets the stripped zeros (0 for v == 0). */
+static inline int u64_store_norm(uint32_t *d, uint64_t v, int w, int *t)
+{
+    uint64_t s = v;
+    *t = v ? u64_strip10(&s) : 0;
+    if (*t >= 9) {
+        u64_limbs(d, v, w);
+        w = u64_nlimb(v) - *t / 9;
+    }
+    u64_limbs(d, s, w);
+    return u64_nlimb(s);
+}
+
+/* int_set: the same qty, unused limbs included. */
+static inline void int_set_fast(qty *q, int64_t v, int32_t scale)
+{
+    uint64_t u = v < 0 ? 0 - u64_of_i64(v) : (uint64_t)v;
+    int t;
+    memset(q->limb, 0, sizeof(q->limb));
+    q->nlimb = (uint8_t)u64_store_norm(q->limb, u, u64_nlimb(u), &t);
+    q->exp = u ? (int64_t)t + scale : 0;
+    q->neg = v < 0;
+    q->uscale = scale;
+    q->big = 0;
+}
+
+/* i64_pos_scale with a table instead of a loop: the same result and the same refusals
+ * (for scale >= 1 a product is a multiple of 10, so it never equals INT64_MIN). */
+static inline bool i64_pos_scale_fast(int64_t base, int64_t scale, int64_t *out)
+{
+    if (base == 0 || scale <= 0) {
+        *out = base;
+        return true;
+    }
+    if (scale > 18) return false;
+    int64_t lim = i64_max_div_pow10[scale];
+    if (base > lim || base < -lim) return false;
+    *out = base * pow10_i64[scale];
+    return true;
+}
+
+/* int_add with i64_pos_scale_fast. */
+static inline bool int_add_fast(int64_t *av, int32_t *as, int64_t bv, int32_t bs)
+{
+    int64_t c;
+    if (bv == 0) return true;
+    if (*av == 0) {
+        *av = bv;
+        *as = bs;
+        return true;
+    }
+    if (*as == bs) {
+        if (!i64_add(*av, bv, &c)) return false;
+    } else if (*as > bs) {
+        if (!i64_pos_scale_fast(*av, (int64_t)*as - bs, &c) || !i64_add(c, bv, &c)) return false;
+        *as = bs;
+    } else {
+        if (!i64_pos_scale_fast(bv, (int64_t)bs - *as, &c) || !i64_add(*av, c, &c)) return false;
+    }
+    *av = c;
+    return true;
+}
+
+#ifndef NDEBUG
+static bool qty_same(const qty *a, const qty *b)
+{
+    return a->exp == b->exp && memcmp(a->limb, b->limb, sizeof(a->limb)) == 0 &&
+           a->uscale == b->uscale && a->nlimb == b->nlimb && a->neg == b->neg && a->big == b->big &&
+           a->format == b->format;
+}
+
+/* Debug builds: a fast path disagreed with the reference. */
+static void ref_check(bool ok, const char *what, const qty *a, const qty *b)
+{
+    if (ok) return;
+    fprintf(stderr, "quantity.c: %s fast path differs from the reference\n", what);
+    for (int i = 0; i < 2; i++) {
+        const qty *q = i ? b : a;
+        if (!q) continue;
+        fprintf(stderr, "  exp %lld uscale %d nlimb %d neg %d big %d format %d limbs",
+                (long long)q->exp, (int)q->uscale, q->nlimb, q->neg, q->big, q->format);
+        for (int j = 0; j < QTY_LIMBS; j++)
+            fprintf(stderr, " %u", (unsigned)q->limb[j]);
+        fputc('\n', stderr);
+    }
+    abort();
+}
+#endif
 
 /* ---- parsing ----------------------------------------------------------------------------- */
 
@@ -777,7 +985,12 @@ qty qty_zero(qty_format f)
 qty qty_from_int64(int64_t v, int32_t scale, qty_format f)
 {
     qty q = qty_zero(f);
-    int_set(&q, v, scale);
+    int_set_fast(&q, v, scale);
+#ifndef NDEBUG
+    qty ref = qty_zero(f);
+    int_set(&ref, v, scale);
+    ref_check(qty_same(&q, &ref), "qty_from_int64", &q, &ref);
+#endif
     return q;
 }
 
@@ -810,10 +1023,53 @@ int qty_sign(const qty *q)
     return q->nlimb == 0 ? 0 : q->neg ? -1 : 1;
 }
 
-int qty_cmp(const qty *a, const qty *b)
+static int cmp_ref(const qty *a, const qty *b)
 {
     dec x = qty_dec(a), y = qty_dec(b);
     return dec_cmp(&x, &y);
+}
+
+/* Compare m * 10^d with n, for 1 <= m < 10^18, n < 10^18 and d > 0. */
+static int cmp_shifted(uint64_t m, uint64_t d, uint64_t n)
+{
+    if (d >= 18 || m >= pow10_u64[18 - d]) return 1; /* m * 10^d >= 10^18 > n */
+    m *= pow10_u64[d];
+    return (m > n) - (m < n);
+}
+
+/* qty_cmp for magnitudes below 10^18; false when an operand is larger. */
+static bool cmp_fast(const qty *a, const qty *b, int *out)
+{
+    if (a->nlimb > 2 || b->nlimb > 2) return false;
+    int sa = qty_sign(a), sb = qty_sign(b);
+    if (sa != sb) {
+        *out = sa < sb ? -1 : 1;
+        return true;
+    }
+    if (sa == 0) {
+        *out = 0;
+        return true;
+    }
+    uint64_t ma = small_mag(a), mb = small_mag(b);
+    int c;
+    if (a->exp == b->exp)
+        c = (ma > mb) - (ma < mb);
+    else if (a->exp > b->exp)
+        c = cmp_shifted(ma, (uint64_t)a->exp - (uint64_t)b->exp, mb);
+    else
+        c = -cmp_shifted(mb, (uint64_t)b->exp - (uint64_t)a->exp, ma);
+    *out = sa * c;
+    return true;
+}
+
+int qty_cmp(const qty *a, const qty *b)
+{
+    int c;
+    if (!cmp_fast(a, b, &c)) return cmp_ref(a, b);
+#ifndef NDEBUG
+    ref_check(c == cmp_ref(a, b), "qty_cmp", a, b);
+#endif
+    return c;
 }
 
 int qty_cmp_int64(const qty *a, int64_t b)
@@ -837,25 +1093,69 @@ static int dec_combine(qty *q, qty r, const qty *y, bool subtract)
     return 0;
 }
 
-int qty_add(qty *q, const qty *y)
+/* dec_combine for magnitudes below 10^18 whose aligned magnitudes stay below 10^18 (so
+ * the exact result is below 2 * 10^18): the same qty, unused limbs included, which
+ * means replaying what dec_add leaves in the limbs of the operand it works on (the
+ * bn_* routines only write the limbs they use). False when it does not apply. */
+static bool dec_combine_fast(qty *q, const qty *y, bool subtract)
 {
-    qty r = *q;
-    if (qty_is_zero(&r)) r.format = y->format;
-    if (!r.big && !y->big) {
-        int64_t av, bv;
-        int32_t as, bs;
-        int_get(&r, &av, &as);
-        int_get(y, &bv, &bs);
-        if (int_add(&av, &as, bv, bs)) {
-            int_set(&r, av, as);
-            *q = r;
-            return 0;
+    if (q->nlimb > 2 || y->nlimb > 2) return false;
+    uint8_t yneg = subtract ? !y->neg : y->neg;
+    int32_t uscale = q->uscale < y->uscale ? q->uscale : y->uscale;
+    uint8_t format = q->nlimb == 0 ? y->format : q->format;
+    if (y->nlimb == 0) {
+        /* dec_add returns a: only the fields set at the end change */
+    } else if (q->nlimb == 0) { /* dec_add returns b */
+        memcpy(q->limb, y->limb, sizeof(q->limb));
+        q->exp = y->exp;
+        q->nlimb = y->nlimb;
+        q->neg = yneg;
+    } else {
+        uint64_t x = small_mag(q), yv = small_mag(y), v;
+        int64_t e = q->exp;
+        /* Align to the smaller exponent; bn_shl10 writes exactly the limbs of its result. */
+        if (q->exp > y->exp) {
+            uint64_t k = (uint64_t)q->exp - (uint64_t)y->exp;
+            if (k > 17 || x >= pow10_u64[18 - k]) return false;
+            x *= pow10_u64[k];
+            e = y->exp;
+        } else if (q->exp < y->exp) {
+            uint64_t k = (uint64_t)y->exp - (uint64_t)q->exp;
+            if (k > 17 || yv >= pow10_u64[18 - k]) return false;
+            yv *= pow10_u64[k];
         }
+        uint32_t d[QTY_LIMBS];
+        uint8_t neg = q->neg;
+        int w, t;
+        if (q->neg == yneg) { /* bn_add into a */
+            v = x + yv;
+            w = u64_nlimb(v);
+            memcpy(d, q->limb, sizeof(d));
+        } else if (x >= yv) { /* bn_sub into a: writes a's limbs, then trims */
+            v = x - yv;
+            w = u64_nlimb(x);
+            memcpy(d, q->limb, sizeof(d));
+        } else { /* bn_sub into b, which becomes the result */
+            v = yv - x;
+            w = u64_nlimb(yv);
+            memcpy(d, y->limb, sizeof(d));
+            neg = yneg;
+        }
+        q->nlimb = (uint8_t)u64_store_norm(d, v, w, &t);
+        memcpy(q->limb, d, sizeof(d));
+        q->exp = v ? e + t : 0;
+        q->neg = neg; /* cleared below for a zero */
     }
-    return dec_combine(q, r, y, false);
+    q->neg = q->neg && q->nlimb > 0;
+    q->uscale = uscale;
+    q->big = 1;
+    q->format = format;
+    return true;
 }
 
-int qty_sub(qty *q, const qty *y)
+#ifndef NDEBUG
+/* Reference Add/Sub (int64Amount via int_get/int_add/int_set, else inf.Dec). */
+static int combine_ref(qty *q, const qty *y, bool subtract)
 {
     qty r = *q;
     if (qty_is_zero(&r)) r.format = y->format;
@@ -865,13 +1165,57 @@ int qty_sub(qty *q, const qty *y)
         int_get(&r, &av, &as);
         int_get(y, &bv, &bs);
         /* int64Amount.Sub negates with Go's wrap: -MinInt64 stays MinInt64. */
-        if (int_add(&av, &as, i64_neg_wrap(bv), bs)) {
+        if (int_add(&av, &as, subtract ? i64_neg_wrap(bv) : bv, bs)) {
             int_set(&r, av, as);
             *q = r;
             return 0;
         }
     }
-    return dec_combine(q, r, y, true);
+    return dec_combine(q, r, y, subtract);
+}
+#endif
+
+/* Add/Sub: the int64Amount case in place (q may alias y), else inf.Dec as combine_ref. */
+static int combine_fast(qty *q, const qty *y, bool subtract)
+{
+    if (!q->big && !y->big) {
+        int64_t av, bv;
+        int32_t as, bs;
+        int_get_fast(q, &av, &as);
+        int_get_fast(y, &bv, &bs);
+        if (int_add_fast(&av, &as, subtract ? i64_neg_wrap(bv) : bv, bs)) {
+            if (q->nlimb == 0) q->format = y->format;
+            int_set_fast(q, av, as);
+            return 0;
+        }
+    }
+    if (dec_combine_fast(q, y, subtract)) return 0;
+    qty r = *q;
+    if (qty_is_zero(&r)) r.format = y->format;
+    return dec_combine(q, r, y, subtract);
+}
+
+static int combine(qty *q, const qty *y, bool subtract)
+{
+#ifndef NDEBUG
+    qty ref = *q;
+    int ref_err = combine_ref(&ref, y, subtract); /* before q changes: y may be q */
+    int err = combine_fast(q, y, subtract);
+    ref_check(err == ref_err && qty_same(q, &ref), subtract ? "qty_sub" : "qty_add", q, &ref);
+    return err;
+#else
+    return combine_fast(q, y, subtract);
+#endif
+}
+
+int qty_add(qty *q, const qty *y)
+{
+    return combine(q, y, false);
+}
+
+int qty_sub(qty *q, const qty *y)
+{
+    return combine(q, y, true);
 }
 
 void qty_neg(qty *q)
@@ -897,15 +1241,6 @@ bool qty_round_up(qty *q, int32_t scale)
 }
 
 /* ---- ScaledValue ------------------------------------------------------------------------- */
-
-static uint64_t pow10_mod64(int64_t k)
-{
-    uint64_t r = 1;
-    if (k >= 64) return 0; /* 10^64 is a multiple of 2^64 */
-    while (k-- > 0)
-        r *= 10;
-    return r;
-}
 
 /* int64Amount.AsScaledInt64: round away from zero; 0 when the result overflows. */
 static int64_t int_scaled_value(const qty *q, int32_t scale)

@@ -723,14 +723,234 @@ static void test_round_vectors(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* ---- randomized differential test ---------------------------------------------------------- */
+
+/* Add, Sub and Cmp have fast paths; debug builds (the ASan CI build) re-run the reference
+ * code inside every call and abort on any difference in any field. This drives them
+ * with many varied operands (fixed seed) and checks algebraic properties on top. */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+
+static uint64_t rnd(void) /* splitmix64 */
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+static unsigned rnd_below(unsigned n)
+{
+    return (unsigned)(rnd() % n);
+}
+
+static uint64_t pow10_mod(unsigned k)
+{
+    uint64_t p = 1;
+    while (k--)
+        p *= 10;
+    return p;
+}
+
+static void put_digits(char *buf, size_t *len, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        buf[(*len)++] = (char)('0' + rnd_below(10));
+}
+
+/* A random quantity: mostly the shapes seen in pod specs, plus the edges. */
+static qty random_qty(void)
+{
+    /* edges, space-separated */
+    static const char special[] =
+        "0 1 -1 9223372036854775807 9223372036854775808 -9223372036854775808 "
+        "-9223372036854775809 18446744073709551615 18446744073709551616 8E 9E -9E 10E "
+        "8Ei 7Ei 4Ei -8Ei 1E 999999999999999999 1000000000000000000 1999999999999999999 "
+        "9223372036854775807m 9223372036854775807n -9223372036854775808n 0.123456789123 "
+        "-0.123456789123 1n -1n 1e-9 1e-10 1e18 1e19 -1e19 1e100 1e-100 100Ti 1Pi 1023Pi "
+        "10m 100m 16Mi 1Gi 100000 1000000000 5E-2 1e3 0.5 1.5Gi "
+        "12345678901234567890123456789 1.000000001 999999999n 1000000000n "
+        "4611686018427387904 0Ki 0e5 -0 1Ei";
+    static const char *const suffix[] = {"",   "",   "",   "k",  "M",  "G",  "T",  "P",
+                                         "E",  "m",  "m",  "u",  "n",  "Ki", "Mi", "Gi",
+                                         "Ti", "Pi", "Ei", "Mi", "Gi", "e3", "E-2"};
+    char buf[96];
+    size_t len = 0;
+    qty q;
+    unsigned kind = rnd_below(16);
+    if (kind == 0) {
+        const char *p = special;
+        unsigned n = 1;
+        for (const char *c = special; *c; c++)
+            n += *c == ' ';
+        for (unsigned k = rnd_below(n); k > 0; k--)
+            p = strchr(p, ' ') + 1;
+        len = strcspn(p, " ");
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        q = P(buf);
+    } else if (kind == 1) {
+        int64_t v = (int64_t)rnd();
+        switch (rnd_below(5)) {
+        case 0:
+            v = rnd_below(2) ? INT64_MIN + (int64_t)rnd_below(3)
+                             : INT64_MAX - (int64_t)rnd_below(3);
+            break;
+        case 1:
+            v %= 100000;
+            break;
+        case 2:
+            v %= 1000000000000LL;
+            break;
+        default:
+            v = (v % 1000) * (int64_t)pow10_mod(rnd_below(16)); /* fits */
+            break;
+        }
+        q = qty_from_int64(v, (int32_t)rnd_below(31) - 15, (qty_format)rnd_below(3));
+    } else {
+        unsigned r = rnd_below(10);
+        if (rnd_below(4) == 0) buf[len++] = '-';
+        /* integer digits: usually few, sometimes up to 22 */
+        unsigned ni = r < 6 ? 1 + rnd_below(4) : r < 9 ? rnd_below(12) : rnd_below(23);
+        if (ni && rnd_below(8) == 0) buf[len++] = '0'; /* a leading zero */
+        put_digits(buf, &len, ni);
+        if (ni && rnd_below(4) == 0) { /* trailing zeros, up to whole limbs of them */
+            unsigned nz = 1 + rnd_below(20);
+            memset(buf + len, '0', nz);
+            len += nz;
+        }
+        if (rnd_below(5) == 0) { /* fraction: mostly short, sometimes beyond nano */
+            buf[len++] = '.';
+            put_digits(buf, &len, rnd_below(3) ? 1 + rnd_below(4) : rnd_below(16));
+        }
+        if (len == 0 || (len == 1 && buf[0] == '-')) buf[len++] = '7';
+        if (rnd_below(6) == 0) {
+            len += (size_t)sprintf(buf + len, "%c%d", rnd_below(2) ? 'e' : 'E',
+                                   (int)rnd_below(41) - 20);
+        } else {
+            const char *suf = suffix[rnd_below(N(suffix))];
+            memcpy(buf + len, suf, strlen(suf));
+            len += strlen(suf);
+        }
+        buf[len] = '\0';
+        if (qty_parse(buf, &q) != 0) q = P("3");
+    }
+    return q;
+}
+
+/* int64Amount.Sub negates with Go's wrap, so subtracting an int64-backed MinInt64 adds it. */
+static bool is_min_int64(const qty *q)
+{
+    qty m = qty_from_int64(INT64_MIN, q->uscale, QTY_DECIMAL_SI);
+    return !q->big && qty_cmp(q, &m) == 0;
+}
+
+static void test_random_differential(void **state)
+{
+    enum { CASES = 200000, POOL = 512 };
+    static qty pool[POOL];
+    qty zero = qty_zero(QTY_DECIMAL_SI);
+    char b1[QTY_STR_MAX], b2[QTY_STR_MAX];
+    /* Coverage counters: each kind of operand pair must show up often. */
+    long int_int = 0, to_big = 0, with_big = 0, ranges = 0, zeros = 0, stale_limbs = 0;
+
+    for (int i = 0; i < POOL; i++)
+        pool[i] = random_qty();
+    for (int i = 0; i < CASES; i++) {
+        qty a = rnd_below(4) ? random_qty() : pool[rnd_below(POOL)], b;
+        switch (rnd_below(16)) {
+        case 0: /* equal values, maybe in another representation */
+            b = a;
+            break;
+        case 1:
+            b = a;
+            qty_neg(&b);
+            break;
+        case 2:
+            b = qty_zero((qty_format)rnd_below(3));
+            break;
+        case 3:
+        case 4:
+        case 5:
+            b = pool[rnd_below(POOL)];
+            break;
+        default:
+            b = random_qty();
+            break;
+        }
+
+        /* Cmp: a total order, antisymmetric and reflexive */
+        int c = qty_cmp(&a, &b), rc = qty_cmp(&b, &a);
+        if (c < -1 || c > 1 || rc != -c || qty_cmp(&a, &a) != 0)
+            fail_msg("cmp(%s, %s) = %d, reverse %d", str(&a, b1), str(&b, b2), c, rc);
+        if (qty_cmp(&a, &zero) != qty_sign(&a)) fail_msg("cmp(%s, 0)", str(&a, b1));
+
+        /* Add: cmp(a + b, a) is the sign of b, and Sub of b gives a back */
+        qty s = a;
+        int err = qty_add(&s, &b);
+        if (err == QTY_ERR_RANGE) {
+            ranges++;
+            if (memcmp(&s, &a, sizeof(s)) != 0) fail_msg("failed Add changed %s", str(&a, b1));
+        } else {
+            assert_int_equal(err, 0);
+            int_int += !a.big && !b.big && !s.big;
+            to_big += !a.big && !b.big && s.big;
+            with_big += a.big || b.big;
+            zeros += qty_is_zero(&s);
+            for (int k = s.nlimb; k < QTY_LIMBS; k++)
+                stale_limbs += s.limb[k] != 0;
+            if (qty_cmp(&s, &a) != qty_sign(&b))
+                fail_msg("%s + %s = %s", str(&a, b1), str(&b, b2), str(&s, (char[QTY_STR_MAX]){0}));
+            qty t = s;
+            if (qty_sub(&t, &b) == 0 && !is_min_int64(&b) && qty_cmp(&t, &a) != 0)
+                fail_msg("%s + %s - b = %s", str(&a, b1), str(&b, b2),
+                         str(&t, (char[QTY_STR_MAX]){0}));
+            if (rnd_below(4) == 0) pool[rnd_below(POOL)] = s;
+        }
+
+        /* Sub: the sign of a - b is cmp(a, b) */
+        qty d = a;
+        if (qty_sub(&d, &b) == 0) {
+            if (!is_min_int64(&b) && qty_sign(&d) != c)
+                fail_msg("%s - %s = %s", str(&a, b1), str(&b, b2), str(&d, (char[QTY_STR_MAX]){0}));
+            for (int k = d.nlimb; k < QTY_LIMBS; k++)
+                stale_limbs += d.limb[k] != 0;
+            if (rnd_below(4) == 0) pool[rnd_below(POOL)] = d;
+        }
+
+        /* Aliased operands: x + x, then x - x is zero */
+        qty x = a;
+        if (qty_add(&x, &x) == 0 && qty_cmp(&x, &a) != qty_sign(&a))
+            fail_msg("%s + itself", str(&a, b1));
+        x = a;
+        assert_int_equal(qty_sub(&x, &x), 0);
+        assert_true(qty_is_zero(&x));
+    }
+    print_message("random: %d cases; int64 sums %ld, into inf.Dec %ld, with inf.Dec %ld, "
+                  "zero %ld, range %ld, stale limbs %ld\n",
+                  CASES, int_int, to_big, with_big, zeros, ranges, stale_limbs);
+    assert_true(int_int > CASES / 10);
+    assert_true(to_big > 1000);
+    assert_true(with_big > CASES / 10);
+    assert_true(zeros > 1000);
+    assert_true(ranges > 100);
+    assert_true(stale_limbs > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_vectors), cmocka_unit_test(test_invalid_vectors),
-        cmocka_unit_test(test_strerror),      cmocka_unit_test(test_ctor_vectors),
-        cmocka_unit_test(test_json_vectors),  cmocka_unit_test(test_cmp_vectors),
-        cmocka_unit_test(test_arith_vectors), cmocka_unit_test(test_arith_edges),
-        cmocka_unit_test(test_value_vectors), cmocka_unit_test(test_round_vectors),
+        cmocka_unit_test(test_parse_vectors),
+        cmocka_unit_test(test_invalid_vectors),
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_ctor_vectors),
+        cmocka_unit_test(test_json_vectors),
+        cmocka_unit_test(test_cmp_vectors),
+        cmocka_unit_test(test_arith_vectors),
+        cmocka_unit_test(test_arith_edges),
+        cmocka_unit_test(test_value_vectors),
+        cmocka_unit_test(test_round_vectors),
+        cmocka_unit_test(test_random_differential),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
