@@ -227,7 +227,8 @@ rlist *rl_add_masked(const rlist *a, const rlist *b, const rlist *mask, bool *ch
     if (!mask) mask = &empty;
     *changed = *exceeds = false;
     rlist *r = rl_new();
-    size_t cap = a->n + b->n;
+    /* At most every key of a plus those of b that mask has. */
+    size_t cap = a->n + (b->n < mask->n ? b->n : mask->n);
     if (!r || (cap && !(r->e = malloc(cap * sizeof *r->e)))) goto fail;
     r->cap = cap;
     size_t i = 0, j = 0, k = 0;
