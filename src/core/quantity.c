@@ -425,7 +425,7 @@ static bool i64_add(int64_t a, int64_t b, int64_t *c)
     return true;
 }
 
-#ifndef NDEBUG /* the reference for int_add_fast, run by debug builds only */
+#ifndef NDEBUG /* the reference for i64_pos_scale_fast, run by debug builds only */
 /* positiveScaleInt64: base * 10^scale, false on overflow. */
 static bool i64_pos_scale(int64_t base, int64_t scale, int64_t *out)
 {
@@ -438,39 +438,16 @@ static bool i64_pos_scale(int64_t base, int64_t scale, int64_t *out)
     return true;
 }
 
-/* int64Amount.Add: false (and no change) when the result would overflow. Note the
- * aligned scale is the smaller *internal* scale, not the normalized exponent. */
-static bool int_add(int64_t *av, int32_t *as, int64_t bv, int32_t bs)
-{
-    int64_t c;
-    if (bv == 0) return true;
-    if (*av == 0) {
-        *av = bv;
-        *as = bs;
-        return true;
-    }
-    if (*as == bs) {
-        if (!i64_add(*av, bv, &c)) return false;
-    } else if (*as > bs) {
-        if (!i64_pos_scale(*av, (int64_t)*as - bs, &c) || !i64_add(c, bv, &c)) return false;
-        *as = bs;
-    } else {
-        if (!i64_pos_scale(bv, (int64_t)bs - *as, &c) || !i64_add(*av, c, &c)) return false;
-    }
-    *av = c;
-    return true;
-}
 #endif
 
 /* ---- int64Amount fast paths --------------------------------------------------------------- */
 
-/* int_get, int_set and int_add above (and dec_combine, dec_cmp below) are the reference:
+/* int_get and int_set above (and i64_pos_scale, dec_combine, dec_cmp) are the reference:
  * they go through a dec and loops, a few hundred instructions on the hot path of every
  * Add. The fast versions give bit-for-bit the same qty, unused limbs included, with
  * plain uint64 arithmetic, and leave anything outside their range to the reference.
  * Debug builds (no NDEBUG) also run the reference for every qty_add, qty_sub, qty_cmp
- * and qty_from_int64 and abort on any difference (ref_check). int_add is only used
- * there, so release builds leave it out. */
+ * and qty_from_int64 and abort on any difference (ref_check). */
 
 static const uint64_t pow10_u64[20] = {1u,
                                        10u,
@@ -595,23 +572,30 @@ static inline void int_set_fast(qty *q, int64_t v, int32_t scale)
     q->big = 0;
 }
 
-/* i64_pos_scale with a table instead of a loop: the same result and the same refusals
- * (for scale >= 1 a product is a multiple of 10, so it never equals INT64_MIN). */
+/* positiveScaleInt64: base * 10^scale, false on overflow. A table instead of
+ * upstream's loop (kept as i64_pos_scale, which debug builds compare with): the same
+ * result and the same refusals (for scale >= 1 a product is a multiple of 10, so it
+ * never equals INT64_MIN). */
 static inline bool i64_pos_scale_fast(int64_t base, int64_t scale, int64_t *out)
 {
+    bool ok = true;
     if (base == 0 || scale <= 0) {
         *out = base;
-        return true;
+    } else if (scale > 18 || base > i64_max_div_pow10[scale] || base < -i64_max_div_pow10[scale]) {
+        ok = false;
+    } else {
+        *out = base * pow10_i64[scale];
     }
-    if (scale > 18) return false;
-    int64_t lim = i64_max_div_pow10[scale];
-    if (base > lim || base < -lim) return false;
-    *out = base * pow10_i64[scale];
-    return true;
+#ifndef NDEBUG
+    int64_t ref = 0;
+    if (i64_pos_scale(base, scale, &ref) != ok || (ok && ref != *out)) abort();
+#endif
+    return ok;
 }
 
-/* int_add with i64_pos_scale_fast. */
-static inline bool int_add_fast(int64_t *av, int32_t *as, int64_t bv, int32_t bs)
+/* int64Amount.Add: false (and no change) when the result would overflow. Note the
+ * aligned scale is the smaller *internal* scale, not the normalized exponent. */
+static inline bool int_add(int64_t *av, int32_t *as, int64_t bv, int32_t bs)
 {
     int64_t c;
     if (bv == 0) return true;
@@ -1183,7 +1167,7 @@ static int combine_fast(qty *q, const qty *y, bool subtract)
         int32_t as, bs;
         int_get_fast(q, &av, &as);
         int_get_fast(y, &bv, &bs);
-        if (int_add_fast(&av, &as, subtract ? i64_neg_wrap(bv) : bv, bs)) {
+        if (int_add(&av, &as, subtract ? i64_neg_wrap(bv) : bv, bs)) {
             if (q->nlimb == 0) q->format = y->format;
             int_set_fast(q, av, as);
             return 0;
