@@ -140,37 +140,64 @@ static void test_ledger_enforces_before_sync(void **state)
     teardown_ns(st);
 }
 
+/* Stage `used` as quota q's usage in t; `before` (if not NULL): the
+ * requests.cpu t sees before the charge. */
+static void charge_in(store_txn *t, const char *used, const char *before)
+{
+    api_err e;
+    api_err_init(&e);
+    ql_view *v = NULL;
+    size_t n = 0;
+    assert_int_equal(quota_ledger_load(t, "a", &v, &n, &e), 0);
+    assert_int_equal(n, 1);
+    if (before) {
+        char buf[QTY_STR_MAX];
+        qty_format_str(rl_get(v[0].used, "requests.cpu"), buf, sizeof buf);
+        assert_string_equal(buf, before);
+    }
+    assert_int_equal(quota_ledger_set(t, &v[0], L(used), &e), 0);
+    free(v);
+}
+
+/* The requests.cpu usage of quota q as transaction t sees it. */
+static void expect_txn_cpu(store_txn *t, const char *want)
+{
+    store_obj *o = store_txn_get(t, QKEY);
+    rlist *in = quota_ledger_read_txn(t, o);
+    char buf[QTY_STR_MAX];
+    qty_format_str(rl_get(in, "requests.cpu"), buf, sizeof buf);
+    assert_string_equal(buf, want);
+    rl_free(in);
+    store_obj_unref(o);
+}
+
+/* Write quota q again in t, as a client would, with status.used requests.cpu
+ * set to `cpu`. */
+static void rewrite_cpu(store_txn *t, const char *cpu)
+{
+    store_obj *o = store_txn_get(t, QKEY);
+    json_t *q = store_obj_parse(o);
+    store_obj_unref(o);
+    json_object_set_new(json_object_get(json_object_get(q, "status"), "used"), "requests.cpu",
+                        json_string(cpu));
+    assert_int_equal(store_txn_put(t, QKEY, q, NULL), 0);
+    json_decref(q);
+}
+
 /* Staged charges are dropped with the transaction that made them. */
 static void test_abort_drops_charges(void **state)
 {
     (void)state;
     store *st = setup_ns();
     pod(st, "p1", "500m");
-    api_err e;
-    api_err_init(&e);
     store_txn *t = store_begin(st);
-    ql_view *v = NULL;
-    size_t n = 0;
-    assert_int_equal(quota_ledger_load(t, "a", &v, &n, &e), 0);
-    assert_int_equal(n, 1);
-    assert_int_equal(quota_ledger_set(t, &v[0], L("requests.cpu=2,pods=2"), &e), 0);
-    free(v);
-    /* Inside the transaction its own charge is visible... */
-    store_obj *o = store_txn_get(t, QKEY);
-    rlist *in = quota_ledger_read_txn(t, o);
-    char buf[QTY_STR_MAX];
-    qty_format_str(rl_get(in, "requests.cpu"), buf, sizeof buf);
-    assert_string_equal(buf, "2");
-    rl_free(in);
-    store_obj_unref(o);
+    charge_in(t, "requests.cpu=2,pods=2", "500m");
+    expect_txn_cpu(t, "2"); /* inside the transaction its own charge is visible... */
     store_abort(t);
-    /* ...and gone with it. */
-    expect_used(st, "500m", "0");
+    expect_used(st, "500m", "0"); /* ...and gone with it. */
     /* A transaction that writes nothing commits nothing either. */
     t = store_begin(st);
-    assert_int_equal(quota_ledger_load(t, "a", &v, &n, &e), 0);
-    assert_int_equal(quota_ledger_set(t, &v[0], L("requests.cpu=2,pods=2"), &e), 0);
-    free(v);
+    charge_in(t, "requests.cpu=2,pods=2", NULL);
     assert_int_equal(store_commit(t), 0);
     expect_used(st, "500m", "0");
     teardown_ns(st);
@@ -185,14 +212,8 @@ static void test_rewritten_quota_is_adopted(void **state)
     pod(st, "p1", "500m");
     assert_int_equal(quota_ledger_sync(st), 0);
     store_txn *t = store_begin(st);
-    store_obj *o = store_txn_get(t, QKEY);
-    json_t *q = store_obj_parse(o);
-    store_obj_unref(o);
-    json_object_set_new(json_object_get(json_object_get(q, "status"), "used"), "requests.cpu",
-                        json_string("700m")); /* pretend drift in the stored object */
-    assert_int_equal(store_txn_put(t, QKEY, q, NULL), 0);
+    rewrite_cpu(t, "700m"); /* pretend drift in the stored object */
     assert_int_equal(store_commit(t), 0);
-    json_decref(q);
     expect_used(st, "700m", "700m"); /* adopted as stored */
     pod(st, "p2", "100m");
     expect_used(st, "800m", "700m");
@@ -217,20 +238,9 @@ static void test_two_charges_one_txn(void **state)
     (void)state;
     store *st = setup_ns();
     pod(st, "p1", "500m");
-    api_err e;
-    api_err_init(&e);
     store_txn *t = store_begin(st);
-    ql_view *v = NULL;
-    size_t n = 0;
-    assert_int_equal(quota_ledger_load(t, "a", &v, &n, &e), 0);
-    assert_int_equal(quota_ledger_set(t, &v[0], L("requests.cpu=1,pods=2"), &e), 0);
-    free(v);
-    assert_int_equal(quota_ledger_load(t, "a", &v, &n, &e), 0);
-    char buf[QTY_STR_MAX];
-    qty_format_str(rl_get(v[0].used, "requests.cpu"), buf, sizeof buf);
-    assert_string_equal(buf, "1"); /* the staged charge */
-    assert_int_equal(quota_ledger_set(t, &v[0], L("requests.cpu=1500m,pods=3"), &e), 0);
-    free(v);
+    charge_in(t, "requests.cpu=1,pods=2", "500m");
+    charge_in(t, "requests.cpu=1500m,pods=3", "1"); /* sees the staged charge */
     put_configmap(t, "x");
     assert_int_equal(store_commit(t), 0);
     expect_used(st, "1500m", "0");
@@ -251,28 +261,10 @@ static void test_charge_then_rewrite_in_txn(void **state)
     (void)state;
     store *st = setup_ns();
     pod(st, "p1", "500m");
-    api_err e;
-    api_err_init(&e);
     store_txn *t = store_begin(st);
-    ql_view *v = NULL;
-    size_t n = 0;
-    assert_int_equal(quota_ledger_load(t, "a", &v, &n, &e), 0);
-    assert_int_equal(quota_ledger_set(t, &v[0], L("requests.cpu=1,pods=2"), &e), 0);
-    free(v);
-    store_obj *o = store_txn_get(t, QKEY);
-    json_t *q = store_obj_parse(o);
-    store_obj_unref(o);
-    json_object_set_new(json_object_get(json_object_get(q, "status"), "used"), "requests.cpu",
-                        json_string("900m"));
-    assert_int_equal(store_txn_put(t, QKEY, q, NULL), 0);
-    json_decref(q);
-    o = store_txn_get(t, QKEY);
-    rlist *in = quota_ledger_read_txn(t, o);
-    char buf[QTY_STR_MAX];
-    qty_format_str(rl_get(in, "requests.cpu"), buf, sizeof buf);
-    assert_string_equal(buf, "900m");
-    rl_free(in);
-    store_obj_unref(o);
+    charge_in(t, "requests.cpu=1,pods=2", "500m");
+    rewrite_cpu(t, "900m");
+    expect_txn_cpu(t, "900m");
     assert_int_equal(store_commit(t), 0);
     expect_used(st, "900m", "900m");
     pod(st, "p2", "100m"); /* and it is charged in place from then on */
