@@ -207,12 +207,32 @@ static int load_quota(ctx *c, size_t i)
     return 0;
 }
 
+static int fixed_index(const char *group, const char *resource)
+{
+    if (group && *group) return -1;
+    for (size_t k = 0; k < NFIXED; k++)
+        if (strcmp(resource, fixed_kinds[k]) == 0) return (int)k;
+    return -1;
+}
+
 static int fixed_kind(const quota_request *rq)
 {
-    if (rq->group && *rq->group) return -1;
-    for (size_t k = 0; k < NFIXED; k++)
-        if (strcmp(rq->resource, fixed_kinds[k]) == 0) return (int)k;
-    return -1;
+    return fixed_index(rq->group, rq->resource);
+}
+
+int quota_prepared_matches(const quota_prepared *p, const char *group, const char *resource,
+                           quota_scope_subject *subj, char *err, size_t n)
+{
+    int m = quota_scopes_len(p->scopes) ? quota_scopes_matches(p->scopes, subj, err, n) : 1;
+    if (m < 0) return -1;
+    int k = fixed_index(group, resource);
+    bool owned = false;
+    if (k >= 0 && p->owned[k])
+        owned = rl_len(p->owned[k]) > 0;
+    else
+        for (size_t i = 0; i < rl_len(p->hard) && !owned; i++)
+            owned = quota_owns(group, resource, rl_name(p->hard, i));
+    return owned && m;
 }
 
 static int setup(ctx *c, const quota_view *views)

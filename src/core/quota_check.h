@@ -76,6 +76,11 @@ void quota_prepared_free(quota_prepared *p);
 const char *quota_prepared_name(const quota_prepared *p);
 const rlist *quota_prepared_hard(const quota_prepared *p);
 const json_t *quota_prepared_json(const quota_prepared *p);
+/* quota_matches on a prepared quota: the quota owns some hard name of
+ * group/resource and subj (that kind's object) is inside every scope. 1, 0,
+ * or -1 with err set (a scope that does not evaluate). */
+int quota_prepared_matches(const quota_prepared *p, const char *group, const char *resource,
+                           quota_scope_subject *subj, char *err, size_t n);
 
 /* A quota as one request sees it: its prepared facts and its current usage. */
 typedef struct quota_view {

@@ -187,8 +187,42 @@ int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
     return *used ? 0 : -1;
 }
 
-static rlist *contribution(const json_t *q, const rlist *hard, const api_kind *k, const json_t *obj,
-                           bool deferred);
+/* One object as every quota of its namespace sees it: its usage (with the
+ * deferred mask) and its scope facts, worked out once. An absent object (the
+ * new side of a delete) charges nothing. */
+typedef struct quota_side {
+    rlist *usage; /* NULL: no object */
+    quota_scope_subject *subj;
+} quota_side;
+
+/* s must be zeroed; side_cleanup it whatever this returns. */
+static int side_init(quota_side *s, const api_kind *k, const json_t *obj, bool deferred)
+{
+    if (!obj) return 0;
+    if (!(s->usage = rl_new()) || !(s->subj = quota_scope_subject_new(k->group, k->resource, obj)))
+        return -1;
+    /* An object whose usage does not evaluate charges nothing (the recount agrees). */
+    if (quota_usage(k->group, k->resource, obj, QUOTA_NOW, s->usage) != 0) rl_clear(s->usage);
+    if (deferred) quota_deferred_mask(k->group, k->resource, obj, s->usage);
+    return 0;
+}
+
+static void side_cleanup(quota_side *s)
+{
+    rl_free(s->usage);
+    quota_scope_subject_free(s->subj);
+}
+
+/* What quota p charges for the side's object: its usage masked to p's hard
+ * when p matches the object (Matches), else nothing. NULL on OOM. */
+static rlist *contribution(const quota_prepared *p, const api_kind *k, const quota_side *s)
+{
+    char err[256];
+    if (!s->usage ||
+        quota_prepared_matches(p, k->group, k->resource, s->subj, err, sizeof err) != 1)
+        return rl_new();
+    return rl_mask(s->usage, quota_prepared_hard(p));
+}
 
 /* A quota written by a client: status.hard mirrors spec.hard, and status.used
  * is recounted now, so the quota is enforced from the moment it exists. */
@@ -209,42 +243,21 @@ static int fill_own_status(store_txn *t, json_t *quota, reg_op op, api_err *e)
     /* A new quota is not in the store yet, but it counts itself (resourcequotas),
      * as upstream's recount, run after the create, does. */
     const api_kind *k = api_kind_find("", "v1", "resourcequotas");
-    rlist *hard_rl = rl_new(), *cur = rl_new(), *self = NULL;
+    char err[512];
+    quota_prepared *p = quota_prepare(quota, err, sizeof err);
+    rlist *cur = rl_new(), *self = NULL;
+    quota_side side = {0};
     const char *bad = NULL;
-    int rc = hard_rl && cur && rl_from_json(json_object_get(status, "hard"), hard_rl, &bad) == 0 &&
-                     rl_from_json(used, cur, &bad) == 0
-                 ? 0
-                 : -1;
-    if (rc == 0) self = contribution(quota, hard_rl, k, quota, false);
+    int rc =
+        p && cur && rl_from_json(used, cur, &bad) == 0 ? side_init(&side, k, quota, false) : -1;
+    if (rc == 0) self = contribution(p, k, &side);
+    side_cleanup(&side);
     if (!self || rl_add_to(cur, self) != 0) rc = -1;
     if (rc == 0 && rl_len(self)) json_object_set_new(status, "used", rl_to_json(cur));
-    rl_free(hard_rl);
+    quota_prepared_free(p);
     rl_free(self);
     rl_free(cur);
     return rc == 0 ? 0 : api_err_set(e, API_INTERNAL, "cannot count quota");
-}
-
-/* Usage of obj that quota q (with status.hard `hard`) tracks: its usage masked
- * to hard's keys when obj is inside q's scopes, else empty. */
-static rlist *contribution(const json_t *q, const rlist *hard, const api_kind *k, const json_t *obj,
-                           bool deferred)
-{
-    rlist *out = rl_new(), *u = rl_new();
-    char err[256];
-    if (!out || !u || !obj) goto done;
-    if (quota_matches(json_object_get(q, "spec"), hard, k->group, k->resource, obj, err,
-                      sizeof err) != 1)
-        goto done;
-    if (quota_usage(k->group, k->resource, obj, QUOTA_NOW, u) != 0) goto done;
-    if (deferred) quota_deferred_mask(k->group, k->resource, obj, u);
-    rlist *masked = rl_mask(u, hard);
-    if (masked) {
-        rl_free(out);
-        out = masked;
-    }
-done:
-    rl_free(u);
-    return out;
 }
 
 /* Release what `old` charged and charge what `nw` charges (nw NULL on delete):
@@ -254,12 +267,13 @@ done:
 static int release(store_txn *t, const api_kind *k, const ql_view *qs, size_t n, const json_t *old,
                    const json_t *nw, bool deferred, api_err *e)
 {
-    for (size_t i = 0; i < n; i++) {
-        const json_t *q = quota_prepared_json(qs[i].prep);
-        const rlist *hard = quota_prepared_hard(qs[i].prep);
-        rlist *before = contribution(q, hard, k, old, deferred),
-              *after = contribution(q, hard, k, nw, deferred);
-        int rc = before && after ? 0 : -1;
+    quota_side was = {0}, is = {0};
+    int rc =
+        side_init(&was, k, old, deferred) == 0 && side_init(&is, k, nw, deferred) == 0 ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rlist *before = contribution(qs[i].prep, k, &was),
+              *after = contribution(qs[i].prep, k, &is);
+        rc = before && after ? 0 : -1;
         if (rc == 0 && !rl_equal(before, after)) {
             rlist *minus = rl_subtract_nonneg(qs[i].used, before);
             rlist *plus = minus ? rl_add(minus, after) : NULL;
@@ -268,8 +282,10 @@ static int release(store_txn *t, const api_kind *k, const ql_view *qs, size_t n,
         }
         rl_free(before);
         rl_free(after);
-        if (rc != 0) return e->code ? -1 : api_err_set(e, API_INTERNAL, "quota accounting failed");
     }
+    side_cleanup(&was);
+    side_cleanup(&is);
+    if (rc != 0) return e->code ? -1 : api_err_set(e, API_INTERNAL, "quota accounting failed");
     return 0;
 }
 

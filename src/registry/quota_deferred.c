@@ -214,14 +214,22 @@ int quota_deferred_bind(const ql_view *quotas, size_t n, const json_t *pod, rlis
                         api_err *e)
 {
     rlist *d = pod_deferred(pod);
-    if (!d) return api_err_set(e, API_INTERNAL, "cannot evaluate pod usage");
+    quota_scope_subject *subj = d ? quota_scope_subject_new("", "pods", pod) : NULL;
+    if (!subj) {
+        rl_free(d);
+        return api_err_set(e, API_INTERNAL, "cannot evaluate pod usage");
+    }
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         new_used[i] = NULL;
         if (rc) continue;
-        const json_t *q = quota_prepared_json(quotas[i].prep);
-        const rlist *hard = quota_prepared_hard(quotas[i].prep), *used = quotas[i].used;
-        rlist *want = tracked(q, pod, d, hard), *total = NULL, *over = NULL;
+        const quota_prepared *p = quotas[i].prep;
+        const rlist *hard = quota_prepared_hard(p), *used = quotas[i].used;
+        char err[256];
+        rlist *want = quota_prepared_matches(p, "", "pods", subj, err, sizeof err) == 1
+                          ? rl_mask(d, hard)
+                          : rl_new(),
+              *total = NULL, *over = NULL;
         if (!want) rc = api_err_set(e, API_INTERNAL, "cannot read quota");
         if (rc == 0 && rl_len(want) > 0) {
             over = over_limit(used, want, hard, &total);
@@ -246,6 +254,7 @@ int quota_deferred_bind(const ql_view *quotas, size_t n, const json_t *pod, rlis
         rl_free(over);
     }
     rl_free(d);
+    quota_scope_subject_free(subj);
     if (rc != 0)
         for (size_t k = 0; k < n; k++) {
             rl_free(new_used[k]);

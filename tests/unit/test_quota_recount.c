@@ -159,11 +159,117 @@ static void test_cached_recount_agrees(void **state)
     store_close(st);
 }
 
+/* reg_update's mutation: merge the JSON patch in ctx into the object. */
+static json_t *merge(const json_t *cur, void *ctx, api_err *e)
+{
+    json_t *nw = json_deep_copy(cur), *patch = J(ctx);
+    const char *k;
+    json_t *v;
+    json_object_foreach(patch, k, v)
+    {
+        json_t *into = json_object_get(nw, k);
+        if (json_is_object(into) && json_is_object(v))
+            json_object_update(into, v);
+        else
+            json_object_set(nw, k, v);
+    }
+    json_decref(patch);
+    return nw;
+}
+
+static void update(store *st, const char *name, const char *sub, const char *patch)
+{
+    const api_kind *k = api_kind_find("", "v1", "pods");
+    api_err e;
+    api_err_init(&e);
+    json_t *out = NULL;
+    if (reg_update(st, k, "q", name, sub, merge, (void *)patch, false, &out, &e) != 0)
+        fail_msg("update %s %s: %s", name, patch, e.message);
+    json_decref(out);
+}
+
+static void delete_pod(store *st, const char *name)
+{
+    const api_kind *k = api_kind_find("", "v1", "pods");
+    api_err e;
+    api_err_init(&e);
+    json_t *out = NULL;
+    bool gone = false;
+    reg_delete_opts opts = {.grace_seconds = 0};
+    if (reg_delete(st, k, "q", name, &opts, &out, &gone, &e) != 0 || !gone)
+        fail_msg("delete %s: %s", name, e.message ? e.message : "not gone");
+    json_decref(out);
+}
+
+/* Updates and deletes move usage between scoped quotas exactly: after each
+ * phase, every quota's kept usage equals a recount from the JSON. */
+static void test_updates_and_deletes_agree(void **state)
+{
+    store_backend be;
+    char err[256];
+    store_memory_backend(&be);
+    store *st = store_open(&be, reg_indexer, NULL, err, sizeof err);
+    assert_non_null(st);
+    create(st, "", "namespaces", "", "{'metadata':{'name':'q'}}");
+    create(st, "scheduling.k8s.io", "priorityclasses", "",
+           "{'metadata':{'name':'high'},'value':1000}");
+    static const char *const quotas[][2] = {
+        {"terminating", "'scopes':['Terminating']"},
+        {"longrunning", "'scopes':['NotTerminating']"},
+        {"besteffort", "'scopes':['BestEffort']"},
+        {"burstable", "'scopes':['NotBestEffort','NotTerminating']"},
+        {"high", "'scopeSelector':{'matchExpressions':[{'scopeName':'PriorityClass',"
+                 "'operator':'In','values':['high']}]}"},
+        {"plain", "'scopes':[]"},
+    };
+    for (size_t i = 0; i < sizeof quotas / sizeof quotas[0]; i++) {
+        char q[512];
+        /* Only quotas no best-effort pod falls into track compute (must specify). */
+        bool compute = !strcmp(quotas[i][0], "burstable") || !strcmp(quotas[i][0], "high");
+        snprintf(q, sizeof q, "{'metadata':{'name':'%s'},'spec':{%s,'hard':{'pods':'100'%s}}}",
+                 quotas[i][0], quotas[i][1],
+                 compute ? ",'requests.cpu':'100','limits.memory':'90Gi'" : ",'count/pods':'100'");
+        create(st, "", "resourcequotas", "q", q);
+    }
+    for (int i = 0; i < 12; i++) {
+        char pod[512];
+        snprintf(pod, sizeof pod,
+                 "{'metadata':{'name':'p%d'},'spec':{%s'containers':[{'name':'c','image':'x'%s}]}}",
+                 i, i % 3 == 0 ? "'priorityClassName':'high'," : "",
+                 i % 2 || i % 3 == 0
+                     ? ",'resources':{'requests':{'cpu':'250m'},'limits':{'memory':'1Gi'}}"
+                     : "");
+        create(st, "", "pods", "q", pod);
+    }
+    for (size_t i = 0; i < sizeof quotas / sizeof quotas[0]; i++)
+        check_quota(st, quotas[i][0]);
+    /* A label change moves nothing; activeDeadlineSeconds moves a pod into
+     * Terminating (out of NotTerminating); a terminal pod releases. */
+    for (int i = 0; i < 12; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "p%d", i);
+        if (i % 2 == 0) update(st, name, "", "{'metadata':{'labels':{'app':'x'}}}");
+        if (i % 4 == 1) update(st, name, "", "{'spec':{'activeDeadlineSeconds':60}}");
+        if (i % 4 == 3) update(st, name, "status", "{'status':{'phase':'Succeeded'}}");
+    }
+    for (size_t i = 0; i < sizeof quotas / sizeof quotas[0]; i++)
+        check_quota(st, quotas[i][0]);
+    for (int i = 0; i < 12; i += 3) {
+        char name[8];
+        snprintf(name, sizeof name, "p%d", i);
+        delete_pod(st, name);
+    }
+    for (size_t i = 0; i < sizeof quotas / sizeof quotas[0]; i++)
+        check_quota(st, quotas[i][0]);
+    store_close(st);
+}
+
 int main(void)
 {
     if (admission_register_defaults() != 0) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached_recount_agrees),
+        cmocka_unit_test(test_updates_and_deletes_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
