@@ -53,7 +53,7 @@ static const api_kind builtin[] = {
     {CORE, "Node", "nodes", "node", "no", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN,
      node_fields, NULL, NULL},
     {CORE, "ResourceQuota", "resourcequotas", "resourcequota", "quota", NULL, true, API_SUB_STATUS,
-     API_NAME_SUBDOMAIN, NULL, NULL, resourcequota_validate},
+     API_NAME_SUBDOMAIN, NULL, NULL, resourcequota_validate, resourcequota_warnings},
     {CORE, "LimitRange", "limitranges", "limitrange", "limits", NULL, true, 0, API_NAME_SUBDOMAIN,
      NULL, NULL, limitrange_validate},
     {CORE, "Service", "services", "service", "svc", "all", true, API_SUB_STATUS, API_NAME_DNS1035,

@@ -51,6 +51,9 @@ struct api_kind {
     /* Hooks; NULL means nothing to do. `old` is NULL on create. */
     void (*defaults)(json_t *obj);
     void (*validate)(const json_t *obj, const json_t *old, json_t *causes);
+    /* Upstream's WarningsOnCreate: appends warning texts (JSON strings) for a
+     * valid object about to be created. */
+    void (*warnings_on_create)(const json_t *obj, json_t *warnings);
 };
 
 size_t api_kind_count(void);

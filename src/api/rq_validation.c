@@ -418,3 +418,27 @@ void resourcequota_validate(const json_t *obj, const json_t *old, json_t *causes
     rq_validate_resource_list(json_object_get(status, "hard"), "status.hard", causes);
     rq_validate_resource_list(json_object_get(status, "used"), "status.used", causes);
 }
+
+void resourcequota_warnings(const json_t *obj, json_t *warnings)
+{
+    static const char *const known[] = {"cpu", "memory", "storage", "ephemeral-storage"};
+    const json_t *hard = json_object_get(json_object_get(obj, "spec"), "hard");
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        char req_name[64], lim_name[64];
+        snprintf(req_name, sizeof req_name, "requests.%s", known[i]);
+        snprintf(lim_name, sizeof lim_name, "limits.%s", known[i]);
+        const json_t *req = json_object_get(hard, req_name), *lim = json_object_get(hard, lim_name);
+        if (!req && i < 2 && (req = json_object_get(hard, known[i]))) /* bare cpu, memory */
+            snprintf(req_name, sizeof req_name, "%s", known[i]);
+        qty r, l;
+        if (!req || !lim || qty_from_json(req, &r) || qty_from_json(lim, &l) ||
+            qty_cmp(&r, &l) <= 0)
+            continue;
+        char rs[QTY_STR_MAX], ls[QTY_STR_MAX], text[2 * QTY_STR_MAX + 2 * 64 + 64];
+        qty_format_str(&r, rs, sizeof rs);
+        qty_format_str(&l, ls, sizeof ls);
+        snprintf(text, sizeof text, "ResourceQuota %s (%s) should be less than %s (%s)", req_name,
+                 rs, lim_name, ls);
+        json_array_append_new(warnings, json_string(text));
+    }
+}

@@ -42,6 +42,12 @@
  * the same hook serves the status subresource. */
 void resourcequota_validate(const json_t *obj, const json_t *old, json_t *causes);
 
+/* The kinds.h `warnings_on_create` hook (strategy.go WarningsOnCreate): for
+ * cpu, memory, storage and ephemeral-storage, a request hard (requests.X, or
+ * bare cpu/memory) above the limit hard (limits.X) warns
+ * "ResourceQuota requests.cpu (2) should be less than limits.cpu (1)". */
+void resourcequota_warnings(const json_t *obj, json_t *warnings);
+
 /* A ResourceList as quota sees it (spec.hard, status.hard, status.used):
  * each key through rq_validate_quota_resource_name, each value
  * non-negative and, for integer resources, whole. Keys are visited in

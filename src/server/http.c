@@ -55,6 +55,33 @@ static void stream_free_cb(void *cls)
     free(st);
 }
 
+/* One `Warning: 299 - "<text>"` header per text, quoted as upstream's
+ * NewWarningHeader does (a backslash before each '"' and '\\'); a text with
+ * a control character is dropped, as upstream refuses it. */
+static void add_warnings(struct MHD_Response *r, const json_t *warnings)
+{
+    size_t i;
+    const json_t *w;
+    json_array_foreach(warnings, i, w)
+    {
+        const char *text = json_string_value(w);
+        char value[1024];
+        size_t n = (size_t)snprintf(value, sizeof value, "299 - \"");
+        for (const char *p = text ? text : ""; *p && n + 4 < sizeof value; p++) {
+            if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+                n = 0;
+                break;
+            }
+            if (*p == '"' || *p == '\\') value[n++] = '\\';
+            value[n++] = *p;
+        }
+        if (n == 0 || !text) continue;
+        value[n++] = '"';
+        value[n] = '\0';
+        MHD_add_response_header(r, "Warning", value);
+    }
+}
+
 static enum MHD_Result send_resp(struct MHD_Connection *c, resp *rs)
 {
     struct MHD_Response *r;
@@ -89,6 +116,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, resp *rs)
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             rs->content_type ? rs->content_type : "application/json");
     MHD_add_response_header(r, "Cache-Control", "no-cache, private");
+    add_warnings(r, rs->warnings);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)rs->code, r);
     MHD_destroy_response(r);
     return ret;
@@ -96,6 +124,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, resp *rs)
 
 static void resp_clear(resp *rs)
 {
+    json_decref(rs->warnings);
     json_decref(rs->json);
     free(rs->raw);
 }

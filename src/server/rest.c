@@ -423,6 +423,8 @@ static void do_create(req *rq, resp *rs, const route *rt)
         return;
     }
     json_decref(obj);
+    if (rt->kind->warnings_on_create && (rs->warnings = json_array()))
+        rt->kind->warnings_on_create(out, rs->warnings);
     respond_object(rq, rs, rt, 201, out);
 }
 

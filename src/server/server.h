@@ -59,6 +59,7 @@ typedef struct resp {
     size_t raw_len;
     const char *content_type; /* default application/json */
     stream st;                /* when st.read is set: a streamed body */
+    json_t *warnings;         /* warning texts (owned), sent as `Warning: 299 - "..."` */
 } resp;
 
 /* Set a JSON body / an error Status. */

@@ -319,6 +319,11 @@ static void test_selector_values(void **state)
                 "\"scopeName\":\"PriorityClass\",\"operator\":\"NotIn\",\"values\":[\"low\"]},{"
                 "\"scopeName\":\"PriorityClass\",\"operator\":\"DoesNotExist\"}]}}}",
                 NULL);
+    /* Values are not checked as label values here (only when matched). */
+    expect_none("{\"spec\":{\"hard\":{\"pods\":\"1\"},\"scopeSelector\":{\"matchExpressions\":[{"
+                "\"scopeName\":\"PriorityClass\",\"operator\":\"In\",\"values\":[\"not a "
+                "label!\"]}]}}}",
+                NULL);
 }
 
 static void test_selector_bad_operator(void **state)
@@ -438,6 +443,55 @@ static void test_predicates(void **state)
     assert_false(rq_is_standard_scope("bestEffort"));
 }
 
+/* strategy.go WarningsOnCreate. */
+static void expect_warnings(const char *hard, const char *want)
+{
+    char obj[1024];
+    snprintf(obj, sizeof obj, "{\"spec\":{\"hard\":%s}}", hard);
+    json_t *o = J(obj), *w = json_array();
+    resourcequota_warnings(o, w);
+    char got[2048] = "";
+    size_t i;
+    json_t *v;
+    json_array_foreach(w, i, v)
+    {
+        if (i) strcat(got, "|");
+        strcat(got, json_string_value(v));
+    }
+    if (strcmp(got, want)) fail_msg("warnings for %s: got '%s', want '%s'", hard, got, want);
+    json_decref(w);
+    json_decref(o);
+}
+
+static void test_warnings_on_create(void **state)
+{
+    (void)state;
+    expect_warnings("{'requests.cpu':'2','limits.cpu':'1'}",
+                    "ResourceQuota requests.cpu (2) should be less than limits.cpu (1)");
+    expect_warnings("{'requests.cpu':'1','limits.cpu':'1'}", ""); /* equal is fine */
+    expect_warnings("{'requests.cpu':'500m','limits.cpu':'1'}", "");
+    expect_warnings("{'requests.cpu':'2'}", "");
+    /* bare cpu/memory stand for the request when requests.X is absent */
+    expect_warnings("{'cpu':'3','limits.cpu':'2'}",
+                    "ResourceQuota cpu (3) should be less than limits.cpu (2)");
+    expect_warnings("{'cpu':'3','requests.cpu':'1','limits.cpu':'2'}", "");
+    /* canonical values, and every known resource in upstream's order */
+    expect_warnings("{'requests.memory':'2048Mi','limits.memory':'1Gi','requests.storage':'2Ti',"
+                    "'limits.storage':'1Ti','requests.ephemeral-storage':'2G',"
+                    "'limits.ephemeral-storage':'1G','requests.cpu':'1500m','limits.cpu':'1'}",
+                    "ResourceQuota requests.cpu (1500m) should be less than limits.cpu (1)|"
+                    "ResourceQuota requests.memory (2Gi) should be less than limits.memory (1Gi)|"
+                    "ResourceQuota requests.storage (2Ti) should be less than limits.storage "
+                    "(1Ti)|"
+                    "ResourceQuota requests.ephemeral-storage (2G) should be less than "
+                    "limits.ephemeral-storage (1G)");
+    /* bare storage is not a request name; other resources are not compared */
+    expect_warnings("{'storage':'2Ti','limits.storage':'1Ti','requests.nvidia.com/gpu':'2',"
+                    "'limits.nvidia.com/gpu':'1'}",
+                    "");
+    expect_warnings("{'requests.cpu':'bad','limits.cpu':'1'}", ""); /* validation reports it */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_envelope),
         cmocka_unit_test(test_predicates),
+        cmocka_unit_test(test_warnings_on_create),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
