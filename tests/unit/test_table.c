@@ -475,6 +475,17 @@ static void test_node(void **state)
 static void test_resourcequota(void **state)
 {
     expect_columns("", "resourcequotas", "['Name','Request','Limit','Age']", "[]");
+    /* spec §7.1: the columns' descriptions, as upstream's printer declares them. */
+    json_t *t = table1("", "resourcequotas", "{'metadata':{'name':'x'}}", NULL);
+    json_t *cols = json_object_get(t, "columnDefinitions");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(cols, 1), "description")),
+        "Request represents a minimum amount of cpu/memory that a container may consume.");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(cols, 2), "description")),
+        "Limits control the maximum amount of cpu/memory that a container may use independent of "
+        "contention on the node.");
+    json_decref(t);
     /* spec §7.1's example, plus a hard key with no usage yet ("0"). */
     expect_cells("", "resourcequotas",
                  "{'metadata':{'name':'q','creationTimestamp':'" T_5M "'},'spec':{'hard':{"
