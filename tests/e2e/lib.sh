@@ -91,6 +91,13 @@ api() {
     -X "$method" -w '\n%{http_code}' "$@" "$ALLOT_URL$path"
 }
 
+# k ARGS...: the real kubectl against the allotd start_allotd started (KUBECONFIG),
+# bounded per request.
+k() { kubectl --request-timeout=20s "$@"; }
+
+# need_kubectl: the kubectl tests cannot run without it.
+need_kubectl() { command -v kubectl >/dev/null || fail "kubectl is not installed"; }
+
 # expect_eq WHAT GOT WANT
 expect_eq() {
   [ "$2" == "$3" ] || fail "$1: got [$2], want [$3]"

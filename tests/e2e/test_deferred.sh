@@ -4,7 +4,6 @@
 # gives upstream's 403; scheduling gates show SchedulingGated.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-k() { kubectl --request-timeout=20s "$@"; }
 
 setup() {
   cat <<'YAML' | k create -f - >/dev/null

@@ -2,9 +2,8 @@
 # README promises, on several kinds, and seed 004's quota walkthrough.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-command -v kubectl >/dev/null || fail "kubectl is not installed"
+need_kubectl
 start_allotd
-k() { kubectl --request-timeout=20s "$@"; }
 
 # version and discovery
 k version -o json | grep_all '"serverVersion"' || fail "kubectl version shows no server version"

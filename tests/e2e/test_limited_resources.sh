@@ -31,7 +31,6 @@ for bad in bad.yaml missing.yaml; do
 done
 grep -q "missing.yaml: No such file" "$E2E_DIR/err" || fail "missing file: $(cat "$E2E_DIR/err")"
 
-k() { kubectl --request-timeout=20s "$@"; }
 cpu_pod='{"spec":{"containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":"1"}}}]}}'
 for cfg in admission.yaml admission.json; do
   rm -rf "$E2E_DIR/data"

@@ -8,9 +8,8 @@
 #   §7.2: describe prints used in hard's format (1000Ki used of 1G -> 1024k).
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-command -v kubectl >/dev/null || fail "kubectl is not installed"
+need_kubectl
 start_allotd
-k() { kubectl --request-timeout=20s "$@"; }
 cd "$E2E_DIR"
 
 # pod NAME CPU MEMORY: a one-container pod requesting CPU and MEMORY, on stdout.

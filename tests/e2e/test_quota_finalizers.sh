@@ -4,7 +4,6 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 start_allotd --resource-quota-sync-period 1s --node-agent=false
-k() { kubectl --request-timeout=20s "$@"; }
 metric() { api GET /metrics | sed '$d' | awk -v m="$1" '$1 == m {print $2}'; }
 used() { k get quota q -o jsonpath="{.status.used.$1}"; }
 

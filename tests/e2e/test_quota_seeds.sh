@@ -9,9 +9,8 @@
 #   spec §7.1: `kubectl get quota` columns NAME, REQUEST, LIMIT, AGE.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-command -v kubectl >/dev/null || fail "kubectl is not installed"
+need_kubectl
 start_allotd
-k() { kubectl --request-timeout=20s "$@"; }
 # Manifests are written into $E2E_DIR and named relative to it, so kubectl's
 # `error when creating "<file>"` prefix is stable.
 cd "$E2E_DIR"

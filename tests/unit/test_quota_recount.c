@@ -107,7 +107,8 @@ static bool has_facts(store *st, const char *key)
     return has;
 }
 
-static void test_cached_recount_agrees(void **state)
+/* A memory store with namespace q and priority class high. */
+static store *open_ns_q(void)
 {
     store_backend be;
     char err[256];
@@ -117,6 +118,12 @@ static void test_cached_recount_agrees(void **state)
     create(st, "", "namespaces", "", "{'metadata':{'name':'q'}}");
     create(st, "scheduling.k8s.io", "priorityclasses", "",
            "{'metadata':{'name':'high'},'value':1000}");
+    return st;
+}
+
+static void test_cached_recount_agrees(void **state)
+{
+    store *st = open_ns_q();
     create(st, "", "resourcequotas", "q",
            "{'metadata':{'name':'all'},'spec':{'hard':{'pods':'100','count/pods':'100',"
            "'configmaps':'100',"
@@ -205,14 +212,7 @@ static void delete_pod(store *st, const char *name)
  * phase, every quota's kept usage equals a recount from the JSON. */
 static void test_updates_and_deletes_agree(void **state)
 {
-    store_backend be;
-    char err[256];
-    store_memory_backend(&be);
-    store *st = store_open(&be, reg_indexer, NULL, err, sizeof err);
-    assert_non_null(st);
-    create(st, "", "namespaces", "", "{'metadata':{'name':'q'}}");
-    create(st, "scheduling.k8s.io", "priorityclasses", "",
-           "{'metadata':{'name':'high'},'value':1000}");
+    store *st = open_ns_q();
     static const char *const quotas[][2] = {
         {"terminating", "'scopes':['Terminating']"},
         {"longrunning", "'scopes':['NotTerminating']"},
