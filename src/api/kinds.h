@@ -54,6 +54,12 @@ struct api_kind {
     /* Upstream's WarningsOnCreate: appends warning texts (JSON strings) for a
      * valid object about to be created. */
     void (*warnings_on_create)(const json_t *obj, json_t *warnings);
+    /* Upstream's ValidateUpdate for the transition old -> obj, run on every
+     * update after `validate`: what may change, and how. `sub` is the
+     * subresource written ("" for the object itself, "status", "binding",
+     * "resize", "scale"). */
+    void (*validate_update)(const json_t *obj, const json_t *old, const char *sub,
+                            json_t *causes);
 };
 
 size_t api_kind_count(void);

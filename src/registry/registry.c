@@ -173,13 +173,15 @@ static int name_rule(const api_kind *k)
     }
 }
 
-static int validate(const api_kind *k, const json_t *obj, const json_t *old, api_err *e)
+static int validate(const api_kind *k, const json_t *obj, const json_t *old, const char *sub,
+                    api_err *e)
 {
     json_t *causes = json_array();
     const json_t *meta = json_object_get(obj, "metadata");
     val_object_meta(meta, k->namespaced, name_rule(k), causes);
     if (old) val_object_meta_update(meta, json_object_get(old, "metadata"), causes);
     if (k->validate) k->validate(obj, old, causes);
+    if (old && k->validate_update) k->validate_update(obj, old, sub, causes);
     if (json_array_size(causes) == 0) {
         json_decref(causes);
         return 0;
@@ -249,7 +251,7 @@ int reg_create(store *st, const api_kind *k, const char *ns, const json_t *in, b
         snprintf(name, sizeof name, "%s%s", gen, sfx);
         json_object_set_new(meta, "name", json_string(name));
     }
-    if (validate(k, obj, NULL, e) != 0) goto fail;
+    if (validate(k, obj, NULL, "", e) != 0) goto fail;
 
     t = store_begin(st);
     if (!t) {
@@ -440,7 +442,7 @@ static int prepare_from(const store_obj *o, const api_kind *k, const char *ns, c
         return api_err_set(e, API_INTERNAL, "stored object is corrupt");
     if (!(*nw = fn(*cur, ctx, e))) return -1;
     if (prepare_update(k, ns, name, sub, *cur, nw, e) != 0) return -1;
-    return validate(k, *nw, *cur, e);
+    return validate(k, *nw, *cur, sub, e);
 }
 
 int reg_update(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,

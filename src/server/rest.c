@@ -520,7 +520,7 @@ static void do_scale(req *rq, resp *rs, const route *rt, bool write, bool patch)
             api_err_clear(&e);
             return;
         }
-        rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, "", mutate_scale, &sc,
+        rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, "scale", mutate_scale, &sc,
                         is_dry_run(rq), &out, &e);
         json_decref(sc.body);
     }
