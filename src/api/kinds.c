@@ -5,6 +5,7 @@
 #include "api/objects.h"
 #include "api/priority.h"
 #include "api/rq_validation.h"
+#include "api/schema.h"
 #include "core/dbuf.h"
 
 #include <stdio.h>
@@ -240,4 +241,11 @@ bool api_kind_has_field(const api_kind *k, const char *label)
     for (const api_field *af = k->fields; af && af->label; af++)
         if (strcmp(af->label, label) == 0) return true;
     return false;
+}
+
+const sch_msg *api_kind_schema(const api_kind *k)
+{
+    char av[256];
+    api_kind_api_version(k, av, sizeof av);
+    return sch_kind(av, k->kind);
 }

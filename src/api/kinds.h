@@ -88,6 +88,10 @@ json_t *api_fields_unpack(const char *packed);
 /* Whether a field-selector label is supported for this kind. */
 bool api_kind_has_field(const api_kind *k, const char *label);
 
+/* The kind's typed definition (api/schema.h), or NULL for a kind without one
+ * (its bodies are stored as given). */
+const struct sch_msg *api_kind_schema(const api_kind *k);
+
 /* Dotted-path lookup ("spec.nodeName"); NULL when absent. Borrowed reference. */
 json_t *api_json_path(const json_t *obj, const char *dotted);
 

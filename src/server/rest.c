@@ -12,6 +12,8 @@
 #include "api/openapi.h"
 #include "api/patch.h"
 #include "api/protobuf.h"
+#include "api/schema.h"
+#include "api/typecheck.h"
 #include "api/table.h"
 #include "core/dbuf.h"
 #include "core/selector.h"
@@ -217,6 +219,141 @@ static json_t *decode_body(const req *rq, const route *rt, bool check_kind, api_
     return NULL;
 }
 
+/* ---- typed decoding (api/typecheck.h) ---- */
+
+typedef enum { FV_IGNORE, FV_WARN, FV_STRICT } fv_mode;
+
+/* The fieldValidation directive: upstream's default is Warn. `opts` names the
+ * options kind upstream validates it in ("CreateOptions", ...). */
+static int field_validation(const req *rq, const char *opts, fv_mode *out, api_err *e)
+{
+    const char *v = rq->query(rq, "fieldValidation");
+    *out = FV_WARN;
+    if (!v || !*v || !strcmp(v, "Warn")) return 0;
+    if (!strcmp(v, "Strict")) {
+        *out = FV_STRICT;
+        return 0;
+    }
+    if (!strcmp(v, "Ignore")) {
+        *out = FV_IGNORE;
+        return 0;
+    }
+    json_t *causes = json_array();
+    ferr_add_str(causes, FERR_NOT_SUPPORTED, "fieldValidation", v,
+                 "supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"");
+    return api_err_invalid(e, "meta.k8s.io", opts, "", causes);
+}
+
+static void warn_unknown(json_t **warnings, const json_t *unknown)
+{
+    size_t i;
+    json_t *p;
+    if (!*warnings) *warnings = json_array();
+    json_array_foreach(unknown, i, p)
+        json_array_append_new(*warnings, json_sprintf("unknown field \"%s\"", json_string_value(p)));
+}
+
+/* Decode a request body as the route's kind, in place: wrong types are
+ * upstream's 400 "<Kind> in version ... cannot be handled as a <Kind>", unknown
+ * fields are pruned and, by fieldValidation, refused the same way or warned. */
+static int typed_body(const route *rt, json_t *obj, fv_mode fv, json_t **warnings, api_err *e)
+{
+    const sch_msg *m = api_kind_schema(rt->kind);
+    if (!m) return 0;
+    tc_result r;
+    char strict[1024];
+    int rc = tc_decode(m, obj, &r);
+    const char *why = r.error;
+    if (rc == 0 && r.unknown && fv == FV_STRICT) {
+        tc_strict_error(r.unknown, strict, sizeof strict);
+        why = strict;
+        rc = -1;
+    } else if (rc == 0 && r.unknown && fv == FV_WARN) {
+        warn_unknown(warnings, r.unknown);
+    }
+    if (rc != 0)
+        api_err_set(e, API_BAD_REQUEST, "%s in version \"%s\" cannot be handled as a %s: %s",
+                    rt->kind->kind, rt->kind->version, rt->kind->kind, why);
+    tc_result_clear(&r);
+    return rc;
+}
+
+/* Whether an unknown-field path also names a member of the stored object:
+ * then the client did not write it (older data), and it is pruned quietly. */
+static bool stored_has(const json_t *cur, const char *path)
+{
+    char seg[256];
+    const json_t *v = cur;
+    const char *p = path;
+    while (v && *p) {
+        if (*p == '.') p++;
+        if (*p == '[') {
+            char *end;
+            unsigned long i = strtoul(p + 1, &end, 10);
+            if (*end != ']') return false;
+            v = json_array_get(v, i);
+            p = end + 1;
+            continue;
+        }
+        size_t len = strcspn(p, ".[");
+        if (len >= sizeof seg) return false;
+        memcpy(seg, p, len);
+        seg[len] = '\0';
+        v = json_object_get(v, seg);
+        p += len;
+    }
+    return v != NULL;
+}
+
+/* A patched object decoded as its kind: a wrong type is upstream's 422 on
+ * field "patch" (the patched object as its value, shortened here); unknown
+ * fields the patch added are refused with 400 "strict decoding error: ..." or
+ * warned, by fieldValidation. apiVersion and kind may not change. */
+static int typed_patch_result(const api_kind *k, const json_t *cur, json_t *obj, fv_mode fv,
+                              json_t **warnings, api_err *e)
+{
+    char want[128], why[1024];
+    api_kind_api_version(k, want, sizeof want);
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    why[0] = '\0';
+    if (!av || strcmp(av, want) != 0)
+        snprintf(why, sizeof why,
+                 "the API version in the data (%s) does not match the expected API version (%s)",
+                 av ? av : "", want);
+    else if (!kind || strcmp(kind, k->kind) != 0)
+        snprintf(why, sizeof why, "the kind in the data (%s) does not match the expected kind (%s)",
+                 kind ? kind : "", k->kind);
+    const sch_msg *m = api_kind_schema(k);
+    tc_result r = {0};
+    if (!why[0] && m && tc_decode(m, obj, &r) != 0) snprintf(why, sizeof why, "%s", r.error);
+    if (why[0]) {
+        char *text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+        char shown[512];
+        snprintf(shown, sizeof shown, "%.400s%s", text ? text : "", text && strlen(text) > 400 ? "..." : "");
+        free(text);
+        json_t *causes = json_array();
+        ferr_add_str(causes, FERR_INVALID, "patch", shown, why);
+        tc_result_clear(&r);
+        return api_err_invalid(e, "", "", "", causes);
+    }
+    json_t *added = json_array();
+    size_t i;
+    json_t *p;
+    json_array_foreach(r.unknown, i, p)
+        if (!stored_has(cur, json_string_value(p))) json_array_append(added, p);
+    tc_result_clear(&r);
+    int rc = 0;
+    if (json_array_size(added) && fv == FV_STRICT) {
+        tc_strict_error(added, why, sizeof why);
+        rc = api_err_set(e, API_BAD_REQUEST, "%s", why);
+    } else if (json_array_size(added) && fv == FV_WARN) {
+        warn_unknown(warnings, added);
+    }
+    json_decref(added);
+    return rc;
+}
+
 static bool json_content(const req *rq)
 {
     const char *ct = rq->content_type;
@@ -415,15 +552,20 @@ static void do_create(req *rq, resp *rs, const route *rt)
                   "the server does not allow this method on the requested resource");
         return;
     }
-    json_t *obj = decode_body(rq, rt, true, &e), *out = NULL;
-    if (!obj || reg_create(rq->srv->st, rt->kind, rt->ns, obj, is_dry_run(rq), &out, &e) != 0) {
+    fv_mode fv;
+    json_t *obj = NULL, *out = NULL, *warnings = NULL;
+    if (field_validation(rq, "CreateOptions", &fv, &e) != 0 ||
+        !(obj = decode_body(rq, rt, true, &e)) || typed_body(rt, obj, fv, &warnings, &e) != 0 ||
+        reg_create(rq->srv->st, rt->kind, rt->ns, obj, is_dry_run(rq), &out, &e) != 0) {
         json_decref(obj);
+        json_decref(warnings);
         resp_err(rs, &e);
         api_err_clear(&e);
         return;
     }
     json_decref(obj);
-    if (rt->kind->warnings_on_create && (rs->warnings = json_array()))
+    rs->warnings = warnings;
+    if (rt->kind->warnings_on_create && (rs->warnings || (rs->warnings = json_array())))
         rt->kind->warnings_on_create(out, rs->warnings);
     respond_object(rq, rs, rt, 201, out);
 }
@@ -543,13 +685,22 @@ static json_t *mutate_replace(const json_t *cur, void *ctx, api_err *e)
 typedef struct patch_ctx {
     const req *rq;
     const api_kind *kind;
+    fv_mode fv;
+    json_t *warnings; /* of the last run (a mutation may run twice) */
 } patch_ctx;
 
 static json_t *mutate_patch(const json_t *cur, void *ctx, api_err *e)
 {
     patch_ctx *pc = ctx;
-    return patch_apply(pc->rq->content_type, cur, pc->rq->body, pc->rq->body_len, pc->kind->kind,
-                       e);
+    json_t *nw =
+        patch_apply(pc->rq->content_type, cur, pc->rq->body, pc->rq->body_len, pc->kind->kind, e);
+    json_decref(pc->warnings);
+    pc->warnings = NULL;
+    if (nw && typed_patch_result(pc->kind, cur, nw, pc->fv, &pc->warnings, e) != 0) {
+        json_decref(nw);
+        return NULL;
+    }
+    return nw;
 }
 
 static bool sub_allowed(const route *rt)
@@ -569,30 +720,40 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
                   "the server does not allow this method on the requested resource");
         return;
     }
-    json_t *body = NULL, *out = NULL;
+    json_t *body = NULL, *out = NULL, *warnings = NULL;
+    fv_mode fv;
     int rc;
+    if (field_validation(rq, patch ? "PatchOptions" : "UpdateOptions", &fv, &e) != 0) {
+        resp_err(rs, &e);
+        api_err_clear(&e);
+        return;
+    }
     if (patch) {
         if (patch_check_type(rq->content_type, &e) != 0) {
             resp_err(rs, &e);
             api_err_clear(&e);
             return;
         }
-        patch_ctx pc = {rq, rt->kind};
+        patch_ctx pc = {rq, rt->kind, fv, NULL};
         rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_patch, &pc,
                         is_dry_run(rq), &out, &e);
+        warnings = pc.warnings;
     } else {
         if (!json_content(rq)) return unsupported_media(rs, rq);
         body = decode_body(rq, rt, true, &e);
-        rc = body ? reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_replace,
-                               body, is_dry_run(rq), &out, &e)
-                  : -1;
+        rc = body && typed_body(rt, body, fv, &warnings, &e) == 0
+                 ? reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_replace,
+                              body, is_dry_run(rq), &out, &e)
+                 : -1;
     }
     json_decref(body);
     if (rc != 0) {
+        json_decref(warnings);
         resp_err(rs, &e);
         api_err_clear(&e);
         return;
     }
+    rs->warnings = warnings;
     respond_object(rq, rs, rt, 200, out);
 }
 
@@ -820,6 +981,7 @@ void rest_handle(req *rq, resp *rs)
     route rt;
     memset(&rt, 0, sizeof rt);
     rq->verb = "GET";
+    if (n == -2) return;
     if (n < 0) return not_found(rs);
     if (!strcmp(rq->method, "GET") && serve_meta(rq, rs, segs, n)) return;
 
