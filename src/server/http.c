@@ -7,6 +7,7 @@
  */
 #include "server/http.h"
 
+#include "core/urlpath.h"
 #include "server/log.h"
 #include "server/metrics.h"
 
@@ -23,7 +24,10 @@ struct http_server {
     struct MHD_Daemon *d;
 };
 
+/* One per request, made by on_uri before libmicrohttpd decodes anything. */
 typedef struct conn_state {
+    char *path; /* the raw request path, still percent-encoded, without the query */
+    bool started;
     dbuf body;
     bool too_large;
     double t0;
@@ -129,6 +133,26 @@ static void resp_clear(resp *rs)
     free(rs->raw);
 }
 
+/* Query keys and values reach handlers as C strings: a decoded NUL would
+ * silently cut one short (labelSelector=%00... would select everything). */
+static enum MHD_Result arg_has_nul(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   size_t key_size, const char *value, size_t value_size)
+{
+    bool *nul = cls;
+    if (memchr(key, '\0', key_size) || (value && memchr(value, '\0', value_size))) {
+        *nul = true;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+static bool query_has_nul(struct MHD_Connection *c)
+{
+    bool nul = false;
+    MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, arg_has_nul, &nul);
+    return nul;
+}
+
 static bool is_health(const char *url)
 {
     return !strcmp(url, "/healthz") || !strcmp(url, "/livez") || !strcmp(url, "/readyz") ||
@@ -136,10 +160,13 @@ static bool is_health(const char *url)
            !strncmp(url, "/readyz/", 8);
 }
 
-static void handle(http_server *h, struct MHD_Connection *c, const char *url, const char *method,
-                   conn_state *cs, resp *rs, req *rq)
+/* Routing sees only cs->path, the raw path: libmicrohttpd's decoded url
+ * would let "%00" and "%2f" change which object a request names. */
+static void handle(http_server *h, struct MHD_Connection *c, const char *method, conn_state *cs,
+                   resp *rs, req *rq)
 {
     server *srv = h->srv;
+    const char *url = cs->path;
     rq->srv = srv;
     rq->method = method;
     rq->path = url;
@@ -171,6 +198,10 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *url, co
         resp_errf(rs, API_TOO_LARGE, "Request entity too large: limit is %d", MAX_BODY_BYTES);
         return;
     }
+    if (query_has_nul(c)) {
+        resp_errf(rs, API_BAD_REQUEST, "invalid control character in the request query");
+        return;
+    }
     if (!strcmp(url, "/metrics")) {
         rq->verb = "GET";
         rs->raw = metrics_render(srv->m, srv->st, &rs->raw_len);
@@ -185,18 +216,46 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *url, co
     rest_handle(rq, rs);
 }
 
+/* libmicrohttpd's URI log callback: called once per request with the request
+ * target exactly as sent, before it decodes the path and the query; what it
+ * returns is the request's *con_cls. NULL (out of memory) closes the
+ * connection in on_request. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    conn_state *cs = calloc(1, sizeof *cs);
+    if (!cs) return NULL;
+    cs->path = strndup(uri, urlpath_path_len(uri));
+    if (!cs->path) {
+        free(cs);
+        return NULL;
+    }
+    dbuf_init(&cs->body, MAX_BODY_BYTES);
+    cs->t0 = mono();
+    return cs;
+}
+
+static void log_request(const req *rq, const conn_state *cs, int code, double secs)
+{
+    char path[256];
+    urlpath_log_escape(cs->path, path, sizeof path);
+    if (code >= 500)
+        log_msg(LOG_ERROR, "request failed", "\"verb\":\"%s\",\"path\":\"%s\",\"code\":%d",
+                rq->verb, path, code);
+    else
+        log_msg(LOG_DEBUG, "request",
+                "\"verb\":\"%s\",\"path\":\"%s\",\"code\":%d,\"seconds\":%.6f", rq->verb, path,
+                code, secs);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
     http_server *h = cls;
     conn_state *cs = *con_cls;
-    if (!cs) {
-        cs = calloc(1, sizeof *cs);
-        if (!cs) return MHD_NO;
-        dbuf_init(&cs->body, MAX_BODY_BYTES);
-        cs->t0 = mono();
-        *con_cls = cs;
+    if (!cs) return MHD_NO;
+    if (!cs->started) {
+        cs->started = true;
         return MHD_YES;
     }
     if (*upload_size) {
@@ -209,17 +268,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     resp rs = {0};
     req rq = {0};
-    handle(h, c, url, method, cs, &rs, &rq);
+    handle(h, c, method, cs, &rs, &rq);
     enum MHD_Result ret = send_resp(c, &rs);
     double secs = mono() - cs->t0;
     metrics_request(h->srv->m, rq.verb, rq.resource, rs.code, secs);
-    if (rs.code >= 500)
-        log_msg(LOG_ERROR, "request failed", "\"verb\":\"%s\",\"path\":\"%.200s\",\"code\":%d",
-                rq.verb, url, rs.code);
-    else
-        log_msg(LOG_DEBUG, "request",
-                "\"verb\":\"%s\",\"path\":\"%.200s\",\"code\":%d,\"seconds\":%.6f", rq.verb, url,
-                rs.code, secs);
+    log_request(&rq, cs, rs.code, secs);
     resp_clear(&rs);
     return ret;
 }
@@ -230,6 +283,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     conn_state *cs = *con_cls;
     if (!cs) return;
     dbuf_free(&cs->body);
+    free(cs->path);
     free(cs);
     *con_cls = NULL;
 }
@@ -268,12 +322,13 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS |
                      MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
-    h->d =
-        MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
-                         ai->ai_addr, MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_HTTPS_MEM_CERT,
-                         cert_pem, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_CONNECTION_TIMEOUT,
-                         (unsigned)300, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    /* The logger first, so libmicrohttpd reports option errors through it. */
+    h->d = MHD_start_daemon(
+        flags, (uint16_t)port, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+        MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) {
         snprintf(err, errlen, "cannot listen on %s:%d", bind_addr, port);

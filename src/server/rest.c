@@ -17,6 +17,7 @@
 #include "api/table.h"
 #include "core/dbuf.h"
 #include "core/selector.h"
+#include "core/urlpath.h"
 #include "registry/registry.h"
 #include "server/filter.h"
 #include "server/metrics.h"
@@ -100,23 +101,19 @@ static bool is_dry_run(const req *rq)
 
 /* ---- routing ---- */
 
-static int split_path(const char *path, char segs[][256], int max)
+/* Split the raw (still percent-encoded) request path on '/', then decode each
+ * segment on its own (core/urlpath), so an encoded '/' or NUL never changes
+ * which object a request names. Returns the segment count; -1 when no route
+ * can match (404); -2 with a 400 in rs for a malformed escape or a control
+ * byte in a segment. */
+static int split_path(const char *path, char segs[][URLPATH_SEG_MAX], int max, resp *rs)
 {
     int n = 0;
-    const char *p = path;
-    while (*p) {
-        while (*p == '/')
-            p++;
-        if (!*p) break;
-        const char *end = strchr(p, '/');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (n == max || len >= 256) return -1;
-        memcpy(segs[n], p, len);
-        segs[n][len] = '\0';
-        n++;
-        p += len;
-    }
-    return n;
+    urlpath_status st = urlpath_split(path, segs, max, &n);
+    if (st == URLPATH_OK) return n;
+    if (st == URLPATH_NO_ROUTE) return -1;
+    resp_errf(rs, API_BAD_REQUEST, "%s", urlpath_message(st));
+    return -2;
 }
 
 /* Resolve segments after /api/v1 or /apis/G/V. Returns 0, or -1 for 404. */
@@ -976,8 +973,8 @@ static bool is_scale(const route *rt)
 
 void rest_handle(req *rq, resp *rs)
 {
-    char segs[10][256];
-    int n = split_path(rq->path, segs, 10);
+    char segs[10][URLPATH_SEG_MAX];
+    int n = split_path(rq->path, segs, 10, rs);
     route rt;
     memset(&rt, 0, sizeof rt);
     rq->verb = "GET";
