@@ -29,7 +29,7 @@ typedef struct server {
 typedef struct req {
     server *srv;
     const char *method;
-    const char *path;
+    const char *path; /* as the client sent it: still percent-encoded (core/urlpath.h) */
     const char *body; /* NUL-terminated, may be NULL */
     size_t body_len;
     const char *content_type;
