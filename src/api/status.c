@@ -152,7 +152,7 @@ static void format_value(char *buf, size_t n, const json_t *v)
 
 void ferr_add(json_t *list, ferr_type t, const char *field, const json_t *value, const char *detail)
 {
-    char msg[1024], val[512];
+    char msg[3072], val[2048];
     const char *p = ferr_table[t].prefix;
     switch (t) {
     case FERR_INVALID:
@@ -199,7 +199,7 @@ void ferr_add_str(json_t *list, ferr_type t, const char *field, const char *valu
 
 int api_err_invalid(api_err *e, const char *group, const char *kind, const char *name, json_t *list)
 {
-    char agg[1536];
+    char agg[3584];
     size_t n = json_array_size(list), off = 0;
     agg[0] = '\0';
     if (n > 1) off += snprintf(agg + off, sizeof agg - off, "[");

@@ -38,7 +38,7 @@ typedef enum {
 
 typedef struct api_err {
     api_errcode code;
-    char message[2048];
+    char message[4096];
     json_t *details; /* owned; optional {name, group, kind, causes[]} */
 } api_err;
 

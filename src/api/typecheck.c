@@ -8,16 +8,19 @@
  */
 #include "api/typecheck.h"
 
+#include "core/dbuf.h"
 #include "core/quantity.h"
 #include "core/rfc3339.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PATH_MAX_LEN 1024
 
 typedef struct tc_ctx {
     tc_result *r;
+    tc_mode mode;
     char path[PATH_MAX_LEN]; /* strict path of the value being decoded */
     size_t len;
 } tc_ctx;
@@ -95,11 +98,46 @@ static void number_text(const json_t *v, char *buf, size_t n)
         snprintf(buf, n, "number %.17g", json_real_value(v));
 }
 
-/* json: cannot unmarshal <what> into Go struct field <Struct>.<chain> of type <type> */
+/* The Go kind a decoded JSON value has in an unstructured map. */
+static const char *go_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "map";
+    case JSON_ARRAY:
+        return "slice";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "int64";
+    case JSON_REAL:
+        return "float64";
+    default:
+        return "bool";
+    }
+}
+
+/* A value of the wrong type. TC_JSON: encoding/json's
+ *   json: cannot unmarshal <what> into Go struct field <Struct>.<chain> of type <type>
+ * TC_UNSTRUCTURED: runtime.DefaultUnstructuredConverter's texts. */
 static int type_error(tc_ctx *c, const sch_msg *owner, const sch_field *f, bool elem,
-                      const char *what)
+                      const json_t *v, const char *what)
 {
     char chain[PATH_MAX_LEN], type[256];
+    if (c->mode == TC_UNSTRUCTURED) {
+        bool map = f->type == SCH_MAP_SS || f->type == SCH_MAP_SB || f->type == SCH_MAP_SQ;
+        if ((f->flags & SCH_REP) && !elem)
+            snprintf(c->r->error, sizeof c->r->error, "cannot restore slice from %s", go_kind(v));
+        else if (map && !elem)
+            snprintf(c->r->error, sizeof c->r->error, "cannot restore map from %s", go_kind(v));
+        else if (f->type == SCH_MSG || f->type == SCH_INLINE)
+            snprintf(c->r->error, sizeof c->r->error, "cannot restore struct from: %s", go_kind(v));
+        else {
+            sch_go_type(f, true, type, sizeof type);
+            snprintf(c->r->error, sizeof c->r->error, "cannot convert %s to %s", go_kind(v), type);
+        }
+        return -1;
+    }
     go_field_chain(c->path, chain, sizeof chain);
     sch_go_type(f, elem, type, sizeof type);
     snprintf(c->r->error, sizeof c->r->error,
@@ -151,7 +189,7 @@ static bool base64_ok(const char *s, size_t len, size_t *bad)
 static int check_bytes(tc_ctx *c, const sch_msg *owner, const sch_field *f, bool elem,
                        const json_t *v)
 {
-    if (!json_is_string(v)) return type_error(c, owner, f, elem, json_kind(v));
+    if (!json_is_string(v)) return type_error(c, owner, f, elem, v, json_kind(v));
     size_t bad;
     if (!base64_ok(json_string_value(v), json_string_length(v), &bad)) {
         snprintf(c->r->error, sizeof c->r->error, "illegal base64 data at input byte %zu", bad);
@@ -168,10 +206,10 @@ static int check_int(tc_ctx *c, const sch_msg *owner, const sch_field *f, bool e
         json_int_t i = json_integer_value(v);
         if (f->type == SCH_INT64 || (i >= INT32_MIN && i <= INT32_MAX)) return 0;
     } else if (!json_is_real(v)) {
-        return type_error(c, owner, f, elem, json_kind(v));
+        return type_error(c, owner, f, elem, v, json_kind(v));
     }
     number_text(v, what, sizeof what);
-    return type_error(c, owner, f, elem, what);
+    return type_error(c, owner, f, elem, v, what);
 }
 
 /* A quantity in canonical form, in place: `slot` is replaced. */
@@ -231,11 +269,11 @@ static int decode_one(tc_ctx *c, const sch_msg *owner, const sch_field *f, bool 
 {
     switch (f->type) {
     case SCH_STRING:
-        return json_is_string(v) ? 0 : type_error(c, owner, f, elem, json_kind(v));
+        return json_is_string(v) ? 0 : type_error(c, owner, f, elem, v, json_kind(v));
     case SCH_BYTES:
         return check_bytes(c, owner, f, elem, v);
     case SCH_BOOL:
-        return json_is_boolean(v) ? 0 : type_error(c, owner, f, elem, json_kind(v));
+        return json_is_boolean(v) ? 0 : type_error(c, owner, f, elem, v, json_kind(v));
     case SCH_INT32:
     case SCH_INT64:
         return check_int(c, owner, f, elem, v);
@@ -250,13 +288,13 @@ static int decode_one(tc_ctx *c, const sch_msg *owner, const sch_field *f, bool 
         return 0;
     case SCH_MSG:
     case SCH_INLINE:
-        if (!json_is_object(v)) return type_error(c, owner, f, elem, json_kind(v));
+        if (!json_is_object(v)) return type_error(c, owner, f, elem, v, json_kind(v));
         return decode_msg(c, f->msg, v, false);
     default:
         break;
     }
     /* maps */
-    if (!json_is_object(v)) return type_error(c, owner, f, false, json_kind(v));
+    if (!json_is_object(v)) return type_error(c, owner, f, false, v, json_kind(v));
     const char *key;
     json_t *val, *tmp;
     json_object_foreach_safe(v, tmp, key, val)
@@ -269,7 +307,7 @@ static int decode_one(tc_ctx *c, const sch_msg *owner, const sch_field *f, bool 
             continue;
         }
         if (f->type == SCH_MAP_SS)
-            rc = json_is_string(val) ? 0 : type_error(c, owner, f, true, json_kind(val));
+            rc = json_is_string(val) ? 0 : type_error(c, owner, f, true, val, json_kind(val));
         else if (f->type == SCH_MAP_SB)
             rc = check_bytes(c, owner, f, true, val);
         else
@@ -291,7 +329,7 @@ static int decode_field(tc_ctx *c, const sch_msg *owner, const sch_field *f, jso
             return plain_error(c, "out of memory");
         return 0;
     }
-    if (!json_is_array(v)) return type_error(c, owner, f, false, json_kind(v));
+    if (!json_is_array(v)) return type_error(c, owner, f, false, v, json_kind(v));
     size_t i;
     json_t *el;
     json_array_foreach(v, i, el)
@@ -327,7 +365,7 @@ static int decode_msg(tc_ctx *c, const sch_msg *m, json_t *obj, bool root)
                 static const sch_field typemeta = {0, "kind", SCH_STRING, 0, NULL};
                 static const sch_msg tm = {"TypeMeta", "io.k8s.apimachinery.pkg.apis.meta.v1", NULL,
                                            0};
-                rc = type_error(c, &tm, &typemeta, false, json_kind(v));
+                rc = type_error(c, &tm, &typemeta, false, v, json_kind(v));
             }
         } else if (!f) {
             add_unknown(c);
@@ -345,7 +383,13 @@ static int decode_msg(tc_ctx *c, const sch_msg *m, json_t *obj, bool root)
 
 int tc_decode(const sch_msg *m, json_t *obj, tc_result *r)
 {
+    return tc_decode_mode(m, obj, TC_JSON, r);
+}
+
+int tc_decode_mode(const sch_msg *m, json_t *obj, tc_mode mode, tc_result *r)
+{
     tc_ctx c;
+    c.mode = mode;
     r->unknown = NULL;
     r->error[0] = '\0';
     c.r = r;
@@ -379,4 +423,82 @@ void tc_strict_error(const json_t *unknown, char *buf, size_t n)
         if (w < 0 || (size_t)w >= n - o) return;
         o += (size_t)w;
     }
+}
+
+/* ---- Go's %v of a decoded JSON value ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int go_value(dbuf *b, const json_t *v)
+{
+    size_t i;
+    const char *k;
+    json_t *x;
+    int rc = 0;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        /* fmt prints a map's keys sorted */
+        size_t n = json_object_size(v), j = 0;
+        const char **keys = malloc((n ? n : 1) * sizeof *keys);
+        if (!keys) return -1;
+        json_object_foreach((json_t *)v, k, x) keys[j++] = k;
+        qsort(keys, n, sizeof *keys, cmp_str);
+        rc |= dbuf_adds(b, "map[");
+        for (j = 0; j < n && rc == 0; j++) {
+            rc |= dbuf_printf(b, "%s%s:", j ? " " : "", keys[j]);
+            rc |= go_value(b, json_object_get(v, keys[j]));
+        }
+        free(keys);
+        return rc | dbuf_adds(b, "]");
+    }
+    case JSON_ARRAY:
+        rc |= dbuf_adds(b, "[");
+        json_array_foreach(v, i, x)
+        {
+            if (i) rc |= dbuf_adds(b, " ");
+            rc |= go_value(b, x);
+            if (rc) return rc;
+        }
+        return rc | dbuf_adds(b, "]");
+    case JSON_STRING:
+        return dbuf_add(b, json_string_value(v), json_string_length(v));
+    case JSON_INTEGER:
+        return dbuf_printf(b, "%lld", (long long)json_integer_value(v));
+    case JSON_REAL: {
+        /* %v of a float64: shortest form, exponent from 1e21 (and below 1e-4) */
+        double d = json_real_value(v);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.17g", d);
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(buf, sizeof buf, "%.*g", prec, d);
+            if (strtod(buf, NULL) == d) break;
+        }
+        double a = d < 0 ? -d : d;
+        if (a != 0 && (a < 1e-4 || a >= 1e21)) return dbuf_adds(b, buf);
+        for (int prec = 0; prec <= 20; prec++) {
+            char f[64];
+            snprintf(f, sizeof f, "%.*f", prec, d);
+            if (strtod(f, NULL) == d) return dbuf_adds(b, f);
+        }
+        return dbuf_adds(b, buf);
+    }
+    case JSON_TRUE:
+        return dbuf_adds(b, "true");
+    case JSON_FALSE:
+        return dbuf_adds(b, "false");
+    default:
+        return dbuf_adds(b, "<nil>");
+    }
+}
+
+char *tc_go_value(const json_t *v, size_t max)
+{
+    dbuf b;
+    dbuf_init(&b, max);
+    go_value(&b, v); /* past `max` the text is cut where it stopped */
+    char *s = dbuf_take(&b, NULL);
+    return s;
 }

@@ -25,6 +25,11 @@
 
 #define TC_MAX_UNKNOWN 100 /* unknown-field paths kept; more are pruned unreported */
 
+/* Whose error texts: encoding/json's (bodies, JSON and merge patches) or
+ * runtime.DefaultUnstructuredConverter's (strategic merge patches, which
+ * upstream converts from a map rather than decoding). */
+typedef enum { TC_JSON, TC_UNSTRUCTURED } tc_mode;
+
 typedef struct tc_result {
     json_t *unknown;  /* array of paths of the unknown fields removed (caller owns; may be NULL
                          when there were none) */
@@ -36,10 +41,16 @@ typedef struct tc_result {
  * or -1 with r->error set. r->unknown is set either way; free it with
  * tc_result_clear. */
 int tc_decode(const sch_msg *m, json_t *obj, tc_result *r);
+int tc_decode_mode(const sch_msg *m, json_t *obj, tc_mode mode, tc_result *r);
 void tc_result_clear(tc_result *r);
 
 /* Upstream's strict-decoding text for the unknown fields:
  * `strict decoding error: unknown field "a", unknown field "b"`. */
 void tc_strict_error(const json_t *unknown, char *buf, size_t n);
+
+/* Go's fmt %v of a decoded JSON value ("map[spec:map[hard:x]]": keys
+ * sorted, strings bare), as upstream prints a strategic patch in errors; at
+ * most `max` bytes. Caller frees; NULL when out of memory. */
+char *tc_go_value(const json_t *v, size_t max);
 
 #endif

@@ -29,6 +29,8 @@
 #include <time.h>
 
 #define MAX_LIST_BYTES ((size_t)1 << 31)
+/* How much of a patch (or patched object) a 422 quotes; upstream quotes it whole. */
+#define PATCH_VALUE_MAX 1024
 
 typedef struct route {
     const api_kind *kind;
@@ -246,8 +248,8 @@ static void warn_unknown(json_t **warnings, const json_t *unknown)
     size_t i;
     json_t *p;
     if (!*warnings) *warnings = json_array();
-    json_array_foreach(unknown, i, p)
-        json_array_append_new(*warnings, json_sprintf("unknown field \"%s\"", json_string_value(p)));
+    json_array_foreach(unknown, i, p) json_array_append_new(
+        *warnings, json_sprintf("unknown field \"%s\"", json_string_value(p)));
 }
 
 /* Decode a request body as the route's kind, in place: wrong types are
@@ -302,12 +304,39 @@ static bool stored_has(const json_t *cur, const char *path)
     return v != NULL;
 }
 
-/* A patched object decoded as its kind: a wrong type is upstream's 422 on
- * field "patch" (the patched object as its value, shortened here); unknown
- * fields the patch added are refused with 400 "strict decoding error: ..." or
- * warned, by fieldValidation. apiVersion and kind may not change. */
-static int typed_patch_result(const api_kind *k, const json_t *cur, json_t *obj, fv_mode fv,
-                              json_t **warnings, api_err *e)
+static bool is_strategic(const char *content_type)
+{
+    return content_type && !strncmp(content_type, PATCH_CT_STRATEGIC, strlen(PATCH_CT_STRATEGIC));
+}
+
+/* The 422 upstream answers for a patch whose result does not decode: field
+ * "patch", whose value is the patched object as JSON, or for a strategic
+ * patch the patch as Go prints a map (both shortened, see
+ * docs/decisions.md), and the reason. */
+static int patch_invalid(const req *rq, const json_t *obj, const char *why, api_err *e)
+{
+    char *text = NULL;
+    if (is_strategic(rq->content_type)) {
+        json_t *p = json_loadb(rq->body, rq->body_len, 0, NULL);
+        text = p ? tc_go_value(p, PATCH_VALUE_MAX + 1) : NULL;
+        json_decref(p);
+    } else {
+        text = json_dumps(obj, JSON_COMPACT);
+    }
+    char shown[PATCH_VALUE_MAX + 4];
+    snprintf(shown, sizeof shown, "%.*s%s", PATCH_VALUE_MAX, text ? text : "",
+             text && strlen(text) > PATCH_VALUE_MAX ? "..." : "");
+    free(text);
+    json_t *causes = json_array();
+    ferr_add_str(causes, FERR_INVALID, "patch", shown, why);
+    return api_err_invalid(e, "", "", "", causes);
+}
+
+/* A patched object decoded as its kind: a wrong type, or (Strict) unknown
+ * fields the patch added, is upstream's 422 on field "patch"; with Warn the
+ * unknown fields are warned. apiVersion and kind may not change. */
+static int typed_patch_result(const req *rq, const api_kind *k, const json_t *cur, json_t *obj,
+                              fv_mode fv, json_t **warnings, api_err *e)
 {
     char want[128], why[1024];
     api_kind_api_version(k, want, sizeof want);
@@ -321,29 +350,25 @@ static int typed_patch_result(const api_kind *k, const json_t *cur, json_t *obj,
     else if (!kind || strcmp(kind, k->kind) != 0)
         snprintf(why, sizeof why, "the kind in the data (%s) does not match the expected kind (%s)",
                  kind ? kind : "", k->kind);
+    if (why[0]) return patch_invalid(rq, obj, why, e);
     const sch_msg *m = api_kind_schema(k);
     tc_result r = {0};
-    if (!why[0] && m && tc_decode(m, obj, &r) != 0) snprintf(why, sizeof why, "%s", r.error);
-    if (why[0]) {
-        char *text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
-        char shown[512];
-        snprintf(shown, sizeof shown, "%.400s%s", text ? text : "", text && strlen(text) > 400 ? "..." : "");
-        free(text);
-        json_t *causes = json_array();
-        ferr_add_str(causes, FERR_INVALID, "patch", shown, why);
+    tc_mode mode = is_strategic(rq->content_type) ? TC_UNSTRUCTURED : TC_JSON;
+    if (m && tc_decode_mode(m, obj, mode, &r) != 0) {
+        snprintf(why, sizeof why, "%s", r.error);
         tc_result_clear(&r);
-        return api_err_invalid(e, "", "", "", causes);
+        return patch_invalid(rq, obj, why, e);
     }
     json_t *added = json_array();
     size_t i;
     json_t *p;
-    json_array_foreach(r.unknown, i, p)
-        if (!stored_has(cur, json_string_value(p))) json_array_append(added, p);
+    json_array_foreach(r.unknown, i, p) if (!stored_has(cur, json_string_value(p)))
+        json_array_append(added, p);
     tc_result_clear(&r);
     int rc = 0;
     if (json_array_size(added) && fv == FV_STRICT) {
         tc_strict_error(added, why, sizeof why);
-        rc = api_err_set(e, API_BAD_REQUEST, "%s", why);
+        rc = patch_invalid(rq, obj, why, e);
     } else if (json_array_size(added) && fv == FV_WARN) {
         warn_unknown(warnings, added);
     }
@@ -693,7 +718,7 @@ static json_t *mutate_patch(const json_t *cur, void *ctx, api_err *e)
         patch_apply(pc->rq->content_type, cur, pc->rq->body, pc->rq->body_len, pc->kind->kind, e);
     json_decref(pc->warnings);
     pc->warnings = NULL;
-    if (nw && typed_patch_result(pc->kind, cur, nw, pc->fv, &pc->warnings, e) != 0) {
+    if (nw && typed_patch_result(pc->rq, pc->kind, cur, nw, pc->fv, &pc->warnings, e) != 0) {
         json_decref(nw);
         return NULL;
     }

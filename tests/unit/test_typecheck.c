@@ -200,6 +200,50 @@ static void int_or_string(void **state)
                  "json: cannot unmarshal number 1.5 into Go value of type int32");
 }
 
+/* Strategic merge patches are converted from a map upstream: the
+ * unstructured converter's texts. */
+static void unstructured_texts(void **state)
+{
+    const char *cases[][2] = {
+        {"{'spec':{'hard':'x'}}", "cannot restore map from string"},
+        {"{'spec':5}", "cannot restore struct from: int64"},
+        {"{'spec':{'scopes':'BestEffort'}}", "cannot restore slice from string"},
+        {"{'spec':{'scopes':[1.5]}}", "cannot convert float64 to string"},
+        {"{'metadata':{'labels':{'a':true}}}", "cannot convert bool to string"},
+        {"{'metadata':{'generation':'1'}}", "cannot convert string to int64"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *o = J(cases[i][0]);
+        tc_result r;
+        assert_int_equal(tc_decode_mode(sch_kind("v1", "ResourceQuota"), o, TC_UNSTRUCTURED, &r),
+                         -1);
+        assert_string_equal(r.error, cases[i][1]);
+        tc_result_clear(&r);
+        json_decref(o);
+    }
+}
+
+static void go_values(void **state)
+{
+    const char *cases[][2] = {
+        {"{'spec':{'hard':'x'}}", "map[spec:map[hard:x]]"},
+        {"{'b':[1,'a',true,null],'a':{}}", "map[a:map[] b:[1 a true <nil>]]"},
+        {"[0.5, 1e6, 1e21, 0.00001, -2.25]", "[0.5 1000000 1e+21 1e-05 -2.25]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *v = J(cases[i][0]);
+        char *s = tc_go_value(v, 1000);
+        assert_string_equal(s, cases[i][1]);
+        free(s);
+        json_decref(v);
+    }
+    json_t *v = J("{'spec':{'hard':'x'}}");
+    char *s = tc_go_value(v, 8); /* bounded: cut where it stopped */
+    assert_true(strlen(s) <= 8);
+    free(s);
+    json_decref(v);
+}
+
 static void not_an_object(void **state)
 {
     json_t *a = json_array();
@@ -250,7 +294,8 @@ int main(void)
         cmocka_unit_test(quantities),      cmocka_unit_test(unknown_fields),
         cmocka_unit_test(unknown_bounded), cmocka_unit_test(nulls_times_bytes),
         cmocka_unit_test(int_or_string),   cmocka_unit_test(not_an_object),
-        cmocka_unit_test(schema_complete),
+        cmocka_unit_test(schema_complete), cmocka_unit_test(unstructured_texts),
+        cmocka_unit_test(go_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
