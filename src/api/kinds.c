@@ -3,6 +3,7 @@
 
 #include "api/limitrange.h"
 #include "api/objects.h"
+#include "api/pod_validation.h"
 #include "api/priority.h"
 #include "api/rq_validation.h"
 #include "api/schema.h"
@@ -50,7 +51,7 @@ static const api_kind builtin[] = {
      API_NAME_LABEL, namespace_fields, namespace_defaults, NULL},
     {CORE, "Pod", "pods", "pod", "po", "all", true,
      API_SUB_STATUS | API_SUB_BINDING | API_SUB_RESIZE, API_NAME_SUBDOMAIN, pod_fields,
-     pod_defaults, pod_validate},
+     pod_defaults, pod_validate, NULL, pod_validate_update},
     {CORE, "Node", "nodes", "node", "no", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN,
      node_fields, NULL, NULL},
     {CORE, "ResourceQuota", "resourcequotas", "resourcequota", "quota", NULL, true, API_SUB_STATUS,

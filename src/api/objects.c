@@ -7,9 +7,8 @@
  */
 #include "api/objects.h"
 
-#include "api/status.h"
+#include "api/pod_validation.h"
 
-#include <stdio.h>
 #include <string.h>
 
 json_t *json_object_ensure(json_t *obj, const char *key)
@@ -197,30 +196,10 @@ void storageclass_defaults(json_t *obj)
     json_default_new(obj, "volumeBindingMode", json_string("Immediate"));
 }
 
-/* Structural checks kubectl users hit first; the quota-relevant rules
- * (resources) are validated where quota reads them. */
+/* ValidatePodCreate (api/pod_validation.h). Updates are validated by the
+ * validate_update hook, which knows the subresource written (a status write
+ * or a binding does not revalidate the spec, as upstream). */
 void pod_validate(const json_t *obj, const json_t *old, json_t *causes)
 {
-    const json_t *spec = json_object_get(obj, "spec");
-    const json_t *containers = json_object_get(spec, "containers");
-    if (json_array_size(containers) == 0) {
-        ferr_add(causes, FERR_REQUIRED, "spec.containers", NULL, NULL);
-        return;
-    }
-    char field[128];
-    size_t i;
-    json_t *c;
-    json_array_foreach(containers, i, c)
-    {
-        const json_t *name = json_object_get(c, "name");
-        if (!json_is_string(name) || !*json_string_value(name)) {
-            snprintf(field, sizeof field, "spec.containers[%zu].name", i);
-            ferr_add(causes, FERR_REQUIRED, field, NULL, NULL);
-        }
-        const json_t *image = json_object_get(c, "image");
-        if (!old && (!json_is_string(image) || !*json_string_value(image))) {
-            snprintf(field, sizeof field, "spec.containers[%zu].image", i);
-            ferr_add(causes, FERR_REQUIRED, field, NULL, NULL);
-        }
-    }
+    if (!old) pod_validate_create(obj, causes);
 }
