@@ -11,8 +11,10 @@
 #include "api/discovery.h"
 #include "api/kinds.h"
 #include "api/patch.h"
+#include "api/schema.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,10 +307,31 @@ static json_t *responses(const oa_fmt *f, const oa_op *op, const oa_target *t)
     return r;
 }
 
-/* Body media types. Strategic merge patch is accepted by the server but not
- * advertised: see openapi.h for why kubectl is better off not knowing. */
+/* Body media types. Strategic merge patch is advertised for the built-in
+ * kinds patch.c merges strategically and whose schemas carry the merge
+ * markers (see openapi.h): kubectl apply then computes its patches from
+ * these documents. Custom kinds get JSON and merge patches only. */
 static const char *const patch_types[] = {PATCH_CT_JSON, PATCH_CT_MERGE, NULL};
+static const char *const smp_patch_types[] = {PATCH_CT_JSON, PATCH_CT_MERGE, PATCH_CT_STRATEGIC,
+                                              NULL};
 static const char *const object_types[] = {"*/*", NULL};
+
+static const sch_msg *kind_msg(const char *g, const char *v, const char *kind);
+
+static const char *const *body_types(const oa_op *op, const oa_target *t)
+{
+    if (op->body != BODY_PATCH) return object_types;
+    bool smp = patch_kind_is_builtin(t->kind) && kind_msg(t->group, t->version, t->kind);
+    return smp ? smp_patch_types : patch_types;
+}
+
+static json_t *string_array(const char *const *s)
+{
+    json_t *arr = json_array();
+    for (; *s; s++)
+        json_array_append_new(arr, json_string(*s));
+    return arr;
+}
 
 static void body_schema(const oa_op *op, const oa_target *t, char *buf, size_t n)
 {
@@ -325,7 +348,7 @@ static void add_body_v3(json_t *o, const oa_op *op, const oa_target *t)
     char schema[512];
     body_schema(op, t, schema, sizeof schema);
     json_t *content = json_object();
-    for (const char *const *ct = op->body == BODY_PATCH ? patch_types : object_types; *ct; ct++)
+    for (const char *const *ct = body_types(op, t); *ct; ct++)
         json_object_set_new(content, *ct, json_pack("{s:o}", "schema", ref_to(&FMT_V3, schema)));
     json_object_set_new(
         o, "requestBody",
@@ -339,9 +362,7 @@ static void add_body_v2(json_t *o, const oa_op *op, const oa_target *t)
     json_t *body = json_pack("{s:s, s:s, s:b, s:o}", "name", "body", "in", "body", "required",
                              op->body != BODY_DELETE, "schema", ref_to(&FMT_V2, schema));
     json_array_append_new(json_object_get(o, "parameters"), body);
-    json_object_set_new(o, "consumes",
-                        op->body == BODY_PATCH ? json_pack("[s, s]", patch_types[0], patch_types[1])
-                                               : json_pack("[s]", "*/*"));
+    json_object_set_new(o, "consumes", string_array(body_types(op, t)));
 }
 
 static json_t *operation(const oa_fmt *f, const oa_op *op, const oa_target *t)
@@ -450,16 +471,349 @@ static void add_sub_path(json_t *paths, const oa_fmt *f, const api_kind *k, cons
     json_object_set_new(paths, path, p);
 }
 
-/* ---- Schemas -------------------------------------------------------------- */
+/* ---- Schemas ----------------------------------------------------------------
+ *
+ * One schema per message of the typed tables (schema.h), named
+ * "<pkg>.<Name>" as upstream names its Go types, with the descriptions,
+ * required fields and enum values of schema_docs.c. Messages refer to each
+ * other by $ref; a document holds every message reachable from its kinds. */
+
+#define QUANTITY "io.k8s.apimachinery.pkg.api.resource.Quantity"
+#define INTORSTR "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+#define RAWEXT "io.k8s.apimachinery.pkg.runtime.RawExtension"
 
 static const char *const desc_api_version =
-    "APIVersion defines the versioned schema of this representation of an object.";
+    "The version of the schema this object follows, as \"group/version\" (\"v1\" for the core "
+    "group). The server converts objects to it on the way out.";
 static const char *const desc_kind =
-    "Kind is a string value representing the REST resource this object represents.";
+    "The kind of object this is, in CamelCase (\"Pod\"). Written by clients, checked by the "
+    "server; it cannot be changed.";
+
+static json_t *typed(const char *type, const char *format)
+{
+    json_t *j = json_pack("{s:s}", "type", type);
+    if (format) json_object_set_new(j, "format", json_string(format));
+    return j;
+}
 
 static json_t *string_prop(const char *desc)
 {
     return json_pack("{s:s, s:s}", "type", "string", "description", desc);
+}
+
+static void msg_name(const sch_msg *m, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s.%s", m->pkg, m->name);
+}
+
+/* A value that is another schema. v3 wraps the $ref in allOf so siblings
+ * (description, default) are allowed, as upstream does; `dflt` adds upstream's
+ * `default: {}` for nested objects (only where {} is a valid value of the
+ * target, so the document validates). v2 puts siblings next to the $ref. */
+static json_t *ref_value(const oa_fmt *f, const char *schema, bool dflt)
+{
+    if (!f->v3) return ref_to(f, schema);
+    json_t *p = json_pack("{s:[o]}", "allOf", ref_to(f, schema));
+    if (dflt) json_object_set_new(p, "default", json_object());
+    return p;
+}
+
+/* Whether `m` (or a type it inlines) has a required field: then {} is not
+ * a valid value of it. */
+static bool has_required(const sch_msg *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const sch_field *fd = &m->fields[i];
+        if (fd->type == SCH_INLINE) {
+            if (has_required(fd->msg)) return true;
+            continue;
+        }
+        const sch_doc *doc = sch_doc_find(m->name, fd->json);
+        if (doc && doc->required) return true;
+    }
+    return false;
+}
+
+/* The named schema a scalar type refers to, or NULL when it is inline. */
+static const char *scalar_ref(const sch_field *fd)
+{
+    switch (fd->type) {
+    case SCH_QUANTITY:
+        return QUANTITY;
+    case SCH_INTORSTR:
+        return INTORSTR;
+    case SCH_TIME:
+        return META "Time";
+    case SCH_MICROTIME:
+        return META "MicroTime";
+    case SCH_RAWJSON:
+        return strcmp(fd->json, "fieldsV1") == 0 ? META "FieldsV1" : RAWEXT;
+    default:
+        return NULL;
+    }
+}
+
+static json_t *map_of(json_t *value)
+{
+    return json_pack("{s:s, s:o}", "type", "object", "additionalProperties", value);
+}
+
+/* The schema of one value of a field: the field itself, or one element when
+ * it repeats. */
+static json_t *value_schema(const oa_fmt *f, const sch_field *fd)
+{
+    char name[256];
+    const char *ref = scalar_ref(fd);
+    if (ref) return ref_value(f, ref, false);
+    switch (fd->type) {
+    case SCH_BYTES:
+        return typed("string", "byte");
+    case SCH_BOOL:
+        return typed("boolean", NULL);
+    case SCH_INT32:
+        return typed("integer", "int32");
+    case SCH_INT64:
+        return typed("integer", "int64");
+    case SCH_MSG:
+        msg_name(fd->msg, name, sizeof name);
+        return ref_value(f, name, !has_required(fd->msg));
+    case SCH_MAP_SS:
+        return map_of(typed("string", NULL));
+    case SCH_MAP_SB:
+        return map_of(typed("string", "byte"));
+    case SCH_MAP_SQ:
+        return map_of(ref_to(f, QUANTITY));
+    default:
+        return typed("string", NULL);
+    }
+}
+
+static json_t *enum_list(const char *enums)
+{
+    json_t *arr = json_array();
+    for (const char *p = enums; *p;) {
+        size_t len = strcspn(p, "|");
+        json_array_append_new(arr, json_stringn(p, len));
+        p += len + (p[len] == '|');
+    }
+    return arr;
+}
+
+/* ---- Strategic merge markers
+ *
+ * patch.c knows merge lists by field path within a kind; the documents
+ * carry them per type, as upstream's struct tags do. A walk from every
+ * served kind through its types finds each list's path and asks patch.c;
+ * a type reached on several paths takes the first merge key found. */
+
+typedef struct oa_marker {
+    const sch_msg *msg;
+    const char *field;
+    const char *key; /* "" for a set of primitives */
+} oa_marker;
+
+#define OA_MAX_MARKERS 128
+static oa_marker markers[OA_MAX_MARKERS];
+static size_t nmarkers;
+static pthread_once_t markers_once = PTHREAD_ONCE_INIT;
+
+static const oa_marker *marker_find(const sch_msg *m, const char *field)
+{
+    for (size_t i = 0; i < nmarkers; i++)
+        if (markers[i].msg == m && strcmp(markers[i].field, field) == 0) return &markers[i];
+    return NULL;
+}
+
+static void marker_add(const sch_msg *m, const char *field, const char *key)
+{
+    if (marker_find(m, field) || nmarkers == OA_MAX_MARKERS) return;
+    markers[nmarkers++] = (oa_marker){m, field, key};
+}
+
+/* Visit the fields of `m`, whose values sit at path[0..len). */
+static void walk_markers(const char *kind, const sch_msg *m, char *path, size_t len, size_t cap)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const sch_field *fd = &m->fields[i];
+        if (fd->type == SCH_INLINE) {
+            walk_markers(kind, fd->msg, path, len, cap);
+            continue;
+        }
+        int n = snprintf(path + len, cap - len, "%s%s%s", len ? "." : "", fd->json,
+                         fd->flags & SCH_REP ? "[]" : "");
+        if (n < 0 || (size_t)n >= cap - len) continue;
+        size_t end = len + (size_t)n;
+        if (fd->flags & SCH_REP) {
+            path[end - 2] = '\0'; /* the list itself, without "[]" */
+            const char *key = patch_merge_key(kind, path);
+            if (key) marker_add(m, fd->json, key);
+            path[end - 2] = '[';
+        }
+        if (fd->msg) walk_markers(kind, fd->msg, path, end, cap);
+        path[len] = '\0';
+    }
+}
+
+static void api_version_of(const char *group, const char *version, char *buf, size_t n)
+{
+    if (*group)
+        snprintf(buf, n, "%s/%s", group, version);
+    else
+        snprintf(buf, n, "%s", version);
+}
+
+static void collect_markers(void)
+{
+    char path[1024] = "", av[256];
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        api_version_of(k->group, k->version, av, sizeof av);
+        const sch_msg *m = sch_kind(av, k->kind);
+        if (m) walk_markers(k->kind, m, path, 0, sizeof path);
+    }
+}
+
+static void add_markers(json_t *p, const sch_msg *owner, const sch_field *fd)
+{
+    pthread_once(&markers_once, collect_markers);
+    const oa_marker *mk = marker_find(owner, fd->json);
+    if (!mk) return;
+    if (*mk->key) json_object_set_new(p, "x-kubernetes-patch-merge-key", json_string(mk->key));
+    json_object_set_new(p, "x-kubernetes-patch-strategy", json_string("merge"));
+}
+
+/* The property of field `fd` of message `owner` (its own type, not the
+ * type that inlines it). */
+static json_t *field_schema(const oa_fmt *f, const sch_msg *owner, const sch_field *fd)
+{
+    const sch_doc *doc = sch_doc_find(owner->name, fd->json);
+    json_t *value = value_schema(f, fd);
+    if (doc && doc->enums) json_object_set_new(value, "enum", enum_list(doc->enums));
+    json_t *p = value;
+    if (fd->flags & SCH_REP) {
+        p = json_pack("{s:s, s:o}", "type", "array", "items", value);
+        add_markers(p, owner, fd);
+    }
+    if (doc && doc->desc) json_object_set_new(p, "description", json_string(doc->desc));
+    return p;
+}
+
+/* Properties and required fields of `m`, inlined types merged in. */
+static void add_fields(const oa_fmt *f, const sch_msg *m, json_t *props, json_t *req)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const sch_field *fd = &m->fields[i];
+        if (fd->type == SCH_INLINE) {
+            add_fields(f, fd->msg, props, req);
+            continue;
+        }
+        json_object_set_new(props, fd->json, field_schema(f, m, fd));
+        const sch_doc *doc = sch_doc_find(m->name, fd->json);
+        if (doc && doc->required) json_array_append_new(req, json_string(fd->json));
+    }
+}
+
+static void set_desc(json_t *schema, const char *type_name)
+{
+    const sch_doc *doc = sch_doc_find(type_name, NULL);
+    if (doc && doc->desc) json_object_set_new(schema, "description", json_string(doc->desc));
+}
+
+static json_t *msg_schema(const oa_fmt *f, const sch_msg *m)
+{
+    json_t *props = json_object(), *req = json_array();
+    add_fields(f, m, props, req);
+    json_t *s = json_pack("{s:s, s:o}", "type", "object", "properties", props);
+    set_desc(s, m->name);
+    if (json_array_size(req))
+        json_object_set_new(s, "required", req);
+    else
+        json_decref(req);
+    return s;
+}
+
+/* One of several types, for v3 (kubectl explain then shows the schema's name). */
+static json_t *one_of(const char *a, const char *b)
+{
+    return json_pack("{s:[{s:s}, {s:s}]}", "oneOf", "type", a, "type", b);
+}
+
+/* The named schema of a scalar type: Quantity, IntOrString, Time, ... As
+ * upstream, v3 spells the two union types with oneOf, v2 as strings. */
+static json_t *scalar_schema(const oa_fmt *f, const char *name)
+{
+    const char *short_name = strrchr(name, '.') + 1;
+    json_t *s;
+    if (strcmp(name, INTORSTR) == 0) {
+        s = f->v3 ? one_of("integer", "string") : typed("string", NULL);
+        json_object_set_new(s, "format", json_string("int-or-string"));
+    } else if (strcmp(name, QUANTITY) == 0) {
+        s = f->v3 ? one_of("string", "number") : typed("string", NULL);
+    } else if (strcmp(name, META "Time") == 0 || strcmp(name, META "MicroTime") == 0) {
+        s = typed("string", "date-time");
+    } else {
+        s = typed("object", NULL);
+    }
+    set_desc(s, short_name);
+    return s;
+}
+
+/* Add `m` and every message it reaches, once each. */
+static void add_msg_tree(json_t *schemas, const oa_fmt *f, const sch_msg *m)
+{
+    char name[256];
+    msg_name(m, name, sizeof name);
+    if (json_object_get(schemas, name)) return;
+    json_object_set_new(schemas, name, msg_schema(f, m));
+    for (size_t i = 0; i < m->n; i++) {
+        const sch_field *fd = &m->fields[i];
+        const char *ref = scalar_ref(fd);
+        if (fd->msg)
+            add_msg_tree(schemas, f, fd->msg);
+        else if (ref && !json_object_get(schemas, ref))
+            json_object_set_new(schemas, ref, scalar_schema(f, ref));
+        else if (fd->type == SCH_MAP_SQ && !json_object_get(schemas, QUANTITY))
+            json_object_set_new(schemas, QUANTITY, scalar_schema(f, QUANTITY));
+    }
+}
+
+/* Make a message schema a top-level kind: TypeMeta's apiVersion and kind,
+ * and the GVK kubectl finds it by. */
+static void mark_kind(json_t *schema, const char *g, const char *v, const char *kind)
+{
+    json_t *props = json_object_get(schema, "properties");
+    if (!json_object_get(props, "apiVersion")) {
+        json_object_set_new(props, "apiVersion", string_prop(desc_api_version));
+        json_object_set_new(props, "kind", string_prop(desc_kind));
+    }
+    json_t *gvks = json_object_get(schema, "x-kubernetes-group-version-kind");
+    if (!gvks) {
+        gvks = json_array();
+        json_object_set_new(schema, "x-kubernetes-group-version-kind", gvks);
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(gvks, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "group")), g) == 0 &&
+            strcmp(json_string_value(json_object_get(e, "version")), v) == 0 &&
+            strcmp(json_string_value(json_object_get(e, "kind")), kind) == 0)
+            return;
+    }
+    json_array_append_new(gvks, gvk_object(g, v, kind));
+}
+
+/* The typed message of a kind, if its schema name is the one the paths
+ * use; NULL for kinds with no typed table (registered custom kinds). */
+static const sch_msg *kind_msg(const char *g, const char *v, const char *kind)
+{
+    char av[256], want[512], have[512];
+    api_version_of(g, v, av, sizeof av);
+    const sch_msg *m = sch_kind(av, kind);
+    if (!m) return NULL;
+    schema_name(g, v, kind, "", want, sizeof want);
+    msg_name(m, have, sizeof have);
+    return strcmp(want, have) == 0 ? m : NULL;
 }
 
 static json_t *open_object(const char *desc)
@@ -468,8 +822,9 @@ static json_t *open_object(const char *desc)
                      "x-kubernetes-preserve-unknown-fields", 1);
 }
 
-/* A kind's schema: the envelope is described, the body is left open. */
-static json_t *kind_schema(const oa_fmt *f, const char *g, const char *v, const char *kind)
+/* The schema of a kind with no typed table: the envelope is described, the
+ * body is left open. */
+static json_t *open_kind_schema(const oa_fmt *f, const char *g, const char *v, const char *kind)
 {
     json_t *props =
         json_pack("{s:o, s:o, s:o, s:o, s:o}", "apiVersion", string_prop(desc_api_version), "kind",
@@ -490,15 +845,17 @@ static json_t *kind_schema(const oa_fmt *f, const char *g, const char *v, const 
 static json_t *list_schema(const oa_fmt *f, const char *g, const char *v, const char *kind)
 {
     char item[512], list_kind[256], desc[300];
+    const sch_msg *m = kind_msg(g, v, kind);
     schema_name(g, v, kind, "", item, sizeof item);
     snprintf(list_kind, sizeof list_kind, "%sList", kind);
     snprintf(desc, sizeof desc, "%s is a list of %s objects.", list_kind, kind);
-    json_t *items = json_pack(
-        "{s:s, s:s, s:o}", "type", "array", "description", "List of objects.", "items",
-        f->v3 ? json_pack("{s:[o], s:{}}", "allOf", ref_to(f, item), "default") : ref_to(f, item));
-    json_t *props = json_pack("{s:o, s:o, s:o, s:o}", "apiVersion", string_prop(desc_api_version),
-                              "items", items, "kind", string_prop(desc_kind), "metadata",
-                              ref_property(f, META "ListMeta", "Standard list metadata."));
+    json_t *items =
+        json_pack("{s:s, s:s, s:o}", "type", "array", "description", "The objects of the list.",
+                  "items", ref_value(f, item, !m || !has_required(m)));
+    json_t *props = json_pack(
+        "{s:o, s:o, s:o, s:o}", "apiVersion", string_prop(desc_api_version), "items", items, "kind",
+        string_prop(desc_kind), "metadata",
+        ref_property(f, META "ListMeta", "The list's metadata: resourceVersion and continue."));
     return json_pack("{s:s, s:s, s:o, s:[s], s:[o]}", "description", desc, "type", "object",
                      "properties", props, "required", "items", "x-kubernetes-group-version-kind",
                      gvk_object(g, v, list_kind));
@@ -509,76 +866,50 @@ static void add_kind_schemas(json_t *schemas, const oa_fmt *f, const char *g, co
 {
     char name[512];
     schema_name(g, v, kind, "", name, sizeof name);
-    json_object_set_new(schemas, name, kind_schema(f, g, v, kind));
+    const sch_msg *m = kind_msg(g, v, kind);
+    if (m) {
+        add_msg_tree(schemas, f, m);
+        mark_kind(json_object_get(schemas, name), g, v, kind);
+    } else {
+        json_object_set_new(schemas, name, open_kind_schema(f, g, v, kind));
+    }
     if (!with_list) return;
     schema_name(g, v, kind, "List", name, sizeof name);
     json_object_set_new(schemas, name, list_schema(f, g, v, kind));
 }
 
-static json_t *typed(const char *type, const char *format)
+/* A message by its schema name ("io.k8s...v1.ObjectMeta"); NULL if none. */
+static const sch_msg *msg_by_name(const char *name)
 {
-    json_t *j = json_pack("{s:s}", "type", type);
-    if (format) json_object_set_new(j, "format", json_string(format));
-    return j;
+    const sch_msg *const *all;
+    size_t n = sch_all_msgs(&all);
+    char have[256];
+    for (size_t i = 0; i < n; i++) {
+        msg_name(all[i], have, sizeof have);
+        if (strcmp(have, name) == 0) return all[i];
+    }
+    return NULL;
 }
 
-static json_t *string_map(void)
+/* A kind of meta/v1 that every group version serves (Status, DeleteOptions). */
+static void add_meta_kind(json_t *schemas, const oa_fmt *f, const char *kind)
 {
-    return json_pack("{s:s, s:{s:s}}", "type", "object", "additionalProperties", "type", "string");
+    const sch_msg *m = sch_kind("v1", kind);
+    char name[256];
+    msg_name(m, name, sizeof name);
+    add_msg_tree(schemas, f, m);
+    mark_kind(json_object_get(schemas, name), "", "v1", kind);
 }
 
-static json_t *meta_object_meta(void)
+/* Schemas every document refers to: metadata, Status, DeleteOptions, Patch. */
+static void add_meta_schemas(json_t *schemas, const oa_fmt *f)
 {
-    json_t *props = json_pack(
-        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:s, s:{s:s}}, s:{s:s, "
-        "s:{s:s, s:b}}}",
-        "name", typed("string", NULL), "generateName", typed("string", NULL), "namespace",
-        typed("string", NULL), "uid", typed("string", NULL), "resourceVersion",
-        typed("string", NULL), "generation", typed("integer", "int64"), "creationTimestamp",
-        typed("string", "date-time"), "deletionTimestamp", typed("string", "date-time"),
-        "deletionGracePeriodSeconds", typed("integer", "int64"), "labels", string_map(),
-        "annotations", string_map(), "finalizers", "type", "array", "items", "type", "string",
-        "ownerReferences", "type", "array", "items", "type", "object",
-        "x-kubernetes-preserve-unknown-fields", 1);
-    return json_pack("{s:s, s:s, s:o, s:b}", "description",
-                     "ObjectMeta is metadata that all persisted resources must have.", "type",
-                     "object", "properties", props, "x-kubernetes-preserve-unknown-fields", 1);
-}
-
-static void add_meta_schemas(json_t *schemas)
-{
-    json_object_set_new(schemas, META "ObjectMeta", meta_object_meta());
-    json_object_set_new(schemas, META "ListMeta",
-                        json_pack("{s:s, s:s, s:{s:o, s:o, s:o}}", "description",
-                                  "ListMeta describes metadata that synthetic resources must have.",
-                                  "type", "object", "properties", "continue", typed("string", NULL),
-                                  "remainingItemCount", typed("integer", "int64"),
-                                  "resourceVersion", typed("string", NULL)));
-    json_object_set_new(
-        schemas, META "Status",
-        json_pack("{s:s, s:s, s:{s:o, s:o, s:o, s:o, s:o, s:o, s:o}, s:b, s:[o]}", "description",
-                  "Status is a return value for calls that don't return other objects.", "type",
-                  "object", "properties", "apiVersion", typed("string", NULL), "kind",
-                  typed("string", NULL), "status", typed("string", NULL), "message",
-                  typed("string", NULL), "reason", typed("string", NULL), "code",
-                  typed("integer", "int32"), "details", typed("object", NULL),
-                  "x-kubernetes-preserve-unknown-fields", 1, "x-kubernetes-group-version-kind",
-                  gvk_object("", "v1", "Status")));
-    json_object_set_new(
-        schemas, META "DeleteOptions",
-        json_pack("{s:s, s:s, s:{s:o, s:o, s:o, s:o, s:o}, s:b}", "description",
-                  "DeleteOptions may be provided when deleting an API object.", "type", "object",
-                  "properties", "dryRun",
-                  json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type", "string"),
-                  "gracePeriodSeconds", typed("integer", "int64"), "orphanDependents",
-                  typed("boolean", NULL), "propagationPolicy", typed("string", NULL),
-                  "preconditions", typed("object", NULL), "x-kubernetes-preserve-unknown-fields",
-                  1));
-    json_object_set_new(schemas, META "Patch",
-                        json_pack("{s:s, s:s}", "description",
-                                  "Patch is provided to give a concrete name and type to the "
-                                  "Kubernetes PATCH request body.",
-                                  "type", "object"));
+    add_meta_kind(schemas, f, "Status");
+    add_meta_kind(schemas, f, "DeleteOptions");
+    add_msg_tree(schemas, f, msg_by_name(META "ObjectMeta"));
+    json_t *patch = json_pack("{s:s}", "type", "object");
+    set_desc(patch, "Patch");
+    json_object_set_new(schemas, META "Patch", patch);
 }
 
 /* ---- Documents ------------------------------------------------------------- */
@@ -602,7 +933,7 @@ static bool kind_in_gv(const api_kind *k, const char *group, const char *version
     return strcmp(k->group, group) == 0 && strcmp(k->version, version) == 0;
 }
 
-json_t *openapi_v3_group_version(const char *group, const char *version)
+static json_t *build_v3(const char *group, const char *version)
 {
     json_t *paths = json_object(), *schemas = json_object();
     size_t served = 0;
@@ -617,7 +948,7 @@ json_t *openapi_v3_group_version(const char *group, const char *version)
         json_decref(schemas);
         return NULL;
     }
-    add_meta_schemas(schemas);
+    add_meta_schemas(schemas, &FMT_V3);
     return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o, s:{s:{s:s, s:s}}}, s:[{s:[]}]}", "openapi",
                      "3.0.0", "info", "title", "Kubernetes", "version", DISC_GIT_VERSION, "paths",
                      paths, "components", "schemas", schemas, "securitySchemes", "BearerToken",
@@ -634,18 +965,91 @@ static void hex_upper(const unsigned char *in, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-int openapi_v3_hash(const char *group, const char *version, char out[65])
+static int doc_hash(const json_t *doc, char out[65])
 {
-    json_t *doc = openapi_v3_group_version(group, version);
-    if (!doc) return -1;
     char *text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(doc);
     if (!text) return -1;
     unsigned char digest[32];
     disc_sha256(text, strlen(text), digest);
     free(text);
     hex_upper(digest, sizeof digest, out);
     return 0;
+}
+
+/* ---- Cache -----------------------------------------------------------------
+ *
+ * The documents depend only on the registry, which is complete once serving
+ * starts, yet kubectl fetches the root (every group version's hash) and a
+ * group version on most commands. Each served group version's document and
+ * hash, and the v2 document, are built once and handed out as deep copies;
+ * a change in the number of registered kinds drops them all. Group versions
+ * that are not served are not cached (clients choose those names). */
+
+typedef struct oa_entry {
+    char gv[300]; /* "group/version" */
+    json_t *doc;
+    char hash[65];
+} oa_entry;
+
+#define OA_CACHE_MAX 64
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static oa_entry cache[OA_CACHE_MAX];
+static size_t ncache, cache_kinds;
+static json_t *cache_v2;
+
+static void cache_clear_locked(void)
+{
+    for (size_t i = 0; i < ncache; i++)
+        json_decref(cache[i].doc);
+    ncache = 0;
+    json_decref(cache_v2);
+    cache_v2 = NULL;
+}
+
+/* Under cache_mu: forget everything if the registry changed. */
+static void cache_check_locked(void)
+{
+    if (cache_kinds == api_kind_count()) return;
+    cache_clear_locked();
+    cache_kinds = api_kind_count();
+}
+
+/* Under cache_mu: the entry of a served group version, built on first use;
+ * NULL if it is not served. An empty hash means hashing failed. */
+static const oa_entry *cache_get_locked(const char *group, const char *version)
+{
+    char gv[300];
+    snprintf(gv, sizeof gv, "%s/%s", group, version);
+    cache_check_locked();
+    for (size_t i = 0; i < ncache; i++)
+        if (strcmp(cache[i].gv, gv) == 0) return &cache[i];
+    json_t *doc = build_v3(group, version);
+    if (!doc) return NULL;
+    if (ncache == OA_CACHE_MAX) cache_clear_locked(); /* more served group versions than expected */
+    oa_entry *e = &cache[ncache++];
+    snprintf(e->gv, sizeof e->gv, "%s", gv);
+    e->doc = doc;
+    if (doc_hash(doc, e->hash) != 0) e->hash[0] = '\0';
+    return e;
+}
+
+json_t *openapi_v3_group_version(const char *group, const char *version)
+{
+    pthread_mutex_lock(&cache_mu);
+    const oa_entry *e = cache_get_locked(group, version);
+    json_t *doc = e ? json_deep_copy(e->doc) : NULL;
+    pthread_mutex_unlock(&cache_mu);
+    return doc;
+}
+
+int openapi_v3_hash(const char *group, const char *version, char out[65])
+{
+    pthread_mutex_lock(&cache_mu);
+    const oa_entry *e = cache_get_locked(group, version);
+    int rc = e && e->hash[0] ? 0 : -1;
+    if (rc == 0) memcpy(out, e->hash, 65);
+    pthread_mutex_unlock(&cache_mu);
+    return rc;
 }
 
 /* True the first time (group, version) is seen while walking the registry. */
@@ -674,15 +1078,25 @@ json_t *openapi_v3_root(void)
     return json_pack("{s:o}", "paths", paths);
 }
 
-json_t *openapi_v2(void)
+static json_t *build_v2(void)
 {
     json_t *paths = json_object(), *defs = json_object();
     for (size_t i = 0; i < api_kind_count(); i++)
         add_kind(paths, defs, &FMT_V2, api_kind_at(i));
-    add_meta_schemas(defs);
+    add_meta_schemas(defs, &FMT_V2);
     return json_pack("{s:s, s:{s:s, s:s}, s:o, s:o, s:{s:{s:s, s:s, s:s, s:s}}, s:[{s:[]}]}",
                      "swagger", "2.0", "info", "title", "Kubernetes", "version", DISC_GIT_VERSION,
                      "paths", paths, "definitions", defs, "securityDefinitions", "BearerToken",
                      "type", "apiKey", "name", "authorization", "in", "header", "description",
                      "Bearer Token authentication", "security", "BearerToken");
+}
+
+json_t *openapi_v2(void)
+{
+    pthread_mutex_lock(&cache_mu);
+    cache_check_locked();
+    if (!cache_v2) cache_v2 = build_v2();
+    json_t *doc = json_deep_copy(cache_v2);
+    pthread_mutex_unlock(&cache_mu);
+    return doc;
 }

@@ -1,11 +1,19 @@
 /* openapi.h - OpenAPI v3 and v2 documents built from the kind registry.
  *
- * Pure functions over the registry (kinds.h) and the discovery tables
- * (discovery.h): the paths, verbs and subresources here are the ones
- * discovery advertises. Schemas are deliberately skeletal: apiVersion, kind,
- * metadata, spec and status, with unknown fields preserved. The server
- * validates objects itself; these documents exist for what clients decide
- * from them.
+ * Built from the registry (kinds.h) and the discovery tables (discovery.h):
+ * the paths, verbs and subresources here are the ones discovery advertises.
+ * Schemas come from the typed tables (schema.h): one per Go type, named
+ * "<pkg>.<Type>" as upstream names them ("io.k8s.api.core.v1.PodSpec"),
+ * nested types by $ref, with the descriptions, required fields and enum
+ * values of schema_docs.c, and the x-kubernetes-patch-strategy/-merge-key
+ * markers of the lists patch.c merges by key (patch_merge_key). Kinds with
+ * no typed table (registered custom kinds) keep an open schema with unknown
+ * fields preserved. The server validates objects itself; these documents
+ * exist for what clients decide from them.
+ *
+ * Each served group version's document and hash, and the v2 document, are
+ * built once (they depend only on the registry; registering a kind drops
+ * them) and handed out as copies. Thread-safe.
  *
  * Ownership: every json_t returned is a new reference owned by the caller;
  * NULL means "not served" (answer 404).
@@ -25,11 +33,17 @@
  *                               and fails if it cannot use it.
  *                               kubectl apply also looks at the PATCH requestBody: if it lists
  *                               application/strategic-merge-patch+json it computes the patch
- *                               from the schemas' x-kubernetes-patch-* markers. Ours carry none,
- *                               so we leave that type out and kubectl computes strategic
- *                               patches from its compiled-in types (the server still accepts
- *                               them) or JSON merge patches for kinds it does not know.
- *                               kubectl explain reads components.schemas.
+ *                               from the schemas' x-kubernetes-patch-* markers, so that type is
+ *                               listed exactly for the built-in kinds with typed schemas (any
+ *                               PATCH of the GVK may decide, so all of them agree). Custom
+ *                               kinds list JSON and merge patches, and kubectl sends JSON
+ *                               merge patches for them.
+ *                               kubectl explain finds the schema whose
+ *                               x-kubernetes-group-version-kind names the kind in
+ *                               components.schemas and follows the $refs (in v3 each wrapped in
+ *                               a one-element allOf); it names a field's type after the last
+ *                               part of the $ref unless the target has a "type", which is why
+ *                               Quantity and IntOrString are spelled with oneOf in v3.
  *   GET /openapi/v2             openapi_v2: Swagger 2.0 JSON. client-go only ever requests v2
  *                               as protobuf (application/com.github.proto-openapi.spec.v2@v1.0
  *                               +protobuf) and cannot parse JSON, so kubectl never uses this

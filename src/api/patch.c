@@ -602,6 +602,15 @@ static const smp_rule *smp_rule_for(const smp_ctx *c)
     return NULL;
 }
 
+const char *patch_merge_key(const char *kind, const char *path)
+{
+    smp_ctx c = {.kind = kind, .err = NULL, .len = strlen(path), .path = ""};
+    if (!patch_kind_is_builtin(kind) || c.len >= sizeof c.path) return NULL;
+    memcpy(c.path, path, c.len + 1);
+    const smp_rule *r = smp_rule_for(&c);
+    return r ? r->key : NULL;
+}
+
 static int smp_bad(smp_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int smp_bad(smp_ctx *c, const char *fmt, ...)
 {

@@ -58,6 +58,15 @@ json_t *patch_strategic(const json_t *orig, const json_t *patch, const char *kin
 /* True when `kind` has strategic merge semantics here (a built-in kind). */
 int patch_kind_is_builtin(const char *kind);
 
+/* The merge key strategic merge patch uses for the list at field `path` of a
+ * `kind` object: "" for a list of primitives merged as a set, NULL when the
+ * list is atomic (replaced whole). `path` is JSON field names joined by '.',
+ * with "[]" after a list for its elements: "spec.containers",
+ * "spec.template.spec.containers[].env". A read-only view of the table
+ * patch_strategic() follows, for the OpenAPI documents' x-kubernetes-patch-*
+ * markers. */
+const char *patch_merge_key(const char *kind, const char *path);
+
 /* Dispatch on the request's Content-Type (parameters such as
  * "; charset=utf-8" are ignored). `body` need not be NUL-terminated. */
 /* 0 when content_type names a patch type we apply; otherwise -1 with the

@@ -449,8 +449,8 @@ static void test_v3_pod_patch(void **state)
     assert_string_equal(str(patch, "operationId"), "patchCoreV1NamespacedPod");
     json_t *content = json_object_get(json_object_get(patch, "requestBody"), "content");
     assert_non_null(json_object_get(content, "application/merge-patch+json"));
-    /* Deliberately absent: kubectl would compute strategic patches from our skeletal schemas. */
-    assert_null(json_object_get(content, "application/strategic-merge-patch+json"));
+    /* Built-in kinds: kubectl apply computes strategic patches from the schemas' markers. */
+    assert_non_null(json_object_get(content, "application/strategic-merge-patch+json"));
 
     json_t *paths = json_object_get(d, "paths");
     json_t *coll = json_object_get(paths, "/api/v1/namespaces/{namespace}/pods");
@@ -589,7 +589,8 @@ static void test_v2(void **state)
     assert_true(has_param(patch, "fieldValidation", "query"));
     assert_true(has_param(patch, "body", "body"));
     assert_strings(json_object_get(patch, "consumes"),
-                   "application/json-patch+json,application/merge-patch+json");
+                   "application/json-patch+json,application/merge-patch+json,"
+                   "application/strategic-merge-patch+json");
     /* v2 parameters carry their type inline. */
     size_t i;
     json_t *p;
