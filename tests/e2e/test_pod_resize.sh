@@ -17,7 +17,7 @@ spec:
   containers:
   - name: c
     image: nginx
-    resources: {requests: {cpu: 500m, ephemeral-storage: 1Gi}, limits: {cpu: "1"}}
+    resources: {requests: {cpu: 500m, ephemeral-storage: 1Gi}, limits: {cpu: "2"}}
 YAML
 expect_eq "used after create" "$(used)" 500m
 
