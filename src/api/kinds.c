@@ -1,6 +1,7 @@
 /* kinds.c - the table of served kinds (see kinds.h). */
 #include "api/kinds.h"
 
+#include "api/core_validation.h"
 #include "api/limitrange.h"
 #include "api/objects.h"
 #include "api/pod_validation.h"
@@ -48,20 +49,23 @@ static const api_field replicas_fields[] = {{"status.replicas", "status.replicas
 #define CORE "", "v1"
 static const api_kind builtin[] = {
     {CORE, "Namespace", "namespaces", "namespace", "ns", NULL, false, API_SUB_STATUS,
-     API_NAME_LABEL, namespace_fields, namespace_defaults, NULL},
+     API_NAME_LABEL, namespace_fields, namespace_defaults, namespace_validate, NULL,
+     namespace_validate_update},
     {CORE, "Pod", "pods", "pod", "po", "all", true,
      API_SUB_STATUS | API_SUB_BINDING | API_SUB_RESIZE, API_NAME_SUBDOMAIN, pod_fields,
      pod_defaults, pod_validate, NULL, pod_validate_update},
     {CORE, "Node", "nodes", "node", "no", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN,
-     node_fields, NULL, NULL},
+     node_fields, NULL, node_validate, NULL, node_validate_update},
     {CORE, "ResourceQuota", "resourcequotas", "resourcequota", "quota", NULL, true, API_SUB_STATUS,
-     API_NAME_SUBDOMAIN, NULL, NULL, resourcequota_validate, resourcequota_warnings},
+     API_NAME_SUBDOMAIN, NULL, NULL, resourcequota_validate, resourcequota_warnings,
+     resourcequota_validate_update},
     {CORE, "LimitRange", "limitranges", "limitrange", "limits", NULL, true, 0, API_NAME_SUBDOMAIN,
      NULL, NULL, limitrange_validate},
     {CORE, "Service", "services", "service", "svc", "all", true, API_SUB_STATUS, API_NAME_DNS1035,
-     NULL, service_defaults, NULL},
+     NULL, service_defaults, service_validate, NULL, service_validate_update},
     {CORE, "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", "pvc", NULL,
-     true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, pvc_defaults, NULL},
+     true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, pvc_defaults, pvc_validate, NULL,
+     pvc_validate_update},
     {CORE, "ConfigMap", "configmaps", "configmap", "cm", NULL, true, 0, API_NAME_SUBDOMAIN, NULL,
      NULL, NULL},
     {CORE, "Secret", "secrets", "secret", NULL, NULL, true, 0, API_NAME_SUBDOMAIN, secret_fields,

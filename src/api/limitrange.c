@@ -5,6 +5,7 @@
  */
 #include "api/limitrange.h"
 
+#include "api/core_validation.h"
 #include "api/rq_validation.h"
 #include "api/validation.h"
 #include "core/names.h"
@@ -566,8 +567,10 @@ static void item_list(const json_t *item, const char *key, bool container, const
 {
     const json_t *list = json_object_get(item, key);
     size_t n;
-    const char **names = rq_sorted_keys(list, &n);
     char path[512];
+    snprintf(path, sizeof path, "%s.%s", base, key);
+    if (cv_type_check(list, CV_OBJECT, path, causes)) return;
+    const char **names = rq_sorted_keys(list, &n);
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s.%s[%s]", base, key, names[i]);
         if (container)
@@ -674,6 +677,9 @@ static void validate_item(const json_t *item, size_t idx, json_t *seen, json_t *
     char base[64], path[96];
     snprintf(base, sizeof base, "spec.limits[%zu]", idx);
     snprintf(path, sizeof path, "%s.type", base);
+    if (cv_type_check(item, CV_OBJECT, base, causes) ||
+        cv_type_check(json_object_get(item, "type"), CV_STRING, path, causes))
+        return;
     const char *t = item_type(item);
     type_name(t, path, causes);
     if (json_object_get(seen, t)) ferr_add_str(causes, FERR_DUPLICATE, path, t, NULL);
@@ -684,6 +690,10 @@ static void validate_item(const json_t *item, size_t idx, json_t *seen, json_t *
     item_list(item, "max", container, base, &it.max, it.keys, causes);
     item_list(item, "min", container, base, &it.min, it.keys, causes);
     if (pod) {
+        snprintf(path, sizeof path, "%s.default", base);
+        cv_type_check(json_object_get(item, "default"), CV_OBJECT, path, causes);
+        snprintf(path, sizeof path, "%s.defaultRequest", base);
+        cv_type_check(json_object_get(item, "defaultRequest"), CV_OBJECT, path, causes);
         if (json_object_size(json_object_get(item, "default"))) {
             snprintf(path, sizeof path, "%s.default", base);
             ferr_add(causes, FERR_FORBIDDEN, path, NULL,
@@ -718,6 +728,10 @@ static void validate_item(const json_t *item, size_t idx, json_t *seen, json_t *
 void limitrange_validate(const json_t *obj, const json_t *old, json_t *causes)
 {
     (void)old;
+    const json_t *spec = json_object_get(obj, "spec");
+    if (cv_type_check(spec, CV_OBJECT, "spec", causes) ||
+        cv_type_check(json_object_get(spec, "limits"), CV_ARRAY, "spec.limits", causes))
+        return;
     json_t *seen = json_object();
     size_t i;
     json_t *item;

@@ -25,7 +25,10 @@
 #define LIMITRANGE_ANNOTATION "kubernetes.io/limit-ranger"
 
 /* The kinds.h `validate` hook (spec.limits; metadata is checked by the
- * registry). `old` is unused: upstream validates updates the same way. */
+ * registry). `old` is unused: upstream validates updates the same way, so
+ * LimitRange needs no validate_update. allot only: a field of the wrong JSON
+ * type (spec.limits not a list, an item's min not a map, ...) is a
+ * FieldValueTypeInvalid cause where upstream's decoding refuses the body. */
 void limitrange_validate(const json_t *obj, const json_t *old, json_t *causes);
 
 /* PodMutateLimitFunc for each LimitRange in turn: the Container items'

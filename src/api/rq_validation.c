@@ -8,6 +8,7 @@
  */
 #include "api/rq_validation.h"
 
+#include "api/core_validation.h"
 #include "api/status.h"
 #include "api/validation.h"
 #include "core/names.h"
@@ -224,10 +225,7 @@ const char **rq_sorted_keys(const json_t *obj, size_t *n)
     return keys;
 }
 
-/* ValidateResourceQuantityValue. A value that does not parse would have
- * failed decoding upstream (400); allot reports it as Invalid with the
- * parser's message so it cannot be stored. */
-static int validate_quantity(const char *name, const json_t *v, const char *field, json_t *causes)
+int rq_validate_quantity_value(const char *name, const json_t *v, const char *field, json_t *causes)
 {
     qty q;
     int rc = qty_from_json(v, &q);
@@ -251,6 +249,7 @@ static int validate_quantity(const char *name, const json_t *v, const char *fiel
 
 int rq_validate_resource_list(const json_t *list, const char *field, json_t *causes)
 {
+    if (cv_type_check(list, CV_OBJECT, field, causes)) return 1;
     size_t nkeys;
     const char **keys = rq_sorted_keys(list, &nkeys);
     int n = 0;
@@ -260,7 +259,7 @@ int rq_validate_resource_list(const json_t *list, const char *field, json_t *cau
         if (!path) break;
         snprintf(path, len, "%s[%s]", field, keys[i]);
         n += rq_validate_quota_resource_name(keys[i], path, causes);
-        n += validate_quantity(keys[i], json_object_get(list, keys[i]), path, causes);
+        n += rq_validate_quantity_value(keys[i], json_object_get(list, keys[i]), path, causes);
         free(path);
     }
     free(keys);
@@ -371,6 +370,53 @@ static void validate_scope_selector(const json_t *spec, const char **keys, size_
 
 /* ---- entry points ---- */
 
+/* allot only: the JSON types of the fields read here and by the quota
+ * evaluators (upstream refuses other types when it decodes the body). */
+static int shape_strings(const json_t *arr, const char *field, json_t *causes)
+{
+    if (cv_type_check(arr, CV_ARRAY, field, causes)) return 1;
+    size_t i;
+    const json_t *v;
+    char path[128];
+    int n = 0;
+    json_array_foreach(arr, i, v)
+    {
+        snprintf(path, sizeof path, "%s[%zu]", field, i);
+        n += cv_type_check(v, CV_STRING, path, causes);
+    }
+    return n;
+}
+
+static int shape_requirement(const json_t *req, size_t i, json_t *causes)
+{
+    char path[128];
+    snprintf(path, sizeof path, "spec.scopeSelector.matchExpressions[%zu]", i);
+    if (cv_type_check(req, CV_OBJECT, path, causes)) return 1;
+    snprintf(path, sizeof path, "spec.scopeSelector.matchExpressions[%zu].scopeName", i);
+    int n = cv_type_check(json_object_get(req, "scopeName"), CV_STRING, path, causes);
+    snprintf(path, sizeof path, "spec.scopeSelector.matchExpressions[%zu].operator", i);
+    n += cv_type_check(json_object_get(req, "operator"), CV_STRING, path, causes);
+    snprintf(path, sizeof path, "spec.scopeSelector.matchExpressions[%zu].values", i);
+    return n + shape_strings(json_object_get(req, "values"), path, causes);
+}
+
+static int shape(const json_t *obj, json_t *causes)
+{
+    const json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
+    int n = cv_type_check(spec, CV_OBJECT, "spec", causes) +
+            cv_type_check(status, CV_OBJECT, "status", causes);
+    if (n) return n;
+    n += shape_strings(json_object_get(spec, "scopes"), "spec.scopes", causes);
+    const json_t *sel = json_object_get(spec, "scopeSelector");
+    if (cv_type_check(sel, CV_OBJECT, "spec.scopeSelector", causes)) return n + 1;
+    const json_t *exprs = json_object_get(sel, "matchExpressions");
+    if (cv_type_check(exprs, CV_ARRAY, "spec.scopeSelector.matchExpressions", causes)) return n + 1;
+    size_t i;
+    const json_t *req;
+    json_array_foreach(exprs, i, req) n += shape_requirement(req, i, causes);
+    return n;
+}
+
 static void validate_spec(const json_t *spec, json_t *causes)
 {
     const json_t *hard = json_object_get(spec, "hard");
@@ -405,18 +451,25 @@ static bool same_scope_set(const json_t *a, const json_t *b)
 
 void resourcequota_validate(const json_t *obj, const json_t *old, json_t *causes)
 {
-    const json_t *spec = json_object_get(obj, "spec");
-    validate_spec(spec, causes);
-    if (old) {
-        const json_t *ns = json_object_get(spec, "scopes");
-        const json_t *os = json_object_get(json_object_get(old, "spec"), "scopes");
-        if (!same_scope_set(ns, os))
-            ferr_add(causes, FERR_INVALID, "spec.scopes", json_is_array(ns) ? ns : NULL,
-                     RQ_MSG_IMMUTABLE);
-    }
+    (void)old;
+    if (shape(obj, causes)) return;
+    validate_spec(json_object_get(obj, "spec"), causes);
     const json_t *status = json_object_get(obj, "status");
     rq_validate_resource_list(json_object_get(status, "hard"), "status.hard", causes);
     rq_validate_resource_list(json_object_get(status, "used"), "status.used", causes);
+}
+
+void resourcequota_validate_update(const json_t *obj, const json_t *old, const char *sub,
+                                   json_t *causes)
+{
+    if (*sub) return; /* status: ValidateResourceQuotaStatusUpdate is the validate hook's part */
+    const json_t *spec = json_object_get(obj, "spec");
+    if (!json_is_object(spec) && spec) return; /* reported by the validate hook */
+    const json_t *ns = json_object_get(spec, "scopes");
+    const json_t *os = json_object_get(json_object_get(old, "spec"), "scopes");
+    if (!same_scope_set(ns, os))
+        ferr_add(causes, FERR_INVALID, "spec.scopes", json_is_array(ns) ? ns : NULL,
+                 RQ_MSG_IMMUTABLE);
 }
 
 void resourcequota_warnings(const json_t *obj, json_t *warnings)

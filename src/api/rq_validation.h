@@ -26,8 +26,9 @@
 #define RQ_MSG_SCOPE_RESOURCE "unsupported scope applied to resource"
 #define RQ_MSG_CONFLICTING "conflicting scopes"
 #define RQ_MSG_IMMUTABLE "field is immutable"
+/* 'Exists' since kubernetes#124053 (1.31); the spec (6.4) quotes the older 'Exist'. */
 #define RQ_MSG_OP_EXISTS                                                                           \
-    "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, "                         \
+    "must be 'Exists' when scope is any of ResourceQuotaScopeTerminating, "                        \
     "ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, "                             \
     "ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity"
 #define RQ_MSG_VALUES_REQUIRED                                                                     \
@@ -36,11 +37,20 @@
     "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector"
 #define RQ_MSG_BAD_OPERATOR "not a valid selector operator"
 
-/* The kinds.h `validate` hook. `old` NULL is a create (spec + status);
- * otherwise an update, where spec.scopes must also be unchanged as a set.
- * status.hard/used are always validated (ValidateResourceQuotaStatus), so
- * the same hook serves the status subresource. */
+/* The kinds.h `validate` hook, for create and every update: spec
+ * (ValidateResourceQuotaSpec) and status.hard/used (ValidateResourceQuotaStatus,
+ * so it is also the status subresource's ValidateResourceQuotaStatusUpdate).
+ * allot only: a field of the wrong JSON type (spec.hard as a list, scopes as a
+ * string, ...) is a FieldValueTypeInvalid cause, and nothing else is checked,
+ * where upstream's decoding would have refused the body. */
 void resourcequota_validate(const json_t *obj, const json_t *old, json_t *causes);
+
+/* The kinds.h `validate_update` hook (ValidateResourceQuotaUpdate): on the
+ * object itself (sub ""), spec.scopes must be unchanged as a set,
+ *   spec.scopes: Invalid value: ["BestEffort"]: field is immutable
+ * spec.scopeSelector may change, as upstream. */
+void resourcequota_validate_update(const json_t *obj, const json_t *old, const char *sub,
+                                   json_t *causes);
 
 /* The kinds.h `warnings_on_create` hook (strategy.go WarningsOnCreate): for
  * cpu, memory, storage and ephemeral-storage, a request hard (requests.X, or
@@ -52,8 +62,15 @@ void resourcequota_warnings(const json_t *obj, json_t *warnings);
  * each key through rq_validate_quota_resource_name, each value
  * non-negative and, for integer resources, whole. Keys are visited in
  * sorted order so the causes are deterministic (upstream ranges over a Go
- * map). `field` is the list's path ("spec.hard"). Returns causes added. */
+ * map). `field` is the list's path ("spec.hard"); a list that is not a JSON
+ * object is one FieldValueTypeInvalid cause. Returns causes added. */
 int rq_validate_resource_list(const json_t *list, const char *field, json_t *causes);
+
+/* ValidateResourceQuantityValue for resource `name` at `field`: >= 0, and
+ * whole for integer resources. A value that does not parse would have failed
+ * decoding upstream (400); here it is Invalid with the parser's message. */
+int rq_validate_quantity_value(const char *name, const json_t *v, const char *field,
+                               json_t *causes);
 
 /* validateResourceName / ValidateResourceQuotaResourceName /
  * validateContainerResourceName for one key at path `field` ("spec.hard[cpu]"). */

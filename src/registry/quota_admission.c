@@ -18,8 +18,9 @@
  */
 #include "registry/quota_admission.h"
 
-#include "core/deferred.h"
+#include "api/core_validation.h"
 #include "api/yaml.h"
+#include "core/deferred.h"
 #include "core/quota_check.h"
 #include "registry/quota_cache.h"
 #include "registry/quota_deferred.h"
@@ -260,6 +261,20 @@ static int fill_own_status(store_txn *t, json_t *quota, reg_op op, api_err *e)
     return rc == 0 ? 0 : api_err_set(e, API_INTERNAL, "cannot count quota");
 }
 
+/* The first name whose used +/- delta needs more significant digits than a
+ * qty holds (core/quantity.h), or NULL. What makes the list operations fail
+ * besides running out of memory; upstream's arbitrary precision never does. */
+static const char *beyond_range(const rlist *used, const rlist *delta, bool sub)
+{
+    for (size_t i = 0; i < rl_len(delta); i++) {
+        const qty *u = rl_get(used, rl_name(delta, i));
+        qty x = u ? *u : qty_zero(QTY_DECIMAL_SI);
+        if ((sub ? qty_sub(&x, rl_qty(delta, i)) : qty_add(&x, rl_qty(delta, i))) == QTY_ERR_RANGE)
+            return rl_name(delta, i);
+    }
+    return NULL;
+}
+
 /* Release what `old` charged and charge what `nw` charges (nw NULL on delete):
  * the exact move of usage. Never raises a key past its hard by itself: writes
  * upstream does not evaluate can only move usage down (terminal, deleted), and
@@ -277,7 +292,13 @@ static int release(store_txn *t, const api_kind *k, const ql_view *qs, size_t n,
         if (rc == 0 && !rl_equal(before, after)) {
             rlist *minus = rl_subtract_nonneg(qs[i].used, before);
             rlist *plus = minus ? rl_add(minus, after) : NULL;
-            rc = plus ? quota_ledger_set(t, &qs[i], plus, e) : -1;
+            if (plus)
+                rc = quota_ledger_set(t, &qs[i], plus, e);
+            else if (!beyond_range(qs[i].used, before, true) &&
+                     !(minus && beyond_range(minus, after, false)))
+                rc = -1;
+            /* else: a usage this quota cannot hold exactly (a recount that
+             * met one leaves it out too); left for the controller's resync */
             rl_free(minus);
         }
         rl_free(before);
@@ -289,11 +310,16 @@ static int release(store_txn *t, const api_kind *k, const ql_view *qs, size_t n,
     return 0;
 }
 
+/* A denial. quota_check's plain errors (upstream's code 500: a quota whose
+ * scopes do not evaluate, limitedResources scopes no quota covers) come from
+ * the namespace's quota objects, not from the server: the request is refused
+ * by that policy, so allot answers 403 with upstream's text. Only running out
+ * of memory is a server error. */
 static void forbidden(api_err *e, const api_kind *k, const json_t *obj, const quota_result *res)
 {
     const char *name = meta_str(obj, "name");
     if (!name) name = meta_str(obj, "generateName");
-    if (res->code == 500) {
+    if (res->code == 500 && (!res->message || !strcmp(res->message, "out of memory"))) {
         api_err_set(e, API_INTERNAL, "%s", res->message ? res->message : "quota check failed");
         return;
     }
@@ -326,6 +352,65 @@ static int charge_binding(store_txn *t, const ql_view *qs, size_t n, const json_
     return rc;
 }
 
+/* The request's object holds a resource list or quantity the quota
+ * evaluators cannot read (upstream's decoding would have refused it, 400):
+ * 422 with the fields at fault, as validation reports them. */
+static int unevaluable(api_err *e, const api_kind *k, const json_t *obj)
+{
+    json_t *causes = json_array();
+    const char *name = meta_str(obj, "name");
+    if (causes && cv_quota_quantities(k->group, k->resource, obj, causes) > 0)
+        return api_err_invalid(e, k->group, k->kind, name, causes);
+    json_decref(causes);
+    return api_err_set(e, API_BAD_REQUEST,
+                       "%s \"%s\" is invalid: its quota usage cannot be evaluated", k->kind,
+                       name ? name : "");
+}
+
+/* allot only: the new usage of `name` in quota p would need more significant
+ * digits than allot's quantities hold (upstream's are unbounded). The request
+ * is refused by quota accounting: 403. */
+static int too_precise(api_err *e, const api_kind *k, const json_t *obj, const quota_prepared *p,
+                       const char *name)
+{
+    const char *n = meta_str(obj, "name");
+    char gr[200];
+    if (*k->group)
+        snprintf(gr, sizeof gr, "%s.%s", k->resource, k->group);
+    else
+        snprintf(gr, sizeof gr, "%s", k->resource);
+    api_err_set(e, API_FORBIDDEN,
+                "%s \"%s\" is forbidden: quota %s: the usage of %s would need more significant "
+                "digits than are supported",
+                gr, n ? n : "", quota_prepared_name(p), name);
+    api_err_details(e, n, k->group, k->resource);
+    return -1;
+}
+
+/* An UPDATE whose stored object's usage does not evaluate (stored before
+ * validation refused such values): that object charged nothing (release and
+ * the recount agree), so the new one is charged in full, as on a create. The
+ * check sees the stored object without its resourceVersion, quota_check's
+ * sign for exactly that. */
+static int check_unevaluable_old(quota_request *rq, const quota_view *views, size_t n,
+                                 quota_result *res)
+{
+    json_t *old = json_copy((json_t *)rq->old);
+    json_t *meta = old ? json_copy(json_object_get(old, "metadata")) : NULL;
+    if (!meta || json_object_set_new(old, "metadata", meta) != 0) {
+        json_decref(old);
+        memset(res, 0, sizeof *res);
+        return QUOTA_ENOMEM;
+    }
+    json_object_del(meta, "resourceVersion");
+    const json_t *stored = rq->old;
+    rq->old = old;
+    int rc = quota_check_views(rq, views, n, res);
+    rq->old = stored;
+    json_decref(old);
+    return rc;
+}
+
 static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const char *sub,
                             const ql_view *qs, size_t n, const json_t *obj, const json_t *old,
                             bool deferred, bool dry_run, api_err *e)
@@ -354,13 +439,29 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
         views[i] = (quota_view){qs[i].prep, qs[i].used};
     quota_result res;
     int rc = quota_check_views(&rq, views, n, &res);
+    if (rc == QUOTA_EINVAL && !res.message && rq.usage_rc == 0 && old) {
+        quota_result_cleanup(&res);
+        rc = check_unevaluable_old(&rq, views, n, &res);
+    }
     free(views);
     if (rc == 0 && res.allowed && !dry_run)
         handoff_set(t, obj, quota_facts_of_usage(k->group, k->resource, obj, usage, rq.usage_rc));
+    if (rc == QUOTA_ENOMEM && rq.usage_rc == 0) {
+        for (size_t i = 0; i < n; i++) {
+            const char *name = beyond_range(qs[i].used, usage, false);
+            if (!name) continue;
+            quota_result_cleanup(&res);
+            too_precise(e, k, obj, qs[i].prep, name);
+            rl_free(usage);
+            return -1;
+        }
+    }
     rl_free(usage);
-    if (rc != 0 && !res.message) {
+    if (rc == QUOTA_ENOMEM || (rc != 0 && !res.message)) {
         quota_result_cleanup(&res);
-        return api_err_set(e, API_INTERNAL, "quota check failed");
+        if (rc == QUOTA_EINVAL && rq.usage_rc == QUOTA_EINVAL) return unevaluable(e, k, obj);
+        return api_err_set(e, API_INTERNAL,
+                           rc == QUOTA_ENOMEM ? "out of memory" : "quota check failed");
     }
     if (rc != 0 || !res.allowed) {
         if (rc != 0) res.code = 500;

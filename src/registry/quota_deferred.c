@@ -70,13 +70,18 @@ static rlist *over_limit(const rlist *used, const rlist *add, const rlist *hard,
     return over;
 }
 
+/* The pod's deferred (compute) usage; NULL only when out of memory. A pod
+ * whose usage does not evaluate (stored before validation refused its values)
+ * charges nothing, as in admission and the recount: an empty list. */
 static rlist *pod_deferred(const json_t *pod)
 {
     rlist *u = rl_new();
-    if (!u || quota_usage("", "pods", pod, 0, u) != 0) {
+    int rc = u ? quota_usage("", "pods", pod, 0, u) : QUOTA_ENOMEM;
+    if (rc == QUOTA_ENOMEM) {
         rl_free(u);
         return NULL;
     }
+    if (rc != 0) rl_clear(u);
     rlist *d = quota_deferred_only(u);
     rl_free(u);
     return d;
@@ -217,7 +222,7 @@ int quota_deferred_bind(const ql_view *quotas, size_t n, const json_t *pod, rlis
     quota_scope_subject *subj = d ? quota_scope_subject_new("", "pods", pod) : NULL;
     if (!subj) {
         rl_free(d);
-        return api_err_set(e, API_INTERNAL, "cannot evaluate pod usage");
+        return api_err_set(e, API_INTERNAL, "out of memory");
     }
     int rc = 0;
     for (size_t i = 0; i < n; i++) {

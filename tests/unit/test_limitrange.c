@@ -163,6 +163,37 @@ static void test_validate_resource_names(void **state)
                "example.com/gpu");
 }
 
+/* Values that are no quantity, and (allot only; upstream refuses them when it
+ * decodes the body) JSON of the wrong type: one cause each, nothing stored. */
+static void test_validate_bad_json(void **state)
+{
+    (void)state;
+    expect_one("[{\"type\":\"Container\",\"max\":{\"cpu\":\"abc\"}}]", "FieldValueInvalid",
+               "spec.limits[0].max[cpu]",
+               "Invalid value: \"abc\": quantities must match the regular expression "
+               "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    expect_one("{}", "FieldValueTypeInvalid", "spec.limits",
+               "Invalid value: {}: must be of type array");
+    expect_one("[7]", "FieldValueTypeInvalid", "spec.limits[0]",
+               "Invalid value: 7: must be of type object");
+    expect_one("[{\"type\":[\"Pod\"]}]", "FieldValueTypeInvalid", "spec.limits[0].type",
+               "Invalid value: [\"Pod\"]: must be of type string");
+    expect_one("[{\"type\":\"Container\",\"min\":[\"cpu\"]}]", "FieldValueTypeInvalid",
+               "spec.limits[0].min", "Invalid value: [\"cpu\"]: must be of type object");
+    expect_one("[{\"type\":\"Pod\",\"default\":\"1\"}]", "FieldValueTypeInvalid",
+               "spec.limits[0].default", "Invalid value: \"1\": must be of type object");
+    json_t *lr = load("{\"spec\":[]}"), *c = json_array();
+    limitrange_validate(lr, NULL, c);
+    assert_int_equal(json_array_size(c), 1);
+    expect_cause(c, 0, "FieldValueTypeInvalid", "spec",
+                 "Invalid value: []: must be of type object");
+    json_decref(c);
+    json_decref(lr);
+    /* min 0: max/min is +Inf in Go, so no ratio is too large */
+    expect_valid("[{\"type\":\"Container\",\"min\":{\"cpu\":\"0\"},\"max\":{\"cpu\":\"1\"},"
+                 "\"maxLimitRequestRatio\":{\"cpu\":\"100\"}}]");
+}
+
 /* ---- defaulting ---- */
 
 static const char *annotation(const json_t *pod)
@@ -514,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_validate_ratio),
         cmocka_unit_test(test_validate_types),
         cmocka_unit_test(test_validate_resource_names),
+        cmocka_unit_test(test_validate_bad_json),
         cmocka_unit_test(test_default_pod),
         cmocka_unit_test(test_default_partial_and_init),
         cmocka_unit_test(test_default_nothing),

@@ -21,8 +21,9 @@
     "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "          \
     "subdomain prefix and '/' (e.g. 'example.com/MyName')"
 
-/* Validate `json` (a ResourceQuota) against `old_json` (NULL: create). */
-static json_t *run(const char *json, const char *old_json)
+/* Validate `json` (a ResourceQuota) against `old_json` (NULL: create) as the
+ * registry does: the validate hook, then on update validate_update for `sub`. */
+static json_t *run_sub(const char *json, const char *old_json, const char *sub)
 {
     json_error_t err;
     json_t *obj = json_loads(json, 0, &err);
@@ -31,9 +32,15 @@ static json_t *run(const char *json, const char *old_json)
     if (old_json) assert_non_null(old);
     json_t *causes = json_array();
     resourcequota_validate(obj, old, causes);
+    if (old) resourcequota_validate_update(obj, old, sub, causes);
     json_decref(obj);
     json_decref(old);
     return causes;
+}
+
+static json_t *run(const char *json, const char *old_json)
+{
+    return run_sub(json, old_json, "");
 }
 
 /* Exactly one FieldValueInvalid cause. */
@@ -282,7 +289,7 @@ static void test_selector_operator_exists_only(void **state)
     expect_one("{\"spec\":{\"scopeSelector\":{\"matchExpressions\":[{\"scopeName\":\"BestEffort\","
                "\"operator\":\"DoesNotExist\"}]}}}",
                SEL_PATH ".operator",
-               "Invalid value: \"DoesNotExist\": must be 'Exist' when scope is any of "
+               "Invalid value: \"DoesNotExist\": must be 'Exists' when scope is any of "
                "ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, "
                "ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or "
                "ResourceQuotaScopeCrossNamespacePodAffinity");
@@ -379,6 +386,66 @@ static void test_update_scopes_immutable(void **state)
                 "\"operator\":\"Exists\"}]}}}",
                 old);
     expect_none("{\"spec\":{\"hard\":{\"pods\":\"5\"}}}", "{\"spec\":{\"scopes\":[]}}");
+}
+
+/* The status subresource does not compare scopes (upstream's
+ * ValidateResourceQuotaStatusUpdate; the registry keeps the stored spec). */
+static void test_status_update_ignores_spec(void **state)
+{
+    (void)state;
+    const char *old = "{\"spec\":{\"scopes\":[\"BestEffort\"]}}";
+    json_t *c = run_sub("{\"spec\":{\"scopes\":[\"NotBestEffort\"]},\"status\":{\"used\":{"
+                        "\"pods\":\"-1\"}}}",
+                        old, "status");
+    assert_int_equal(json_array_size(c), 1);
+    expect_cause(c, 0, "FieldValueInvalid", "status.used[pods]",
+                 "Invalid value: \"-1\": must be greater than or equal to 0");
+    json_decref(c);
+}
+
+/* allot only: JSON of the wrong type is refused (upstream: 400 at decoding),
+ * one cause, and nothing else is read from the object. */
+static void expect_type(const char *json, const char *field, const char *msg)
+{
+    json_t *c = run(json, NULL);
+    if (json_array_size(c) != 1) {
+        char *d = json_dumps(c, 0);
+        fail_msg("%s: %s", json, d);
+    }
+    expect_cause(c, 0, "FieldValueTypeInvalid", field, msg);
+    json_decref(c);
+}
+
+static void test_wrong_types(void **state)
+{
+    (void)state;
+    expect_type("{\"spec\":[1]}", "spec", "Invalid value: [1]: must be of type object");
+    expect_type("{\"spec\":{\"hard\":[1,2]}}", "spec.hard",
+                "Invalid value: [1,2]: must be of type object");
+    expect_type("{\"spec\":{\"hard\":\"cpu\"}}", "spec.hard",
+                "Invalid value: \"cpu\": must be of type object");
+    expect_type("{\"spec\":{\"scopes\":\"BestEffort\"}}", "spec.scopes",
+                "Invalid value: \"BestEffort\": must be of type array");
+    expect_type("{\"spec\":{\"scopes\":[7]}}", "spec.scopes[0]",
+                "Invalid value: 7: must be of type string");
+    expect_type("{\"spec\":{\"scopeSelector\":[]}}", "spec.scopeSelector",
+                "Invalid value: []: must be of type object");
+    expect_type("{\"spec\":{\"scopeSelector\":{\"matchExpressions\":{}}}}",
+                "spec.scopeSelector.matchExpressions", "Invalid value: {}: must be of type array");
+    expect_type("{\"spec\":{\"scopeSelector\":{\"matchExpressions\":[{\"scopeName\":"
+                "\"PriorityClass\",\"operator\":\"In\",\"values\":[1]}]}}}",
+                "spec.scopeSelector.matchExpressions[0].values[0]",
+                "Invalid value: 1: must be of type string");
+    expect_type("{\"spec\":{\"scopeSelector\":{\"matchExpressions\":[{\"scopeName\":"
+                "true,\"operator\":\"Exists\"}]}}}",
+                "spec.scopeSelector.matchExpressions[0].scopeName",
+                "Invalid value: true: must be of type string");
+    expect_type("{\"status\":{\"used\":[]}}", "status.used",
+                "Invalid value: []: must be of type object");
+    /* a value that is no quantity: the parser's text, as for "abc" */
+    expect_one("{\"spec\":{\"hard\":{\"cpu\":{}}}}", "spec.hard[cpu]",
+               "Invalid value: {}: quantities must match the regular expression "
+               "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
 }
 
 static void test_status(void **state)
@@ -513,6 +580,8 @@ int main(void)
         cmocka_unit_test(test_selector_conflicting),
         cmocka_unit_test(test_update_scopes_immutable),
         cmocka_unit_test(test_status),
+        cmocka_unit_test(test_status_update_ignores_spec),
+        cmocka_unit_test(test_wrong_types),
         cmocka_unit_test(test_envelope),
         cmocka_unit_test(test_predicates),
         cmocka_unit_test(test_warnings_on_create),
