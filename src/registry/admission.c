@@ -62,6 +62,23 @@ static const char *obj_ns(const json_t *obj)
 
 /* ---- LimitRanger ---- */
 
+/* Upstream validates an object after mutating admission: defaults a
+ * LimitRange filled in (a default request above the container's own limit)
+ * are validated like the client's own values. */
+static int revalidate(const api_kind *k, const json_t *obj, api_err *e)
+{
+    if (!k->validate) return 0;
+    json_t *causes = json_array();
+    k->validate(obj, NULL, causes);
+    if (json_array_size(causes) == 0) {
+        json_decref(causes);
+        return 0;
+    }
+    const char *name =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    return api_err_invalid(e, k->group, k->kind, name ? name : "", causes);
+}
+
 static int limitranger_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub,
                              json_t *obj, const json_t *old, bool dry_run, api_err *e)
 {
@@ -76,10 +93,12 @@ static int limitranger_admit(store_txn *t, const api_kind *k, reg_op op, const c
     if (lrs.n > 0) {
         const json_t *const *v = (const json_t *const *)lrs.v;
         if (pod) {
-            if (op == REG_CREATE && limitrange_default_pod(obj, v, lrs.n) > 0)
+            if (op == REG_CREATE && limitrange_default_pod(obj, v, lrs.n) > 0) {
                 json_object_set_new(json_object_get(obj, "status"), "qosClass",
                                     json_string(pod_qos_class(obj)));
-            rc = limitrange_validate_pod(obj, v, lrs.n, e);
+                rc = revalidate(k, obj, e);
+            }
+            if (rc == 0) rc = limitrange_validate_pod(obj, v, lrs.n, e);
         } else {
             rc = limitrange_validate_pvc(obj, v, lrs.n, e);
         }

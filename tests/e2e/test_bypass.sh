@@ -498,6 +498,25 @@ case_create_requests_above_limits() {
   want_msg 'Pod "over" is invalid: spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1'
   unchanged "$b" bp x q
 }
+# Upstream validates after mutating admission: a LimitRange's default limit
+# below the pod's own request makes an invalid pod, refused like one.
+case_limitrange_default_below_request() {
+  k create namespace lrd >/dev/null
+  k create -n lrd -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr}
+spec:
+  limits:
+  - type: Container
+    default: {cpu: "1"}
+YAML
+  call POST /api/v1/namespaces/lrd/pods $JSON \
+    '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"2"}}}]}}'
+  want_code 422
+  want_msg 'Pod "p" is invalid: spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1'
+  expect_eq "pods in lrd" "$(k get pods -n lrd -o name)" ""
+}
 case_create_gpu_requests_not_limits() {
   local b; b=$(snap bp x q)
   create_in_bp gpu-ne '{"requests":{"cpu":"100m","nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpu":"2"}}'
@@ -751,6 +770,7 @@ for c in \
   update_replace_drops_requests json_patch_kind_secret \
   create_qty_abc create_qty_negative create_qty_nan create_qty_empty create_cpu_gi \
   create_gpu_fraction create_requests_above_limits create_gpu_requests_not_limits \
+  limitrange_default_below_request \
   type_labels_array type_labels_number type_cpu_bool type_node_name_number \
   type_quota_spec_string type_quota_hard_array type_quota_hard_string \
   type_quota_hard_put_string type_quota_hard_merge_array type_quota_hard_strategic_string \
