@@ -44,8 +44,9 @@ int main(int argc, char **argv)
     char err[256];
     store_memory_backend(&be);
     store_config cfg = {1024};
+    if (admission_register_defaults() != 0) return 1;
     store *st = store_open(&be, reg_indexer, &cfg, err, sizeof err);
-    if (!st || admission_register_defaults() != 0) return 1;
+    if (!st) return 1;
     must_create(st, "namespaces", "",
                 json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace", "metadata",
                           "name", "big"));

@@ -324,6 +324,11 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot open store", "\"error\":\"%s\"", err);
         goto out;
     }
+    /* Plugins first: their index parts are computed for what the store loads. */
+    if (admission_register_defaults() != 0) {
+        log_msg(LOG_ERROR, "cannot register admission plugins", NULL);
+        goto out;
+    }
     store_config scfg = {(size_t)o.watch_history};
     srv.st = store_open(&be, reg_indexer, &scfg, err, sizeof err);
     if (!srv.st) {
@@ -347,8 +352,7 @@ int main(int argc, char **argv)
         goto out;
     }
     srv.m = metrics_new();
-    if (!srv.m || admission_register_defaults() != 0 || bootstrap_namespaces(srv.st) != 0 ||
-        bootstrap_priority_classes(srv.st) != 0)
+    if (!srv.m || bootstrap_namespaces(srv.st) != 0 || bootstrap_priority_classes(srv.st) != 0)
         goto out;
     ctl = controllers_start(srv.st, err, sizeof err);
     if (!ctl) {

@@ -20,6 +20,17 @@ enum {
     API_SUB_RESIZE = 1 << 3,  /* pods/resize: in-place change of container resources */
 };
 
+/* What the generic registry and REST paths do differently for a kind, said
+ * once here instead of by resource name where it happens. */
+enum {
+    API_KIND_STATUS_ON_CREATE = 1 << 0, /* a created object keeps the status it was given (nodes) */
+    API_KIND_NO_GENERATION = 1 << 1,    /* no metadata.generation (namespaces, nodes) */
+    API_KIND_GRACEFUL = 1 << 2,         /* deleted gracefully once on a node (pods) */
+    API_KIND_DELETE_RETURNS_OBJECT = 1 << 3, /* DELETE answers the object, not a Status */
+    API_KIND_NAMESPACE =
+        1 << 4, /* the Namespace kind: lifecycle phases, emptied by its controller */
+};
+
 typedef enum {
     API_NAME_SUBDOMAIN, /* DNS-1123 subdomain (most kinds) */
     API_NAME_LABEL,     /* DNS-1123 label (namespaces) */
@@ -58,8 +69,8 @@ struct api_kind {
      * update after `validate`: what may change, and how. `sub` is the
      * subresource written ("" for the object itself, "status", "binding",
      * "resize", "scale"). */
-    void (*validate_update)(const json_t *obj, const json_t *old, const char *sub,
-                            json_t *causes);
+    void (*validate_update)(const json_t *obj, const json_t *old, const char *sub, json_t *causes);
+    unsigned flags; /* API_KIND_* */
 };
 
 size_t api_kind_count(void);

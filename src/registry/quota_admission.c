@@ -593,7 +593,18 @@ void quota_admission_cleanup(void)
     quota_cache_clear();
 }
 
+/* Best effort: if it fails the reader sees the last written status, which is
+ * exact at its own resourceVersion. */
+static void sync_before_read(store *st)
+{
+    quota_ledger_sync(st);
+}
+
 int quota_admission_register(void)
 {
+    const api_kind *quotas = api_kind_find("", "v1", "resourcequotas");
+    if (reg_index_register(quota_index) != 0 || !quotas ||
+        reg_read_hook_register(quotas, sync_before_read) != 0)
+        return -1;
     return reg_admission_register(&resource_quota);
 }

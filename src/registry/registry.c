@@ -4,8 +4,6 @@
 #include "api/objects.h"
 #include "api/pod_resize.h"
 #include "api/validation.h"
-#include "registry/quota_admission.h"
-#include "registry/quota_ledger.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +19,36 @@ int reg_admission_register(const reg_admission *a)
 {
     if (nadmission == MAX_ADMISSION) return -1;
     admission[nadmission++] = a;
+    return 0;
+}
+
+#define MAX_INDEXERS 8
+static reg_index_fn indexers[MAX_INDEXERS];
+static size_t nindexers;
+
+int reg_index_register(reg_index_fn fn)
+{
+    for (size_t i = 0; i < nindexers; i++)
+        if (indexers[i] == fn) return 0;
+    if (nindexers == MAX_INDEXERS) return -1;
+    indexers[nindexers++] = fn;
+    return 0;
+}
+
+#define MAX_READ_HOOKS 16
+static struct {
+    const api_kind *kind;
+    void (*prepare)(store *st);
+} read_hooks[MAX_READ_HOOKS];
+static size_t nread_hooks;
+
+int reg_read_hook_register(const api_kind *k, void (*prepare)(store *st))
+{
+    for (size_t i = 0; i < nread_hooks; i++)
+        if (read_hooks[i].kind == k && read_hooks[i].prepare == prepare) return 0;
+    if (!k || nread_hooks == MAX_READ_HOOKS) return -1;
+    read_hooks[nread_hooks].kind = k;
+    read_hooks[nread_hooks++].prepare = prepare;
     return 0;
 }
 
@@ -85,7 +113,8 @@ void reg_indexer(const char *key, const json_t *obj, store_index *out)
     out->labels = json_is_object(labels) ? json_incref(labels) : NULL;
     const api_kind *k = api_kind_for_key(key);
     out->fields = k ? api_kind_fields_packed(k, obj) : NULL;
-    if (k) quota_index(k, obj, out);
+    for (size_t i = 0; k && i < nindexers; i++)
+        indexers[i](k, obj, out);
 }
 
 static store_obj *txn_get_obj(store_txn *t, const api_kind *k, const char *ns, const char *name)
@@ -192,13 +221,12 @@ static int validate(const api_kind *k, const json_t *obj, const json_t *old, con
 /* Kinds whose status is owned by the server and reset on create. */
 static bool status_reset_on_create(const api_kind *k)
 {
-    return (k->subresources & API_SUB_STATUS) && strcmp(k->resource, "nodes") != 0;
+    return (k->subresources & API_SUB_STATUS) && !(k->flags & API_KIND_STATUS_ON_CREATE);
 }
 
 static bool tracks_generation(const api_kind *k)
 {
-    return (k->subresources & API_SUB_STATUS) && strcmp(k->resource, "namespaces") != 0 &&
-           strcmp(k->resource, "nodes") != 0;
+    return (k->subresources & API_SUB_STATUS) && !(k->flags & API_KIND_NO_GENERATION);
 }
 
 /* ---- create ---- */
@@ -418,7 +446,7 @@ static bool deletes_during_update(const api_kind *k, const json_t *cur, const js
 {
     return json_object_get(json_object_get(nw, "metadata"), "deletionTimestamp") &&
            json_object_get(json_object_get(cur, "metadata"), "deletionTimestamp") &&
-           finalizers_empty(nw) && !finalizers_empty(cur) && strcmp(k->resource, "namespaces") != 0;
+           finalizers_empty(nw) && !finalizers_empty(cur) && !(k->flags & API_KIND_NAMESPACE);
 }
 
 static int delete_now(store_txn *t, const api_kind *k, const char *ns, const char *name,
@@ -568,8 +596,7 @@ void reg_set_graceful_pod_deletion(bool on)
  * graceful deletion); an unscheduled or finished pod goes at once. */
 static bool deletes_gracefully(const api_kind *k, const json_t *pod, const reg_delete_opts *o)
 {
-    if (!graceful_pods || *k->group || strcmp(k->resource, "pods") || o->grace_seconds == 0)
-        return false;
+    if (!graceful_pods || !(k->flags & API_KIND_GRACEFUL) || o->grace_seconds == 0) return false;
     const json_t *spec = json_object_get(pod, "spec");
     const char *node = json_string_value(json_object_get(spec, "nodeName"));
     const char *phase = json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
@@ -601,7 +628,7 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
     }
     if (check_preconditions(k, name, cur, o, e) != 0) goto fail;
     json_t *meta = json_object_ensure(cur, "metadata");
-    bool is_ns = strcmp(k->resource, "namespaces") == 0 && !*k->group;
+    bool is_ns = k->flags & API_KIND_NAMESPACE;
     if (is_ns && is_system_namespace(name)) {
         api_err_set(e, API_FORBIDDEN,
                     "namespaces \"%s\" is forbidden: this namespace may not be deleted", name);
@@ -663,9 +690,8 @@ fail:
 
 void reg_prepare_read(store *st, const api_kind *k)
 {
-    /* Best effort: if it fails the reader sees the last written status, which
-     * is exact at its own resourceVersion. */
-    if (!*k->group && !strcmp(k->resource, "resourcequotas")) quota_ledger_sync(st);
+    for (size_t i = 0; i < nread_hooks; i++)
+        if (read_hooks[i].kind == k) read_hooks[i].prepare(st);
 }
 
 json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, api_err *e)

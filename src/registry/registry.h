@@ -34,7 +34,20 @@ typedef struct reg_admission {
 /* Plugins run in registration order; register before serving. */
 int reg_admission_register(const reg_admission *a);
 
-/* Store indexer for store_open: labels and selector fields per object. */
+/* An index plugin: what a kind logic keeps per stored object beside labels and
+ * fields (store_index.ext; e.g. quota's usage facts), computed by the store's
+ * indexer from every object as written or loaded. Register before the store
+ * opens (it indexes what it loads). */
+typedef void (*reg_index_fn)(const api_kind *k, const json_t *obj, store_index *out);
+int reg_index_register(reg_index_fn fn);
+
+/* A read hook of kind k: brings values kept ahead of the store (a derived
+ * status written behind a ledger) up to date before a client reads objects of
+ * that kind. Register before serving. */
+int reg_read_hook_register(const api_kind *k, void (*prepare)(store *st));
+
+/* Store indexer for store_open: labels and selector fields per object, and
+ * the index plugins' part. */
 void reg_indexer(const char *key, const json_t *obj, store_index *out);
 
 /* Create `obj` (borrowed; copied) in namespace ns ("" for cluster scope).
@@ -77,8 +90,8 @@ int reg_bind(store *st, const char *ns, const char *name, const char *node, bool
  * has stopped. Without one, deletion is immediate. Set once at startup. */
 void reg_set_graceful_pod_deletion(bool on);
 
-/* Call before reading objects of kind k from the store for a client: brings
- * values kept ahead of the store up to date (quota status, quota_ledger.h). */
+/* Call before reading objects of kind k from the store for a client: runs
+ * k's read hooks (reg_read_hook_register). */
 void reg_prepare_read(store *st, const api_kind *k);
 
 /* Fetch and parse one object; NULL (and 404 in e) if absent. Up to date

@@ -848,7 +848,7 @@ static int delete_opts(const req *rq, reg_delete_opts *o, json_t **hold, api_err
 /* Upstream returns the object for kinds with graceful deletion, a Status otherwise. */
 static bool returns_object(const api_kind *k)
 {
-    return !*k->group && (!strcmp(k->resource, "pods") || !strcmp(k->resource, "namespaces"));
+    return k->flags & API_KIND_DELETE_RETURNS_OBJECT;
 }
 
 static void do_delete(req *rq, resp *rs, const route *rt)
