@@ -3027,7 +3027,6 @@ static bool new_signature(const step *s, int inv)
 enum {
     HOLE_NONE,
     HOLE_STATUS_USAGE,
-    HOLE_LR_ORDER,
     HOLE_RESIZE_QOS,
     HOLE_RESIZE_DEFAULTS,
     HOLE_QOS_STATUS,
@@ -3042,8 +3041,6 @@ static const char *const hole_names[NHOLES] = {
     "H1 pods/status and persistentvolumeclaims/status writes raise usage without a quota check "
     "(phase back from Succeeded/Failed, status.containerStatuses[].allocatedResources/resources, "
     "status.allocatedResources.storage)",
-    "H2 LimitRanger defaults are applied after validation: a request above the defaulted limit "
-    "is stored",
     "H3 pods/resize may change the pod's QoS class",
     "H4 pods/resize stores limits without the requests defaulting would add",
     "H5 a main-resource pod update re-derives status.qosClass inside the stored pod's own "
@@ -3071,9 +3068,6 @@ static int classify(const world *w, const step *s, const viol *v)
     if (v->inv == INV_HARD && !strcmp(t.sub, "status") &&
         (pods || !strcmp(t.res, "persistentvolumeclaims")))
         return HOLE_STATUS_USAGE;
-    if (v->inv == INV_PODRES && !strcmp(s->method, "POST") && pods && !t.name[0] &&
-        !strcmp(t.ns, "nc") && strstr(v->msg, "above limit"))
-        return HOLE_LR_ORDER;
     if (v->inv == INV_PODUPDATE && pods && !strcmp(t.sub, "resize") &&
         strstr(v->msg, "pods/resize changed the QoS class"))
         return HOLE_RESIZE_QOS;
@@ -3216,7 +3210,7 @@ static const bcase cases[] = {
       "'allocatedResources':{'storage':'100Gi'}}}"}},
     {"a request above the LimitRange's default limit is stored (upstream validates after "
      "LimitRanger: 422)",
-     HOLE_LR_ORDER,
+     HOLE_NONE, /* closed by 0be5a2b */
      {NS_POD("nc", "p0", "{'requests':{'cpu':'1'}}")}},
     {"pods/resize turns a BestEffort pod Burstable (upstream: QoS class may not change)",
      HOLE_RESIZE_QOS,
@@ -3255,7 +3249,7 @@ static const bcase cases[] = {
       "PATCH:smp /api/v1/namespaces/na/pods/p0/status {'status':{'$patch':'replace','phase':"
       "'Running'}}"}},
     {"status.qosClass rewritten by pods/status, then a label change: the books drift",
-     HOLE_QOS_STATUS,
+     HOLE_NONE, /* status.qosClass is immutable now */
      {NS_POD("na", "p0", "{}"),
       "PATCH:merge /api/v1/namespaces/na/pods/p0/status {'status':{'qosClass':'Burstable'}}",
       "PATCH:merge /api/v1/namespaces/na/pods/p0 {'metadata':{'labels':{'a':'b'}}}"}},
