@@ -5,6 +5,7 @@
 #include "api/limitrange.h"
 #include "api/objects.h"
 #include "api/pod_validation.h"
+#include "api/pool_kinds.h"
 #include "api/priority.h"
 #include "api/rq_validation.h"
 #include "api/schema.h"
@@ -88,6 +89,12 @@ static const api_kind builtin[] = {
      API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, NULL, deployment_defaults, NULL},
     {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", "rs", "all", true,
      API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults, NULL},
+    /* Capsule's CRDs (api/pool_kinds.h): custom resources, named as DNS subdomains. */
+    {POOL_GROUP, POOL_VERSION, "ResourcePool", "resourcepools", "resourcepool", "quotapool", NULL,
+     false, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, resourcepool_defaults, resourcepool_validate},
+    {POOL_GROUP, POOL_VERSION, "ResourcePoolClaim", "resourcepoolclaims", "resourcepoolclaim", NULL,
+     NULL, true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, resourcepoolclaim_defaults,
+     resourcepoolclaim_validate},
 };
 #undef CORE
 

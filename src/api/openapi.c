@@ -583,6 +583,11 @@ static json_t *value_schema(const oa_fmt *f, const sch_field *fd)
         return map_of(typed("string", "byte"));
     case SCH_MAP_SQ:
         return map_of(ref_to(f, QUANTITY));
+    case SCH_MAP_SM:
+        msg_name(fd->msg, name, sizeof name);
+        if (fd->flags & SCH_VREP)
+            return map_of(json_pack("{s:s, s:o}", "type", "array", "items", ref_to(f, name)));
+        return map_of(ref_to(f, name));
     default:
         return typed("string", NULL);
     }

@@ -37,6 +37,8 @@
 #define TIME(n, j) F(n, j, SCH_TIME, 0, NULL)
 #define MTIME(n, j) F(n, j, SCH_MICROTIME, 0, NULL)
 #define RAW(n, j) F(n, j, SCH_RAWJSON, 0, NULL)
+#define MSM(n, j, m) F(n, j, SCH_MAP_SM, 0, &m_##m)
+#define MSML(n, j, m) F(n, j, SCH_MAP_SM, SCH_VREP, &m_##m)
 #define META M(1, "metadata", ObjectMeta)
 
 #define DEF(name, ...)                                                                             \
@@ -86,7 +88,10 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_DeploymentStatus, m_DeploymentCondition, m_ReplicaSet, m_ReplicaSetSpec, m_ReplicaSetStatus,
     m_ReplicaSetCondition, m_PriorityClass, m_StorageClass, m_TopologySelectorTerm,
     m_TopologySelectorLabelRequirement, m_Scale, m_ScaleSpec, m_ScaleStatus, m_Eviction,
-    m_TokenRequest, m_TokenRequestSpec, m_BoundObjectReference, m_TokenRequestStatus;
+    m_TokenRequest, m_TokenRequestSpec, m_BoundObjectReference, m_TokenRequestStatus,
+    m_ResourcePool, m_ResourcePoolSpec, m_ResourcePoolSpecConfiguration, m_ResourcePoolStatus,
+    m_ResourcePoolClaimsItem, m_ResourcePoolQuotaStatus, m_PoolExhaustionResource,
+    m_ResourcePoolClaim, m_ResourcePoolClaimSpec, m_ResourcePoolClaimStatus, m_StatusNameUID;
 
 /* ---- k8s.io/apimachinery/pkg/apis/meta/v1 ---- */
 #define SCH_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -468,6 +473,33 @@ DEF(TokenRequestSpec, RS(1, "audiences"), I64K(4, "expirationSeconds"),
 DEF(BoundObjectReference, S(1, "kind"), S(2, "apiVersion"), S(3, "name"), S(4, "uid"));
 DEF(TokenRequestStatus, SK(1, "token"), TIME(2, "expirationTimestamp"));
 
+/* ---- capsule.clastix.io/v1beta2 (Capsule's CRDs, api/v1beta2/resourcepool*.go) ----
+ * Custom resources have no protobuf encoding: the field numbers below are
+ * only sequential, never on any wire (protobuf.c refuses these kinds). The
+ * JSON names, and which fields keep a zero value, follow Capsule's Go types:
+ * the config flags are *bool, a claim's pool has no omitempty. */
+#undef SCH_PKG
+#define SCH_PKG "io.clastix.capsule.v1beta2"
+DEF(ResourcePool, META, M(2, "spec", ResourcePoolSpec), M(3, "status", ResourcePoolStatus));
+DEF(ResourcePoolSpec, RM(1, "selectors", LabelSelector), M(2, "quota", ResourceQuotaSpec),
+    MSQ(3, "defaults"), M(4, "config", ResourcePoolSpecConfiguration));
+DEF(ResourcePoolSpecConfiguration, BK(1, "defaultsZero"), BK(2, "orderedQueue"),
+    BK(3, "deleteBoundResources"));
+DEF(ResourcePoolStatus, I64(1, "observedGeneration"), I64(2, "namespaceCount"), RS(3, "namespaces"),
+    I64(4, "claimCount"), MSML(5, "claims", ResourcePoolClaimsItem),
+    M(6, "allocation", ResourcePoolQuotaStatus), MSM(7, "exhaustions", PoolExhaustionResource),
+    RM(8, "conditions", Condition));
+DEF(ResourcePoolClaimsItem, S(1, "uid"), S(2, "name"), S(3, "namespace"), MSQ(4, "claims"));
+DEF(ResourcePoolQuotaStatus, MSQ(1, "hard"), MSQ(2, "used"), MSQ(3, "available"));
+DEF(PoolExhaustionResource, QTY(1, "available"), QTY(2, "requesting"));
+DEF(ResourcePoolClaim, META, M(2, "spec", ResourcePoolClaimSpec),
+    M(3, "status", ResourcePoolClaimStatus));
+DEF(ResourcePoolClaimSpec, SK(1, "pool"), MSQ(2, "claim"));
+DEF(ResourcePoolClaimStatus, I64(1, "observedGeneration"), M(2, "pool", StatusNameUID),
+    M(3, "condition", Condition), RM(4, "conditions", Condition),
+    M(5, "allocation", ResourcePoolQuotaStatus));
+DEF(StatusNameUID, S(1, "name"), S(2, "namespace"), S(3, "uid"));
+
 /* Top-level kinds. A NULL apiVersion matches any: DeleteOptions and Status
  * are registered in every group version upstream. */
 static const struct {
@@ -496,6 +528,8 @@ static const struct {
     {"autoscaling/v1", "Scale", &m_Scale},
     {"policy/v1", "Eviction", &m_Eviction},
     {"authentication.k8s.io/v1", "TokenRequest", &m_TokenRequest},
+    {"capsule.clastix.io/v1beta2", "ResourcePool", &m_ResourcePool},
+    {"capsule.clastix.io/v1beta2", "ResourcePoolClaim", &m_ResourcePoolClaim},
     {NULL, "DeleteOptions", &m_DeleteOptions},
     {NULL, "Status", &m_Status},
 };
@@ -572,6 +606,9 @@ void sch_go_type(const sch_field *f, bool elem, char *buf, size_t n)
         snprintf(buf, n, "[]uint8");
     } else if (elem && f->type == SCH_MAP_SQ) {
         snprintf(buf, n, "resource.Quantity");
+    } else if (f->type == SCH_MAP_SM) {
+        snprintf(buf, n, "%s%s%s.%s", elem ? "" : "map[string]", f->flags & SCH_VREP ? "[]" : "",
+                 go_pkg(f->msg), f->msg->name);
     } else if (f->type == SCH_MSG || f->type == SCH_INLINE) {
         snprintf(buf, n, "%s%s.%s", rep ? "[]" : "", go_pkg(f->msg), f->msg->name);
     } else {

@@ -34,11 +34,15 @@ typedef enum {
     SCH_TIME,      /* metav1.Time: RFC 3339, seconds */
     SCH_MICROTIME, /* metav1.MicroTime: RFC 3339 with microseconds */
     SCH_RAWJSON,   /* runtime.RawExtension, metav1.FieldsV1: any JSON */
+    SCH_MAP_SM,    /* map[string]<msg>: values are objects of type `msg` (lists of them with
+                      SCH_VREP). Only custom kinds have these: never sent as protobuf. */
 } sch_type;
 
 enum {
     SCH_REP = 1 << 0,  /* repeated: a JSON array of the type */
     SCH_KEEP = 1 << 1, /* keep a zero value that is present (pointer or non-omitempty field) */
+    SCH_VREP = 1 << 2, /* SCH_MAP_SM: each map value is a JSON array of `msg` (SCH_REP keeps
+                          meaning "the field itself is an array") */
 };
 
 typedef struct sch_msg sch_msg;
@@ -46,8 +50,8 @@ typedef struct sch_field {
     uint32_t num;       /* protobuf field number */
     const char *json;   /* JSON name; NULL for SCH_INLINE */
     uint8_t type;       /* sch_type */
-    uint8_t flags;      /* SCH_REP, SCH_KEEP */
-    const sch_msg *msg; /* SCH_MSG, SCH_INLINE */
+    uint8_t flags;      /* SCH_REP, SCH_KEEP, SCH_VREP */
+    const sch_msg *msg; /* SCH_MSG, SCH_INLINE, SCH_MAP_SM */
 } sch_field;
 
 struct sch_msg {
@@ -67,8 +71,9 @@ const sch_field *sch_field_find(const sch_msg *m, const char *json);
 
 /* Go's reflect name of a field's type as encoding/json prints it in
  * "cannot unmarshal ... of type X": "string", "int32", "v1.PodSpec",
- * "[]v1.Container", "map[string]string", "v1.ResourceList". With `elem`, the
- * type of one element of a repeated field or one value of a map. */
+ * "[]v1.Container", "map[string]string", "v1.ResourceList",
+ * "map[string][]v1beta2.ResourcePoolClaimsItem". With `elem`, the type of one
+ * element of a repeated field or one value of a map. */
 void sch_go_type(const sch_field *f, bool elem, char *buf, size_t n);
 
 /* Every message reachable from the top-level kinds, once each, for the

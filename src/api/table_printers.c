@@ -822,6 +822,73 @@ static void deployment_row(const json_t *o, int64_t now, json_t *cells)
     tbuf_free(&sel);
 }
 
+/* ---- capsule.clastix.io: ResourcePool, ResourcePoolClaim ----
+ * Custom resources print as the apiserver prints any CRD: the columns of
+ * the CRD's additionalPrinterColumns (Capsule's, as spec section 1.1 lists
+ * them), each a JSONPath whose cell is null when the path finds nothing, and
+ * the value itself otherwise. */
+
+/* The first condition of `type` in the array at `path`, or NULL
+ * (".status.conditions[?(@.type=="Ready")]"). */
+static const json_t *condition_of(const json_t *o, const char *path, const char *type)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(api_json_path(o, path), i, c)
+    {
+        if (strcmp(sv(json_object_get(c, "type")), type) == 0) return c;
+    }
+    return NULL;
+}
+
+/* A "string" column's cell: a string as it is, any other value as JSONPath
+ * prints it, null when absent. */
+static void cell_json_string(json_t *cells, const json_t *v)
+{
+    if (!v || json_is_null(v)) {
+        json_array_append_new(cells, json_null());
+    } else if (json_is_string(v)) {
+        json_array_append(cells, (json_t *)v);
+    } else {
+        char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        cell_s(cells, text);
+        free(text);
+    }
+}
+
+/* An "integer" column's cell: the integer, or null. */
+static void cell_json_int(json_t *cells, const json_t *v)
+{
+    json_array_append_new(cells,
+                          json_is_integer(v) ? json_integer(json_integer_value(v)) : json_null());
+}
+
+static void cell_condition(json_t *cells, const json_t *o, const char *type, const char *field)
+{
+    cell_json_string(cells, json_object_get(condition_of(o, "status.conditions", type), field));
+}
+
+static void resourcepool_row(const json_t *o, int64_t now, json_t *cells)
+{
+    cell_name(cells, o);
+    cell_json_int(cells, api_json_path(o, "status.claimCount"));
+    cell_json_int(cells, api_json_path(o, "status.namespaceCount"));
+    cell_condition(cells, o, "Ready", "status");
+    cell_condition(cells, o, "Ready", "message");
+    cell_age(cells, o, now);
+}
+
+static void resourcepoolclaim_row(const json_t *o, int64_t now, json_t *cells)
+{
+    cell_name(cells, o);
+    cell_json_string(cells, api_json_path(o, "status.pool.name"));
+    cell_condition(cells, o, "Ready", "status");
+    cell_condition(cells, o, "Ready", "message");
+    cell_condition(cells, o, "Bound", "status");
+    cell_condition(cells, o, "Bound", "message");
+    cell_age(cells, o, now);
+}
+
 /* ---- columns ---- */
 
 #define COL_NAME                                                                                   \
@@ -1151,6 +1218,33 @@ static const table_col deployment_cols[] = {
     COL_END,
 };
 
+/* Capsule's printer columns (types as its CRDs declare them), described in
+ * our words. */
+#define COL_CRD_AGE                                                                                \
+    {                                                                                              \
+        "Age", "date", "", "How long ago the object was created.", 0                               \
+    }
+static const table_col resourcepool_cols[] = {
+    COL_NAME,
+    COL("Claims", "integer", "How many claims the pool has allocated."),
+    COL("Namespaces", "integer", "How many namespaces the pool serves."),
+    COL("Ready", "string", "Whether the pool was reconciled: its Ready condition."),
+    COL("Status", "string", "The message of the pool's Ready condition."),
+    COL_CRD_AGE,
+    COL_END,
+};
+
+static const table_col resourcepoolclaim_cols[] = {
+    COL_NAME,
+    COL("Pool", "string", "The pool the claim is allocated from."),
+    COL("Ready", "string", "Whether the claim was reconciled: its Ready condition."),
+    COL("Message", "string", "The message of the claim's Ready condition."),
+    COL("Bound", "string", "Whether the claimed resources are in use: its Bound condition."),
+    COL("Reason", "string", "The message of the claim's Bound condition."),
+    COL_CRD_AGE,
+    COL_END,
+};
+
 /* LimitRange has no printer upstream either: it gets the default table. */
 static const table_printer printers[] = {
     {"", "namespaces", namespace_cols, namespace_row, NULL},
@@ -1168,6 +1262,9 @@ static const table_printer printers[] = {
     {"storage.k8s.io", "storageclasses", storageclass_cols, storageclass_row, NULL},
     {"apps", "deployments", deployment_cols, deployment_row, NULL},
     {"apps", "replicasets", rs_cols, rs_row, NULL},
+    {"capsule.clastix.io", "resourcepools", resourcepool_cols, resourcepool_row, NULL},
+    {"capsule.clastix.io", "resourcepoolclaims", resourcepoolclaim_cols, resourcepoolclaim_row,
+     NULL},
 };
 
 const table_printer *table_printer_find(const char *group, const char *resource)

@@ -125,7 +125,8 @@ static int type_error(tc_ctx *c, const sch_msg *owner, const sch_field *f, bool 
 {
     char chain[PATH_MAX_LEN], type[256];
     if (c->mode == TC_UNSTRUCTURED) {
-        bool map = f->type == SCH_MAP_SS || f->type == SCH_MAP_SB || f->type == SCH_MAP_SQ;
+        bool map = f->type == SCH_MAP_SS || f->type == SCH_MAP_SB || f->type == SCH_MAP_SQ ||
+                   f->type == SCH_MAP_SM;
         if ((f->flags & SCH_REP) && !elem)
             snprintf(c->r->error, sizeof c->r->error, "cannot restore slice from %s", go_kind(v));
         else if (map && !elem)
@@ -262,6 +263,52 @@ static int check_time(tc_ctx *c, const json_t *v)
 
 static int decode_msg(tc_ctx *c, const sch_msg *m, json_t *obj, bool root);
 
+/* One value of a map of messages (SCH_MAP_SM) at the current path: an
+ * object of f->msg or, with SCH_VREP, an array of them. A null value is the
+ * Go zero value: an empty object, or an empty list. */
+static int decode_map_value(tc_ctx *c, const sch_msg *owner, const sch_field *f, json_t *map,
+                            const char *key, json_t *val)
+{
+    const sch_field one = {0, f->json, SCH_MSG, 0, f->msg};
+    bool list = f->flags & SCH_VREP;
+    if (json_is_null(val))
+        return json_object_set_new(map, key, list ? json_array() : json_object())
+                   ? plain_error(c, "out of memory")
+                   : 0;
+    if (!list) {
+        if (!json_is_object(val)) return type_error(c, owner, f, true, val, json_kind(val));
+        return decode_msg(c, f->msg, val, false);
+    }
+    if (!json_is_array(val)) return type_error(c, owner, f, true, val, json_kind(val));
+    size_t i;
+    json_t *el;
+    json_array_foreach(val, i, el)
+    {
+        size_t mark = path_push_index(c, i);
+        int rc = json_is_object(el) ? decode_msg(c, f->msg, el, false)
+                                    : type_error(c, owner, &one, false, el, json_kind(el));
+        path_pop(c, mark);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
+/* A map of messages: each value decoded under "<path>.<key>". */
+static int decode_map_msgs(tc_ctx *c, const sch_msg *owner, const sch_field *f, json_t *v)
+{
+    if (!json_is_object(v)) return type_error(c, owner, f, false, v, json_kind(v));
+    const char *key;
+    json_t *val, *tmp;
+    json_object_foreach_safe(v, tmp, key, val)
+    {
+        size_t mark = path_push_field(c, key);
+        int rc = decode_map_value(c, owner, f, v, key, val);
+        path_pop(c, mark);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
 /* One value of field f (an element when f repeats). *replace is set when the
  * value must be replaced (a quantity in canonical form). */
 static int decode_one(tc_ctx *c, const sch_msg *owner, const sch_field *f, bool elem, json_t *v,
@@ -290,6 +337,8 @@ static int decode_one(tc_ctx *c, const sch_msg *owner, const sch_field *f, bool 
     case SCH_INLINE:
         if (!json_is_object(v)) return type_error(c, owner, f, elem, v, json_kind(v));
         return decode_msg(c, f->msg, v, false);
+    case SCH_MAP_SM:
+        return decode_map_msgs(c, owner, f, v);
     default:
         break;
     }

@@ -280,6 +280,32 @@ static void assert_all_described(json_t *doc, const char *name)
     }
 }
 
+/* Maps of messages (schema.h SCH_MAP_SM): Capsule's pool status. v3 and v2
+ * both name the value type by $ref; a map of lists holds an array of them. */
+static void test_map_of_messages(void **state)
+{
+    (void)state;
+    static const char *const pkg = "io.clastix.capsule.v1beta2.";
+    char name[128];
+    json_t *d = openapi_v3_group_version("capsule.clastix.io", "v1beta2");
+    json_t *docs[] = {d, v2};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(name, sizeof name, "%sResourcePoolStatus", pkg);
+        json_t *st = schema(docs[i], name);
+        json_t *claims = prop(st, "claims"), *exh = prop(st, "exhaustions");
+        assert_string_equal(str(claims, "type"), "object");
+        json_t *vals = json_object_get(claims, "additionalProperties");
+        assert_string_equal(str(vals, "type"), "array");
+        snprintf(name, sizeof name, "%sResourcePoolClaimsItem", pkg);
+        assert_ref(json_object_get(vals, "items"), name);
+        assert_non_null(schema(docs[i], name));
+        snprintf(name, sizeof name, "%sPoolExhaustionResource", pkg);
+        assert_ref(json_object_get(exh, "additionalProperties"), name);
+        assert_all_described(docs[i], name);
+    }
+    json_decref(d);
+}
+
 /* Every served kind with a typed table: the kind, its fields, and the fields
  * of the types its spec and status are. */
 static void test_kinds_described(void **state)
@@ -555,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_inline),
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_kinds_described),
+        cmocka_unit_test(test_map_of_messages),
         cmocka_unit_test(test_depth_described),
         cmocka_unit_test(test_required_and_enums),
         cmocka_unit_test(test_patch_markers),

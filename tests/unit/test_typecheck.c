@@ -273,7 +273,9 @@ static void schema_complete(void **state)
                               {"scheduling.k8s.io/v1", "PriorityClass"},
                               {"storage.k8s.io/v1", "StorageClass"},
                               {"apps/v1", "Deployment"},
-                              {"apps/v1", "ReplicaSet"}};
+                              {"apps/v1", "ReplicaSet"},
+                              {"capsule.clastix.io/v1beta2", "ResourcePool"},
+                              {"capsule.clastix.io/v1beta2", "ResourcePoolClaim"}};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         assert_non_null(sch_kind(kinds[i][0], kinds[i][1]));
     const sch_msg *const *all;
@@ -283,8 +285,55 @@ static void schema_complete(void **state)
         for (size_t j = 0; j < all[i]->n; j++) {
             const sch_field *f = &all[i]->fields[j];
             assert_true(f->type == SCH_INLINE ? f->json == NULL : f->json != NULL);
-            assert_true((f->type == SCH_MSG || f->type == SCH_INLINE) == (f->msg != NULL));
+            assert_true((f->type == SCH_MSG || f->type == SCH_INLINE || f->type == SCH_MAP_SM) ==
+                        (f->msg != NULL));
+            assert_true(!(f->flags & SCH_VREP) || f->type == SCH_MAP_SM);
         }
+}
+
+static const sch_msg *pool(void)
+{
+    return sch_kind("capsule.clastix.io/v1beta2", "ResourcePool");
+}
+
+/* Maps of messages (SCH_MAP_SM): a pool's status.claims (lists of items by
+ * namespace) and status.exhaustions (one message by resource). */
+static void maps_of_messages(void **state)
+{
+    (void)state;
+    expect_ok(pool(),
+              "{'status':{'claims':{'ns1':[{'name':'a','uid':'u','claims':{'cpu':'0.5'},'x':1}],"
+              "'ns2':null},'exhaustions':{'cpu':{'available':'1000m','requesting':2,'y':0},"
+              "'memory':null}}}",
+              "{'status':{'claims':{'ns1':[{'name':'a','uid':'u','claims':{'cpu':'500m'}}],"
+              "'ns2':[]},'exhaustions':{'cpu':{'available':'1','requesting':'2'},"
+              "'memory':{}}}}",
+              "status.claims.ns1[0].x,status.exhaustions.cpu.y");
+    expect_error(pool(), "{'status':{'claims':[]}}",
+                 "json: cannot unmarshal array into Go struct field ResourcePoolStatus.status."
+                 "claims of type map[string][]v1beta2.ResourcePoolClaimsItem");
+    expect_error(pool(), "{'status':{'claims':{'ns1':{}}}}",
+                 "json: cannot unmarshal object into Go struct field ResourcePoolStatus.status."
+                 "claims.ns1 of type []v1beta2.ResourcePoolClaimsItem");
+    expect_error(pool(), "{'status':{'claims':{'ns1':['a']}}}",
+                 "json: cannot unmarshal string into Go struct field ResourcePoolStatus.status."
+                 "claims.ns1 of type v1beta2.ResourcePoolClaimsItem");
+    expect_error(pool(), "{'status':{'claims':{'ns1':[{'name':1}]}}}",
+                 "json: cannot unmarshal number into Go struct field ResourcePoolClaimsItem.status."
+                 "claims.ns1.name of type string");
+    expect_error(pool(), "{'status':{'exhaustions':{'cpu':'1'}}}",
+                 "json: cannot unmarshal string into Go struct field ResourcePoolStatus.status."
+                 "exhaustions.cpu of type v1beta2.PoolExhaustionResource");
+    expect_error(pool(), "{'status':{'exhaustions':{'cpu':{'available':'x'}}}}",
+                 "quantities must match the regular expression "
+                 "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    /* the strategic-patch (unstructured) texts name a map */
+    json_t *o = J("{'status':{'exhaustions':[]}}");
+    tc_result r;
+    assert_int_equal(tc_decode_mode(pool(), o, TC_UNSTRUCTURED, &r), -1);
+    assert_string_equal(r.error, "cannot restore map from slice");
+    tc_result_clear(&r);
+    json_decref(o);
 }
 
 int main(void)
@@ -295,7 +344,7 @@ int main(void)
         cmocka_unit_test(unknown_bounded), cmocka_unit_test(nulls_times_bytes),
         cmocka_unit_test(int_or_string),   cmocka_unit_test(not_an_object),
         cmocka_unit_test(schema_complete), cmocka_unit_test(unstructured_texts),
-        cmocka_unit_test(go_values),
+        cmocka_unit_test(go_values),       cmocka_unit_test(maps_of_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
