@@ -210,7 +210,9 @@ int api_err_invalid(api_err *e, const char *group, const char *kind, const char 
                         json_string_value(json_object_get(c, "message")));
     }
     if (n > 1 && off < sizeof agg) snprintf(agg + off, sizeof agg - off, "]");
-    api_err_set(e, API_INVALID, "%s \"%s\" is invalid: %s", kind, name ? name : "", agg);
+    /* upstream prints the qualified kind: "Deployment.apps", "Pod" */
+    api_err_set(e, API_INVALID, "%s%s%s \"%s\" is invalid: %s", kind, group && *group ? "." : "",
+                group ? group : "", name ? name : "", agg);
     api_err_details(e, name, group, kind);
     json_object_set_new(e->details, "causes", list);
     return -1;
