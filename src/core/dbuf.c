@@ -65,7 +65,10 @@ int dbuf_printf(dbuf *b, const char *fmt, ...)
 
 char *dbuf_take(dbuf *b, size_t *len)
 {
-    if (!b->p && reserve(b, 0) != 0) return NULL;
+    if (!b->p) {
+        if (reserve(b, 0) != 0) return NULL;
+        b->p[0] = '\0'; /* an empty buffer is the empty string */
+    }
     char *p = b->p;
     if (len) *len = b->len;
     dbuf_init(b, b->max);
