@@ -26,6 +26,9 @@
 #include <string.h>
 #include <time.h>
 
+/* A watch asking for longer ends after a day; clients re-watch (and the
+ * deadline arithmetic cannot overflow). */
+#define MAX_TIMEOUT_S 86400L
 #define DEFAULT_TIMEOUT_S 1800
 #define BOOKMARK_EVERY_S 5
 #define WAIT_SLICE_MS 1000
@@ -225,7 +228,8 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
     if (io) c->include_object = strdup(io);
     c->bookmarks = query_bool(rq, "allowWatchBookmarks");
     const char *to = rq->query(rq, "timeoutSeconds");
-    long timeout = to ? strtol(to, NULL, 10) : 0;
+    long timeout = to ? strtol(to, NULL, 10) : 0; /* strtol saturates; never overflows */
+    if (timeout > MAX_TIMEOUT_S) timeout = MAX_TIMEOUT_S;
     c->deadline = mono_now() + (timeout > 0 ? timeout : DEFAULT_TIMEOUT_S);
     c->last_send = mono_now();
 
