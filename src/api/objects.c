@@ -8,7 +8,9 @@
 #include "api/objects.h"
 
 #include "api/pod_validation.h"
+#include "core/quota_eval.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 json_t *json_object_ensure(json_t *obj, const char *key)
@@ -53,13 +55,28 @@ static const char *pull_policy(const char *image)
     return "IfNotPresent";
 }
 
+/* json_default_new's test, made before the default is built: pods are
+ * defaulted on every write, and their fields are nearly always set. */
+static bool is_set(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return v && !json_is_null(v);
+}
+
+static void default_string(json_t *obj, const char *key, const char *value)
+{
+    if (!is_set(obj, key)) json_object_set_new(obj, key, json_string(value));
+}
+
 static void container_defaults(json_t *c)
 {
     if (!json_is_object(c)) return;
-    json_default_new(c, "terminationMessagePath", json_string("/dev/termination-log"));
-    json_default_new(c, "terminationMessagePolicy", json_string("File"));
-    json_default_new(c, "imagePullPolicy",
-                     json_string(pull_policy(json_string_value(json_object_get(c, "image")))));
+    default_string(c, "terminationMessagePath", "/dev/termination-log");
+    default_string(c, "terminationMessagePolicy", "File");
+    if (!is_set(c, "imagePullPolicy"))
+        json_object_set_new(
+            c, "imagePullPolicy",
+            json_string(pull_policy(json_string_value(json_object_get(c, "image")))));
     json_t *res = json_object_ensure(c, "resources");
     json_t *limits = json_object_get(res, "limits");
     if (json_is_object(limits) && json_object_size(limits) > 0) {
@@ -77,7 +94,7 @@ static void container_defaults(json_t *c)
     json_t *p;
     json_array_foreach(ports, i, p)
     {
-        if (json_is_object(p)) json_default_new(p, "protocol", json_string("TCP"));
+        if (json_is_object(p)) default_string(p, "protocol", "TCP");
     }
 }
 
@@ -88,53 +105,55 @@ static void containers_defaults(json_t *list)
     json_array_foreach(list, i, c) container_defaults(c);
 }
 
-/* QoS over regular and init containers, cpu and memory only (qos.go). */
+/* Upstream's ComputePodQOS (pkg/apis/core/helper/qos), from the spec alone:
+ * quota's own computation (core/quota_eval.h: positive cpu and memory values
+ * only, summed requests against summed limits, pod-level resources when set),
+ * so the class stored at create is the one quota derives. quota_pod_qos is
+ * GetPodQOS and reads status.qosClass first, so a pod that has one is given to
+ * it as a view of its spec alone (one small object; NULL when that cannot be
+ * allocated). A pod without one (every create) costs no allocation. */
 const char *pod_qos_class(const json_t *pod)
 {
-    const json_t *spec = json_object_get(pod, "spec");
-    const char *lists[] = {"containers", "initContainers"};
-    int any = 0, guaranteed = 1;
-    for (int l = 0; l < 2; l++) {
-        size_t i;
-        json_t *c;
-        json_array_foreach(json_object_get(spec, lists[l]), i, c)
-        {
-            json_t *res = json_object_get(c, "resources");
-            json_t *req = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
-            const char *names[] = {"cpu", "memory"};
-            for (int n = 0; n < 2; n++) {
-                json_t *r = json_object_get(req, names[n]), *m = json_object_get(lim, names[n]);
-                if (r || m) any = 1;
-                if (!m) guaranteed = 0;
-                /* Quantities are compared as written here; quota code compares them
-                 * numerically, but after defaulting a missing request equals the limit. */
-                else if (r && !json_equal(r, m))
-                    guaranteed = 0;
-            }
-        }
+    static const char *const names[] = {"BestEffort", "Burstable", "Guaranteed"};
+    if (!json_string_length(json_object_get(json_object_get(pod, "status"), "qosClass")))
+        return names[quota_pod_qos(pod)];
+    json_t *view = json_object(), *spec = json_object_get(pod, "spec");
+    if (!view || (spec && json_object_set(view, "spec", spec) != 0)) {
+        json_decref(view);
+        return NULL;
     }
-    if (!any) return "BestEffort";
-    return guaranteed ? "Guaranteed" : "Burstable";
+    quota_qos q = quota_pod_qos(view);
+    json_decref(view);
+    return names[q];
 }
 
 void pod_defaults(json_t *obj)
 {
     json_t *spec = json_object_ensure(obj, "spec");
-    json_default_new(spec, "restartPolicy", json_string("Always"));
-    json_default_new(spec, "dnsPolicy", json_string("ClusterFirst"));
-    json_default_new(spec, "terminationGracePeriodSeconds", json_integer(30));
-    json_default_new(spec, "schedulerName", json_string("default-scheduler"));
-    json_default_new(spec, "securityContext", json_object());
-    json_default_new(spec, "enableServiceLinks", json_true());
-    json_default_new(spec, "serviceAccountName", json_string("default"));
-    json_default_new(spec, "serviceAccount",
-                     json_incref(json_object_get(spec, "serviceAccountName")));
-    json_default_new(spec, "preemptionPolicy", json_string("PreemptLowerPriority"));
+    default_string(spec, "restartPolicy", "Always");
+    default_string(spec, "dnsPolicy", "ClusterFirst");
+    if (!is_set(spec, "terminationGracePeriodSeconds"))
+        json_object_set_new(spec, "terminationGracePeriodSeconds", json_integer(30));
+    default_string(spec, "schedulerName", "default-scheduler");
+    if (!is_set(spec, "securityContext"))
+        json_object_set_new(spec, "securityContext", json_object());
+    if (!is_set(spec, "enableServiceLinks"))
+        json_object_set_new(spec, "enableServiceLinks", json_true());
+    default_string(spec, "serviceAccountName", "default");
+    if (!is_set(spec, "serviceAccount"))
+        json_object_set(spec, "serviceAccount", json_object_get(spec, "serviceAccountName"));
+    default_string(spec, "preemptionPolicy", "PreemptLowerPriority");
     containers_defaults(json_object_get(spec, "containers"));
     containers_defaults(json_object_get(spec, "initContainers"));
     json_t *status = json_object_ensure(obj, "status");
-    json_default_new(status, "phase", json_string("Pending"));
-    json_object_set_new(status, "qosClass", json_string(pod_qos_class(obj)));
+    default_string(status, "phase", "Pending");
+    /* Upstream derives status.qosClass once, in PrepareForCreate, and keeps it
+     * on every update ("the Pod QoS is immutable"); the pods/status strategy
+     * backfills an empty one. Here: filled only when absent. A create starts
+     * without status (the registry drops it), so it gets the spec's class; an
+     * update keeps the stored one (main resource, resize, status with one). */
+    if (!json_string_length(json_object_get(status, "qosClass")))
+        json_object_set_new(status, "qosClass", json_string(pod_qos_class(obj)));
 }
 
 void service_defaults(json_t *obj)

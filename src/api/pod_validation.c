@@ -18,6 +18,7 @@
 #include "api/validation.h"
 #include "core/dbuf.h"
 #include "core/names.h"
+#include "core/quota_eval.h"
 #include "core/quantity.h"
 #include "core/rlist.h"
 
@@ -1174,13 +1175,26 @@ static void status_quantities(const json_t *status, json_t *causes)
     requirement_quantities(get(status, "resources"), "status.resources", causes);
 }
 
+/* Upstream's GetPodQOS: status.qosClass, else the spec's class. */
+static const char *get_pod_qos(const json_t *pod)
+{
+    static const char *const names[] = {"BestEffort", "Burstable", "Guaranteed"};
+    return names[quota_pod_qos(pod)];
+}
+
 static void validate_status_update(const json_t *obj, const json_t *old, json_t *causes)
 {
     if (strcmp(str_of(get(obj, "spec"), "nodeName"), str_of(get(old, "spec"), "nodeName")) != 0)
         ferr_add(causes, FERR_FORBIDDEN, "status.nodeName", NULL, "may not be changed directly");
-    /* Upstream backfills an empty qosClass from the stored pod first. */
+    /* "Pod QoS is immutable". Upstream backfills an empty qosClass from the
+     * stored pod first; here the pod's defaults have filled it from the
+     * (stored) spec, which is the stored class for every pod allot wrote. A
+     * stored pod without one (written before that) accepts its spec's class:
+     * the one quota already reads for it. */
     const char *nq = str_of(get(obj, "status"), "qosClass");
-    if (*nq && strcmp(nq, str_of(get(old, "status"), "qosClass")) != 0)
+    const char *oq = str_of(get(old, "status"), "qosClass");
+    bool backfill = !*oq && strcmp(nq, get_pod_qos(old)) == 0;
+    if (*nq && strcmp(nq, oq) != 0 && !backfill)
         ferr_add_str(causes, FERR_INVALID, "status.qosClass", nq, VAL_FIELD_IMMUTABLE);
     status_quantities(get(obj, "status"), causes);
 }
@@ -1219,6 +1233,34 @@ static void container_resize(const json_t *nres, const json_t *ores, const char 
     }
 }
 
+static bool cpu_or_memory(const char *name)
+{
+    return strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0;
+}
+
+/* Every request and limit but cpu and memory is the same (by value) before
+ * and after, as upstream's dropCPUMemoryResourcesFromContainer comparison;
+ * stricter in one case: a resource added to a container that had no list of
+ * that kind is a change here (upstream lets it through). */
+static bool only_cpu_memory_changed(const json_t *nres, const json_t *ores)
+{
+    static const char *const parts[] = {"requests", "limits", NULL};
+    for (const char *const *p = parts; *p; p++) {
+        const json_t *lists[2] = {get(ores, *p), get(nres, *p)};
+        for (int side = 0; side < 2; side++) {
+            const char *k;
+            json_t *v;
+            json_object_foreach((json_t *)lists[side], k, v)
+            {
+                if (cpu_or_memory(k)) continue;
+                const json_t *w = get(lists[!side], k);
+                if (!w || !same_quantity(v, w)) return false;
+            }
+        }
+    }
+    return true;
+}
+
 static bool same_container(const sch_msg *cm, const json_t *a, const json_t *b)
 {
     diff_ctx d = {.limit = 1};
@@ -1226,27 +1268,62 @@ static bool same_container(const sch_msg *cm, const json_t *a, const json_t *b)
     return d.found == 0;
 }
 
+/* validateContainerResize over restartable init containers, then containers;
+ * then which resources changed: cpu and memory only for containers and
+ * sidecars, nothing for other init containers. Containers are compared by
+ * index: the resize strategy keeps the stored lists. */
 static void resize_containers(const json_t *ns, const json_t *os, json_t *causes)
 {
     char path[PATH_LEN];
     const json_t *nl = get(ns, "containers"), *ol = get(os, "containers");
-    for (size_t i = 0; i < json_array_size(ol) && i < json_array_size(nl); i++) {
+    const json_t *nil = get(ns, "initContainers"), *oil = get(os, "initContainers");
+    size_t nc =
+        json_array_size(ol) < json_array_size(nl) ? json_array_size(ol) : json_array_size(nl);
+    size_t ni =
+        json_array_size(oil) < json_array_size(nil) ? json_array_size(oil) : json_array_size(nil);
+    for (size_t i = 0; i < ni; i++) {
+        const json_t *o = json_array_get(oil, i);
+        if (!restartable(o)) continue;
+        path_printf(path, "spec.initContainers[%zu].resources", i);
+        container_resize(get(json_array_get(nil, i), "resources"), get(o, "resources"), path,
+                         causes);
+    }
+    for (size_t i = 0; i < nc; i++) {
         path_printf(path, "spec.containers[%zu].resources", i);
         container_resize(get(json_array_get(nl, i), "resources"),
                          get(json_array_get(ol, i), "resources"), path, causes);
     }
+    for (size_t i = 0; i < nc; i++)
+        if (!only_cpu_memory_changed(get(json_array_get(nl, i), "resources"),
+                                     get(json_array_get(ol, i), "resources")))
+            ferr_add(causes, FERR_FORBIDDEN, "spec", NULL,
+                     "only cpu and memory resources are mutable");
     const sch_msg *cm = spec_member_msg("initContainers");
-    nl = get(ns, "initContainers");
-    ol = get(os, "initContainers");
-    for (size_t i = 0; i < json_array_size(ol) && i < json_array_size(nl); i++) {
-        const json_t *o = json_array_get(ol, i), *n = json_array_get(nl, i);
-        path_printf(path, "spec.initContainers[%zu].resources", i);
-        if (restartable(o))
-            container_resize(get(n, "resources"), get(o, "resources"), path, causes);
-        else if (!same_container(cm, n, o))
+    for (size_t i = 0; i < ni; i++) {
+        const json_t *o = json_array_get(oil, i), *n = json_array_get(nil, i);
+        if (restartable(o)) {
+            if (!only_cpu_memory_changed(get(n, "resources"), get(o, "resources")))
+                ferr_add(causes, FERR_FORBIDDEN, "spec", NULL,
+                         "only cpu and memory resources for sidecar containers are mutable");
+        } else if (!same_container(cm, n, o)) {
             ferr_add(causes, FERR_FORBIDDEN, "spec", NULL,
                      "resources for non-sidecar init containers are immutable");
+        }
     }
+}
+
+/* ValidatePodResize's "GetPodQOS(oldPod) != ComputePodQOS(newPod)": the class
+ * the stored pod holds (its spec's when it holds none) against the class of
+ * the resized, defaulted spec. The value shown is the new pod's
+ * status.qosClass, which the resize strategy keeps from the stored pod. */
+static void resize_qos(const json_t *obj, const json_t *old, json_t *causes)
+{
+    const char *was = get_pod_qos(old), *now = pod_qos_class(obj);
+    if (!now)
+        ferr_add(causes, FERR_FORBIDDEN, "spec", NULL, MSG_OOM);
+    else if (strcmp(was, now) != 0)
+        ferr_add_str(causes, FERR_INVALID, "spec", str_of(get(obj, "status"), "qosClass"),
+                     "Pod QOS Class may not change as a result of resizing");
 }
 
 /* A pod that cannot be resized at all: the one cause, or NULL. */
@@ -1262,6 +1339,8 @@ static const char *not_resizable(const json_t *obj, const json_t *old)
     return NULL;
 }
 
+/* In upstream's order: the spec as on create, the QoS class, removals, then
+ * what changed (the node-support check is left out: no kubelet reports). */
 static void validate_resize(const json_t *obj, const json_t *old, json_t *causes)
 {
     static const char *const resizable[] = {"resources", "resizePolicy", NULL};
@@ -1274,6 +1353,7 @@ static void validate_resize(const json_t *obj, const json_t *old, json_t *causes
     size_t before = json_array_size(causes);
     pv_opts o = update_opts(os);
     validate_spec(ns, &o, causes);
+    resize_qos(obj, old, causes);
     resize_containers(ns, os, causes);
     if (json_array_size(causes) > before) return;
     if (diff_spec(ns, os, NULL, resizable, 1, NULL) > 0)

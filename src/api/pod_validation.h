@@ -36,13 +36,15 @@ void pod_validate_create(const json_t *pod, json_t *causes);
 /* The kinds.h validate_update hook: the transition old -> obj written through
  * subresource `sub`:
  *   ""        ValidatePodUpdate;
- *   "status"  ValidatePodStatusUpdate (nodeName and qosClass unchanged) and the
+ *   "status"  ValidatePodStatusUpdate (nodeName and qosClass unchanged; a
+ *             pod stored without a class may take its spec's) and the
  *             quantities of status (allocatedResources, resources) parse and
  *             are not negative;
  *   "binding" nothing (pods/binding sets nodeName itself);
- *   "resize"  ValidatePodResize: the new spec validated as on create, no
- *             request or limit removed, nothing but container resources and
- *             resizePolicy changed.
+ *   "resize"  ValidatePodResize, on the defaulted result: the new spec
+ *             validated as on create, the stored QoS class equal to the new
+ *             spec's, no request or limit removed, nothing changed but the
+ *             cpu and memory of container resources (and resizePolicy).
  * Any other subresource is validated as "". */
 void pod_validate_update(const json_t *obj, const json_t *old, const char *sub, json_t *causes);
 

@@ -327,6 +327,45 @@ static const char *const immutable_meta[] = {
     "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
     NULL};
 
+/* The main resource (and subresources other than status and resize): the
+ * object as sent, but for what the server owns. */
+static int prepare_main(const api_kind *k, const char *ns, const char *name, const char *sub,
+                        const json_t *cur, json_t *nw, api_err *e)
+{
+    json_t *meta = json_object_ensure(nw, "metadata");
+    json_object_set_new(meta, "name", json_string(name));
+    if (k->namespaced)
+        json_object_set_new(meta, "namespace", json_string(ns));
+    else
+        json_object_del(meta, "namespace");
+    const json_t *curmeta = json_object_get(cur, "metadata");
+    for (const char *const *f = immutable_meta; *f; f++) {
+        json_t *v = json_object_get(curmeta, *f); /* scalars: shared read-only */
+        if (v)
+            json_object_set(meta, *f, v);
+        else
+            json_object_del(meta, *f);
+    }
+    if ((k->subresources & API_SUB_STATUS) && !*sub) { /* main resource: status is not ours */
+        /* A copy of the one level the kind's defaults write (members of
+         * status: a pod's qosClass when absent): sharing cur's status, they
+         * would change cur too, the stored pod admission compares against,
+         * and quota would see no scope move. Nested values stay shared, read
+         * only. */
+        json_t *status = json_object_get(cur, "status");
+        if (!status)
+            json_object_del(nw, "status");
+        else if (json_object_set_new(nw, "status", json_copy(status)) != 0)
+            return api_err_set(e, API_INTERNAL, "out of memory");
+    }
+    if (tracks_generation(k) &&
+        !json_equal(json_object_get(cur, "spec"), json_object_get(nw, "spec"))) {
+        json_int_t g = json_integer_value(json_object_get(curmeta, "generation"));
+        json_object_set_new(meta, "generation", json_integer(g + 1));
+    }
+    return 0;
+}
+
 static int prepare_update(const api_kind *k, const char *ns, const char *name, const char *sub,
                           const json_t *cur, json_t **pnew, api_err *e)
 {
@@ -355,12 +394,11 @@ static int prepare_update(const api_kind *k, const char *ns, const char *name, c
         json_t *resized = pod_resize_apply(cur, nw, e);
         if (!resized) return -1;
         json_decref(nw);
-        *pnew = resized;
-        return 0;
-    }
-    if (strcmp(sub, "status") == 0) {
+        *pnew = nw = resized;
+    } else if (strcmp(sub, "status") == 0) {
         /* The status subresource changes status only. */
         json_t *merged = json_deep_copy(cur);
+        if (!merged) return api_err_set(e, API_INTERNAL, "out of memory");
         json_t *status = json_object_get(nw, "status");
         if (status)
             json_object_set(merged, "status", status);
@@ -368,33 +406,15 @@ static int prepare_update(const api_kind *k, const char *ns, const char *name, c
             json_object_del(merged, "status");
         json_decref(nw);
         *pnew = nw = merged;
-        return 0;
+    } else if (prepare_main(k, ns, name, sub, cur, nw, e) != 0) {
+        return -1;
     }
-    json_object_set_new(meta, "name", json_string(name));
-    if (k->namespaced)
-        json_object_set_new(meta, "namespace", json_string(ns));
-    else
-        json_object_del(meta, "namespace");
-    const json_t *curmeta = json_object_get(cur, "metadata");
-    for (const char *const *f = immutable_meta; *f; f++) {
-        json_t *v = json_object_get(curmeta, *f);
-        if (v)
-            json_object_set(meta, *f, v);
-        else
-            json_object_del(meta, *f);
-    }
-    if ((k->subresources & API_SUB_STATUS) && !*sub) { /* main resource: status is not ours */
-        json_t *status = json_object_get(cur, "status");
-        if (status)
-            json_object_set(nw, "status", status);
-        else
-            json_object_del(nw, "status");
-    }
-    if (tracks_generation(k) &&
-        !json_equal(json_object_get(cur, "spec"), json_object_get(nw, "spec"))) {
-        json_int_t g = json_integer_value(json_object_get(curmeta, "generation"));
-        json_object_set_new(meta, "generation", json_integer(g + 1));
-    }
+    /* Upstream defaults every decoded body, a subresource's too, before its
+     * strategy merges it with the stored object; here the merged object is
+     * defaulted, on every path: a resized limit fills its missing request, a
+     * status write that leaves out what the kind fills when absent (a pod's
+     * qosClass) gets it again. Defaulting a stored part adds nothing (it was
+     * defaulted when written), and nothing the defaults write is cur's. */
     if (k->defaults) k->defaults(nw);
     return 0;
 }

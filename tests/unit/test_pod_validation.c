@@ -578,6 +578,62 @@ static void test_binding_and_status(void **state)
     json_object_set_new(spec_of(nw), "nodeName", json_string("n9"));
     expect_one(update_causes(nw, old, "status"), FORB, "status.nodeName",
                "Forbidden: may not be changed directly");
+    /* a pod stored without a class (before the status path defaulted it)
+     * takes its spec's, the one quota reads for it, and no other */
+    old = pod_res("{'requests':{'cpu':'1'}}");
+    nw = pod_res("{'requests':{'cpu':'1'}}");
+    json_object_del(json_object_get(old, "status"), "qosClass");
+    expect_none(update_causes(nw, old, "status"));
+    old = pod_res("{'requests':{'cpu':'1'}}");
+    nw = pod_res("{'requests':{'cpu':'1'}}");
+    json_object_set_new(json_object_get(old, "status"), "qosClass", json_string(""));
+    json_object_set_new(json_object_get(nw, "status"), "qosClass", json_string("BestEffort"));
+    expect_one(update_causes(nw, old, "status"), INV, "status.qosClass",
+               "Invalid value: \"BestEffort\": field is immutable");
+}
+
+/* ---- status.qosClass: ComputePodQOS at create, kept after ---- */
+
+static const char *qos_of(const json_t *p)
+{
+    return json_string_value(json_object_get(json_object_get(p, "status"), "qosClass"));
+}
+
+static void expect_qos(const char *res, const char *want)
+{
+    json_t *p = pod_res(res);
+    if (strcmp(qos_of(p), want) != 0) fail_msg("%s: %s, want %s", res, qos_of(p), want);
+    json_decref(p);
+}
+
+static void test_qos_class(void **state)
+{
+    (void)state;
+    expect_qos("{}", "BestEffort");
+    /* zero values do not count (upstream counts positive quantities only) */
+    expect_qos("{'requests':{'cpu':'0'}}", "BestEffort");
+    expect_qos("{'limits':{'cpu':'0','memory':'0'}}", "BestEffort");
+    expect_qos("{'requests':{'ephemeral-storage':'1Gi'}}", "BestEffort");
+    expect_qos("{'requests':{'cpu':'100m'}}", "Burstable");
+    expect_qos("{'limits':{'cpu':'1','memory':'1Gi'}}", "Guaranteed");
+    expect_qos("{'requests':{'cpu':'1000m','memory':'1Gi'},'limits':{'cpu':'1','memory':'1Gi'}}",
+               "Guaranteed");
+    expect_qos("{'requests':{'cpu':'500m'},'limits':{'cpu':'1','memory':'1Gi'}}", "Burstable");
+    /* init containers count; summed requests against summed limits */
+    json_t *p = pod("{'containers':[{'name':'c','image':'x','resources':{'limits':{'cpu':'1',"
+                    "'memory':'1Gi'}}}],'initContainers':[{'name':'i','image':'x','resources':{"
+                    "'requests':{'cpu':'1'}}}]}");
+    assert_string_equal(qos_of(p), "Burstable");
+    /* kept once set: an update does not derive it again */
+    json_array_clear(json_object_get(spec_of(p), "initContainers"));
+    pod_defaults(p);
+    assert_string_equal(qos_of(p), "Burstable");
+    assert_string_equal(pod_qos_class(p), "Guaranteed"); /* the spec's, status aside */
+    /* empty counts as absent */
+    json_object_set_new(json_object_get(p, "status"), "qosClass", json_string(""));
+    pod_defaults(p);
+    assert_string_equal(qos_of(p), "Guaranteed");
+    json_decref(p);
 }
 
 /* ---- resize ---- */
@@ -625,6 +681,101 @@ static void test_resize(void **state)
         "cpu", json_string("2"));
     expect_one(update_causes(nw, old, "resize"), FORB, "spec",
                "Forbidden: resources for non-sidecar init containers are immutable");
+}
+
+/* The resize path keeps the stored status; ValidatePodResize compares the
+ * stored class with the resized spec's and shows the stored one. */
+static json_t *resized(const char *from, const char *to)
+{
+    json_t *old = pod_res(from), *nw = pod_res(to);
+    json_object_set(json_object_get(nw, "status"), "qosClass",
+                    json_object_get(json_object_get(old, "status"), "qosClass"));
+    json_t *causes = update_causes(nw, old, "resize");
+    return causes;
+}
+
+#define QOS_MSG(cls)                                                                               \
+    "Invalid value: \"" cls "\": Pod QOS Class may not change as a result of resizing"
+
+static void test_resize_qos(void **state)
+{
+    (void)state;
+    expect_one(resized("{}", "{'requests':{'cpu':'100m'}}"), INV, "spec", QOS_MSG("BestEffort"));
+    expect_one(resized("{}", "{'limits':{'memory':'1Gi'}}"), INV, "spec", QOS_MSG("BestEffort"));
+    const char *g = "{'limits':{'cpu':'1','memory':'1Gi'}}";
+    expect_one(resized(g, "{'requests':{'cpu':'500m','memory':'1Gi'},'limits':{'cpu':'1',"
+                          "'memory':'1Gi'}}"),
+               INV, "spec", QOS_MSG("Guaranteed"));
+    expect_one(resized("{'requests':{'cpu':'500m','memory':'1Gi'},'limits':{'cpu':'1',"
+                       "'memory':'1Gi'}}",
+                       g),
+               INV, "spec", QOS_MSG("Burstable"));
+    expect_none(resized(g, "{'limits':{'cpu':'2','memory':'2Gi'}}"));
+    expect_none(resized("{'requests':{'cpu':'1'}}", "{'requests':{'cpu':'2','memory':'1Gi'}}"));
+    /* a zero request keeps a pod BestEffort, as upstream */
+    expect_none(resized("{}", "{'requests':{'cpu':'0'}}"));
+    /* the stored class decides, not the stored spec's (upstream's GetPodQOS) */
+    json_t *old = pod_res("{'requests':{'cpu':'1'}}"), *nw = pod_res("{'requests':{'cpu':'2'}}");
+    json_object_set_new(json_object_get(old, "status"), "qosClass", json_string("BestEffort"));
+    json_object_set_new(json_object_get(nw, "status"), "qosClass", json_string("BestEffort"));
+    expect_one(update_causes(nw, old, "resize"), INV, "spec", QOS_MSG("BestEffort"));
+    /* stored without a class: the stored spec's */
+    old = pod_res("{'requests':{'cpu':'1'}}");
+    nw = pod_res("{'requests':{'cpu':'2'}}");
+    json_object_del(json_object_get(old, "status"), "qosClass");
+    expect_none(update_causes(nw, old, "resize"));
+    /* in upstream's order: the spec's own causes, the class, removals, then
+     * what else changed */
+    json_t *c = resized("{}", "{'requests':{'cpu':'2'},'limits':{'cpu':'1'}}");
+    assert_int_equal(json_array_size(c), 2);
+    expect_cause(c, 0, INV, "spec.containers[0].resources.requests",
+                 "Invalid value: \"2\": must be less than or equal to cpu limit of 1");
+    expect_cause(c, 1, INV, "spec", QOS_MSG("BestEffort"));
+    json_decref(c);
+    c = resized("{'requests':{'cpu':'500m','memory':'1Gi','ephemeral-storage':'1Gi'},'limits':{"
+                "'cpu':'1','memory':'1Gi'}}",
+                "{'limits':{'cpu':'1','memory':'1Gi'}}");
+    assert_int_equal(json_array_size(c), 3);
+    expect_cause(c, 0, INV, "spec", QOS_MSG("Burstable"));
+    expect_cause(c, 1, FORB, "spec.containers[0].resources.requests",
+                 "Forbidden: resource requests cannot be removed");
+    expect_cause(c, 2, FORB, "spec", "Forbidden: only cpu and memory resources are mutable");
+    json_decref(c);
+}
+
+static void test_resize_other_resources(void **state)
+{
+    (void)state;
+    expect_one(resized("{'requests':{'cpu':'1','ephemeral-storage':'1Gi'}}",
+                       "{'requests':{'cpu':'1','ephemeral-storage':'2Gi'}}"),
+               FORB, "spec", "Forbidden: only cpu and memory resources are mutable");
+    /* added to a list that had none: refused here (upstream lets it through) */
+    expect_one(
+        resized("{'limits':{'cpu':'1'}}", "{'limits':{'cpu':'1','ephemeral-storage':'1Gi'}}"), FORB,
+        "spec", "Forbidden: only cpu and memory resources are mutable");
+    /* equal by value */
+    expect_none(resized("{'requests':{'cpu':'1','ephemeral-storage':'1Gi'}}",
+                        "{'requests':{'cpu':'2','ephemeral-storage':'1024Mi'}}"));
+    /* a sidecar: its own message; removals checked before containers' */
+    const char *sidecar =
+        "{'containers':[{'name':'c','image':'x','resources':{'requests':{'cpu':'1'}}}],"
+        "'initContainers':[{'name':'i','image':'x','restartPolicy':'Always','resources':{"
+        "'requests':{'cpu':'1','ephemeral-storage':'1Gi'}}}]}";
+    json_t *old = pod(sidecar), *nw = pod(sidecar);
+    json_t *ireq = json_object_get(
+        json_object_get(json_array_get(json_object_get(spec_of(nw), "initContainers"), 0),
+                        "resources"),
+        "requests");
+    json_object_set_new(ireq, "ephemeral-storage", json_string("2Gi"));
+    json_object_set_new(ireq, "cpu", json_string("2"));
+    json_object_del(req0(nw), "cpu");
+    json_t *c = update_causes(nw, old, "resize");
+    assert_int_equal(json_array_size(c), 2);
+    expect_cause(c, 0, FORB, "spec.containers[0].resources.requests",
+                 "Forbidden: resource requests cannot be removed");
+    expect_cause(c, 1, FORB, "spec",
+                 "Forbidden: only cpu and memory resources for sidecar containers are mutable");
+    json_decref(c);
 }
 
 /* ---- through the registry: the hooks are wired to the Pod kind ---- */
@@ -729,6 +880,9 @@ int main(void)
         cmocka_unit_test(test_update_unknown_sub_is_strict),
         cmocka_unit_test(test_binding_and_status),
         cmocka_unit_test(test_resize),
+        cmocka_unit_test(test_resize_qos),
+        cmocka_unit_test(test_resize_other_resources),
+        cmocka_unit_test(test_qos_class),
         cmocka_unit_test(test_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
