@@ -30,6 +30,10 @@
 #define MSG_SCOPES_NOT_COVERED "insufficient quota to match these scopes: %s"
 #define MSG_EXCEEDED "exceeded quota: %s, requested: %s, used: %s, limited: %s"
 #define MSG_BAD_STATUS "quota %s: invalid quantity in status for %s"
+/* allot only: a usage more precise than a qty holds (core/quantity.h; upstream
+ * is unbounded). A denial of the quota's policy, not a server fault: 403. */
+#define MSG_TOO_PRECISE                                                                            \
+    "quota %s: the usage of %s would need more significant digits than are supported"
 
 #define ERRLEN 1024
 
@@ -77,6 +81,8 @@ typedef struct ctx {
     quota_scope_subject *subj, *old_subj;
     quota_cfacts *cfacts;
     rlist *prev, *delta_full, *delta_sub;
+    rlist *inexact; /* names whose delta_sub value stands in for a difference a qty cannot
+                       hold (see subtract_prev); NULL: none */
 } ctx;
 
 enum { DONE = 1 }; /* a step decided the request (allowed or denied) */
@@ -283,6 +289,7 @@ static void teardown(ctx *c)
     rl_free(c->prev);
     rl_free(c->delta_full);
     rl_free(c->delta_sub);
+    rl_free(c->inexact);
 }
 
 /* ---- the object, once per request ------------------------------------------------------------ */
@@ -480,6 +487,36 @@ static int previous_usage(ctx *c)
     return rc;
 }
 
+/* usage - prev, never below 0 (SubtractWithNonNegativeResult). The exact
+ * difference of two quantities can need more digits than a qty holds (a
+ * resize of limits.cpu from 250m to 1e400), which rl_subtract_nonneg refuses.
+ * Then, key by key: such a key's delta is the new usage itself (not exact,
+ * but positive, as the true difference is) and its name goes to c->inexact;
+ * only a quota that charges that key needs the exact value (charge refuses
+ * it there), every other quota masks it away. */
+static rlist *subtract_prev(ctx *c)
+{
+    rlist *d = rl_subtract_nonneg(c->usage, c->prev);
+    if (d) return d;
+    if (!(d = rl_new()) || (!c->inexact && !(c->inexact = rl_new()))) goto fail;
+    for (size_t k = 0; k < rl_len(c->usage); k++) {
+        const char *name = rl_name(c->usage, k);
+        const qty *p = rl_get(c->prev, name);
+        qty x = *rl_qty(c->usage, k);
+        if (p && qty_cmp(&x, p) <= 0) {
+            x = qty_zero(QTY_DECIMAL_SI);
+        } else if (p && qty_sub(&x, p) != 0) {
+            x = *rl_qty(c->usage, k);
+            if (rl_add_name(c->inexact, name)) goto fail;
+        }
+        if (rl_set(d, name, &x)) goto fail;
+    }
+    return d; /* keys only in prev would be 0: RemoveZeros drops them anyway */
+fail:
+    rl_free(d);
+    return NULL;
+}
+
 /* The non-zero part of `usage`, minus the previous usage (never below 0) when
  * `sub_prev`. The same for every quota that takes it, so made once (owned by
  * the ctx); NULL when out of memory. */
@@ -487,7 +524,7 @@ static const rlist *delta_of(ctx *c, bool sub_prev)
 {
     rlist **slot = sub_prev ? &c->delta_sub : &c->delta_full;
     if (*slot) return *slot;
-    rlist *d = sub_prev ? rl_subtract_nonneg(c->usage, c->prev) : rl_copy(c->usage);
+    rlist *d = sub_prev ? subtract_prev(c) : rl_copy(c->usage);
     *slot = d ? rl_remove_zeros(d) : NULL;
     rl_free(d);
     return *slot;
@@ -604,14 +641,35 @@ static int exceeded(ctx *c, const qinfo *qi, const rlist *nu)
     return rc;
 }
 
+/* The first key of `delta` that `hard` has whose used + delta needs more
+ * digits than a qty holds, or that stands for an inexact difference; NULL. */
+static const char *too_precise(const ctx *c, const rlist *used, const rlist *delta,
+                               const rlist *hard)
+{
+    for (size_t k = 0; k < rl_len(delta); k++) {
+        const char *name = rl_name(delta, k);
+        if (!rl_has(hard, name)) continue;
+        if (c->inexact && rl_has(c->inexact, name)) return name;
+        const qty *u = rl_get(used, name);
+        qty x = u ? *u : qty_zero(QTY_DECIMAL_SI);
+        if (qty_add(&x, rl_qty(delta, k)) == QTY_ERR_RANGE) return name;
+    }
+    return NULL;
+}
+
 /* requested = delta masked to hard; new used = used + requested; only the
  * requested keys are compared with hard (an unrelated key already over its hard
- * does not block). `status` subresource requests update usage unchecked. */
+ * does not block). `status` subresource requests update usage unchecked here,
+ * as upstream; allot checks their exact move (quota_check_move) instead. */
 static int charge(ctx *c, size_t i)
 {
     qinfo *qi = &c->qs[i];
     bool changed, over;
+    const char *imprecise = c->inexact ? too_precise(c, qi->used, qi->delta, qi->p->hard) : NULL;
+    if (imprecise) return deny(c, 403, MSG_TOO_PRECISE, qi->p->name, imprecise);
     rlist *nu = rl_add_masked(qi->used, qi->delta, qi->p->hard, &changed, &over);
+    if (!nu && (imprecise = too_precise(c, qi->used, qi->delta, qi->p->hard)))
+        return deny(c, 403, MSG_TOO_PRECISE, qi->p->name, imprecise);
     int rc = nu ? 0 : QUOTA_ENOMEM;
     bool check = !streq(c->rq->subresource, "status");
     if (!rc && check && over) rc = exceeded(c, qi, nu);
@@ -721,4 +779,131 @@ int quota_apply_used(json_t *quotas, const quota_result *res)
         if (json_object_set_new(st, "used", json_deep_copy(res->used[i]))) return QUOTA_ENOMEM;
     }
     return 0;
+}
+
+/* ---- exact moves (allot only) ---------------------------------------------------------------- */
+
+/* `from`'s values at the keys of `names` (absent: 0), less `minus`'s values
+ * there when minus is given. NULL when out of memory, or when a difference
+ * needs more digits than a qty holds (*range then names its key). */
+static rlist *at_names(const rlist *from, const rlist *minus, const rlist *names,
+                       const char **range)
+{
+    rlist *r = rl_new();
+    for (size_t k = 0; r && k < rl_len(names); k++) {
+        const char *name = rl_name(names, k);
+        const qty *v = rl_get(from, name), *m = minus ? rl_get(minus, name) : NULL;
+        qty x = v ? *v : qty_zero(QTY_DECIMAL_SI);
+        if (m && qty_sub(&x, m) != 0) {
+            *range = name;
+            rl_free(r);
+            return NULL;
+        }
+        if (rl_set(r, name, &x)) {
+            rl_free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+int quota_check_usage(const quota_prepared *p, const rlist *used, const rlist *nu, char **msg)
+{
+    *msg = NULL;
+    rlist *over = NULL;
+    const qty zero = qty_zero(QTY_DECIMAL_SI);
+    for (size_t k = 0; k < rl_len(nu); k++) {
+        const char *name = rl_name(nu, k);
+        const qty *u = rl_get(used, name), *h = rl_get(p->hard, name);
+        if (!h || qty_cmp(rl_qty(nu, k), u ? u : &zero) <= 0 || qty_cmp(rl_qty(nu, k), h) <= 0)
+            continue; /* not limited, not rising, or within hard */
+        if ((!over && !(over = rl_new())) || rl_add_name(over, name)) {
+            rl_free(over);
+            return QUOTA_ENOMEM;
+        }
+    }
+    if (!over) return 0;
+    const char *range = NULL;
+    rlist *r = at_names(nu, used, over, &range);
+    rlist *u = r ? at_names(used, NULL, over, &range) : NULL;
+    rlist *h = u ? at_names(p->hard, NULL, over, &range) : NULL;
+    char *rs = h ? render(r, false) : NULL, *us = h ? render(u, false) : NULL;
+    char *hs = h ? render(h, false) : NULL;
+    int rc = 1;
+    if (range)
+        rc = asprintf(msg, MSG_TOO_PRECISE, p->name, range) < 0 ? QUOTA_ENOMEM : 1;
+    else if (!rs || !us || !hs || asprintf(msg, MSG_EXCEEDED, p->name, rs, us, hs) < 0)
+        rc = QUOTA_ENOMEM;
+    if (rc == QUOTA_ENOMEM) *msg = NULL;
+    free(rs);
+    free(us);
+    free(hs);
+    rl_free(r);
+    rl_free(u);
+    rl_free(h);
+    rl_free(over);
+    return rc;
+}
+
+/* x = max(0, x - b) + a (b, a NULL: 0), as rl_subtract_nonneg then rl_add
+ * compute it. 0, or QTY_ERR_RANGE with x unspecified. */
+static int move_one(qty *x, const qty *b, const qty *a)
+{
+    if (b && qty_cmp(x, b) <= 0)
+        *x = qty_zero(QTY_DECIMAL_SI);
+    else if (b && qty_sub(x, b) != 0)
+        return QTY_ERR_RANGE;
+    return a ? qty_add(x, a) : 0;
+}
+
+/* One key of a move into nu (the key's old value stays on QTY_ERR_RANGE). */
+static int move_key(rlist *nu, const rlist *used, const char *name, const qty *b, const qty *a)
+{
+    const qty *u = rl_get(used, name);
+    qty x = u ? *u : qty_zero(QTY_DECIMAL_SI);
+    if (move_one(&x, b, a) != 0) return QTY_ERR_RANGE;
+    return rl_set(nu, name, &x) ? QUOTA_ENOMEM : 0;
+}
+
+int quota_check_move(const quota_prepared *p, const rlist *used, const rlist *before,
+                     const rlist *after, rlist **next, char **msg)
+{
+    *next = NULL;
+    *msg = NULL;
+    rlist *nu = rl_copy(used);
+    const char *lost = NULL; /* a key whose new value a qty cannot hold */
+    bool rises = false;
+    int rc = nu ? 0 : QUOTA_ENOMEM;
+    for (size_t k = 0; !rc && k < rl_len(after); k++) {
+        const char *name = rl_name(after, k);
+        const qty *a = rl_qty(after, k), *b = rl_get(before, name);
+        rc = move_key(nu, used, name, b, a);
+        if (rc == QTY_ERR_RANGE) {
+            rc = 0;
+            lost = name;
+            rises = b ? qty_cmp(a, b) > 0 : qty_sign(a) > 0;
+            if (rises) break;
+        }
+    }
+    for (size_t k = 0; !rc && !rises && k < rl_len(before); k++) {
+        const char *name = rl_name(before, k);
+        if (rl_has(after, name)) continue;
+        rc = move_key(nu, used, name, rl_qty(before, k), NULL);
+        if (rc == QTY_ERR_RANGE) {
+            rc = 0;
+            lost = name;
+        }
+    }
+    if (!rc && rises) {
+        rc = asprintf(msg, MSG_TOO_PRECISE, p->name, lost) < 0 ? QUOTA_ENOMEM : 1;
+        if (rc == QUOTA_ENOMEM) *msg = NULL;
+    }
+    /* The keys that could be moved are checked even when another one is lost. */
+    if (!rc) rc = quota_check_usage(p, used, nu, msg);
+    if (!rc && !lost) {
+        *next = nu;
+        nu = NULL;
+    }
+    rl_free(nu);
+    return rc;
 }

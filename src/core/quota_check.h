@@ -97,4 +97,30 @@ int quota_check_views(const quota_request *rq, const quota_view *quotas, size_t 
  * wherever that is non-NULL: the running copy for the next request of a batch. */
 int quota_apply_used(json_t *quotas, const quota_result *res);
 
+/* ---- exact moves (allot only) ----
+ * Upstream charges only the requests CheckRequest evaluates, and never checks
+ * a `status` subresource's charge; every other change of usage (a pod turning
+ * terminal or back, a status write, a namespace's quota mode, a delete) waits
+ * for its controller's recount. allot moves usage in the write's own
+ * transaction, by the exact difference, and a move that raises usage is
+ * checked as a charge is: every key that rises must stay at or under hard
+ * (equal is allowed); a key that does not rise is never compared, so a
+ * decrease is always allowed, even on a quota above its hard.
+ * Both return 0 (allowed), 1 (denied: *msg is the text after `<resource>
+ * "<name>" is forbidden: `, upstream's "exceeded quota: ..." or allot's "the
+ * usage of <name> would need more significant digits than are supported";
+ * caller frees) or QUOTA_ENOMEM. */
+
+/* Quota p's usage goes from `used` to `nu`. */
+int quota_check_usage(const quota_prepared *p, const rlist *used, const rlist *nu, char **msg);
+
+/* An object that charged quota p `before` now charges `after` (both masked to
+ * p's hard, either empty): the new usage max(0, used - before) + after, per
+ * key, checked as quota_check_usage. Allowed: *next = the new usage (caller
+ * frees), or NULL when a key that does not rise cannot be held exactly (more
+ * digits than a qty holds): the quota is then left to the recount, which
+ * cannot add that object either. */
+int quota_check_move(const quota_prepared *p, const rlist *used, const rlist *before,
+                     const rlist *after, rlist **next, char **msg);
+
 #endif

@@ -9,9 +9,12 @@
  * the write itself:
  *  - create/update that upstream evaluates: quota_check decides (upstream's
  *    order and words) and its new used values are staged with the object;
- *  - update that upstream does not evaluate (e.g. a pod turning terminal) and
- *    delete: usage is released by the exact difference;
- *  - a quota's own create/update: its status is recounted from the store.
+ *  - update that upstream does not evaluate (e.g. a pod turning terminal, a
+ *    status write) and delete: usage moves by the exact difference, and a key
+ *    that rises is checked against hard like a charge (release);
+ *  - a quota's own create/update: its status is recounted from the store;
+ *  - a namespace's quota mode change: its quotas are recounted under the new
+ *    mode (namespace_mode).
  * Pod usage is evaluated with now = 0 everywhere (admission and recount), so a
  * time-dependent rule cannot make the charge and the release disagree.
  * The decisions themselves are pure (core/quota_check.c, core/quota_eval.c).
@@ -160,10 +163,12 @@ static int recount_kind(store_txn *t, const char *prefix, quota_recount_ctx *c, 
     return 0;
 }
 
-int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
+/* The recount with the namespace's mode given: a namespace write recounts
+ * under the mode it is about to store. */
+static int recount(store_txn *t, const json_t *quota, bool deferred, json_t **used)
 {
     const char *ns = meta_str(quota, "namespace");
-    rlist *acc = rl_new(), *held = quota_ns_deferred(t, NULL, ns) ? rl_new() : NULL;
+    rlist *acc = rl_new(), *held = deferred ? rl_new() : NULL;
     int rc = acc && ns ? 0 : -1;
     char res[256], prefix[600];
     for (size_t i = 0; i < api_kind_count() && rc == 0; i++) {
@@ -186,6 +191,11 @@ int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
     rl_free(acc);
     rl_free(held);
     return *used ? 0 : -1;
+}
+
+int quota_recount_in_txn(store_txn *t, const json_t *quota, json_t **used)
+{
+    return recount(t, quota, quota_ns_deferred(t, NULL, meta_str(quota, "namespace")), used);
 }
 
 /* One object as every quota of its namespace sees it: its usage (with the
@@ -261,55 +271,6 @@ static int fill_own_status(store_txn *t, json_t *quota, reg_op op, api_err *e)
     return rc == 0 ? 0 : api_err_set(e, API_INTERNAL, "cannot count quota");
 }
 
-/* The first name whose used +/- delta needs more significant digits than a
- * qty holds (core/quantity.h), or NULL. What makes the list operations fail
- * besides running out of memory; upstream's arbitrary precision never does. */
-static const char *beyond_range(const rlist *used, const rlist *delta, bool sub)
-{
-    for (size_t i = 0; i < rl_len(delta); i++) {
-        const qty *u = rl_get(used, rl_name(delta, i));
-        qty x = u ? *u : qty_zero(QTY_DECIMAL_SI);
-        if ((sub ? qty_sub(&x, rl_qty(delta, i)) : qty_add(&x, rl_qty(delta, i))) == QTY_ERR_RANGE)
-            return rl_name(delta, i);
-    }
-    return NULL;
-}
-
-/* Release what `old` charged and charge what `nw` charges (nw NULL on delete):
- * the exact move of usage. Never raises a key past its hard by itself: writes
- * upstream does not evaluate can only move usage down (terminal, deleted), and
- * an evaluated UPDATE calls it only after quota_check allowed the increase. */
-static int release(store_txn *t, const api_kind *k, const ql_view *qs, size_t n, const json_t *old,
-                   const json_t *nw, bool deferred, api_err *e)
-{
-    quota_side was = {0}, is = {0};
-    int rc =
-        side_init(&was, k, old, deferred) == 0 && side_init(&is, k, nw, deferred) == 0 ? 0 : -1;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        rlist *before = contribution(qs[i].prep, k, &was),
-              *after = contribution(qs[i].prep, k, &is);
-        rc = before && after ? 0 : -1;
-        if (rc == 0 && !rl_equal(before, after)) {
-            rlist *minus = rl_subtract_nonneg(qs[i].used, before);
-            rlist *plus = minus ? rl_add(minus, after) : NULL;
-            if (plus)
-                rc = quota_ledger_set(t, &qs[i], plus, e);
-            else if (!beyond_range(qs[i].used, before, true) &&
-                     !(minus && beyond_range(minus, after, false)))
-                rc = -1;
-            /* else: a usage this quota cannot hold exactly (a recount that
-             * met one leaves it out too); left for the controller's resync */
-            rl_free(minus);
-        }
-        rl_free(before);
-        rl_free(after);
-    }
-    side_cleanup(&was);
-    side_cleanup(&is);
-    if (rc != 0) return e->code ? -1 : api_err_set(e, API_INTERNAL, "quota accounting failed");
-    return 0;
-}
-
 /* A denial. quota_check's plain errors (upstream's code 500: a quota whose
  * scopes do not evaluate, limitedResources scopes no quota covers) come from
  * the namespace's quota objects, not from the server: the request is refused
@@ -331,6 +292,49 @@ static void forbidden(api_err *e, const api_kind *k, const json_t *obj, const qu
     api_err_set(e, API_FORBIDDEN, "%s \"%s\" is forbidden: %s", gr, name ? name : "",
                 res->message ? res->message : "");
     api_err_details(e, name, k->group, k->resource);
+}
+
+/* Move usage from what `old` charged to what `nw` charges (nw NULL on
+ * delete): the exact difference, per quota, staged unless dry_run. A key that
+ * rises is checked against hard (quota_check_move), whatever the write: a
+ * pod's phase back from Succeeded/Failed or its containerStatuses' allocated
+ * resources through pods/status, a PVC's status.allocatedResources, and the
+ * rise of an UPDATE CheckRequest has just allowed (which it allows again: the
+ * same increase against the same usage). A decrease is never refused. */
+static int release(store_txn *t, const api_kind *k, const ql_view *qs, size_t n, const json_t *old,
+                   const json_t *nw, bool deferred, bool dry_run, api_err *e)
+{
+    quota_side was = {0}, is = {0};
+    int rc =
+        side_init(&was, k, old, deferred) == 0 && side_init(&is, k, nw, deferred) == 0 ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rlist *before = contribution(qs[i].prep, k, &was),
+              *after = contribution(qs[i].prep, k, &is), *next = NULL;
+        char *msg = NULL;
+        rc = before && after ? 0 : -1;
+        if (rc == 0 && !rl_equal(before, after)) {
+            int m = quota_check_move(qs[i].prep, qs[i].used, before, after, &next, &msg);
+            if (m == 1) {
+                forbidden(e, k, nw ? nw : old, &(quota_result){.code = 403, .message = msg});
+                rc = -1;
+            } else if (m != 0) {
+                rc = -1;
+            } else if (next && !dry_run) {
+                rc = quota_ledger_set(t, &qs[i], next, e);
+                next = NULL;
+            }
+            /* next NULL: a usage this quota cannot hold exactly (a recount
+             * that met one leaves it out too); left for the controller's resync */
+        }
+        rl_free(next);
+        free(msg);
+        rl_free(before);
+        rl_free(after);
+    }
+    side_cleanup(&was);
+    side_cleanup(&is);
+    if (rc != 0) return e->code ? -1 : api_err_set(e, API_INTERNAL, "quota accounting failed");
+    return 0;
 }
 
 /* pods/binding in a deferred namespace: the atomic re-check. The pod's compute
@@ -365,26 +369,6 @@ static int unevaluable(api_err *e, const api_kind *k, const json_t *obj)
     return api_err_set(e, API_BAD_REQUEST,
                        "%s \"%s\" is invalid: its quota usage cannot be evaluated", k->kind,
                        name ? name : "");
-}
-
-/* allot only: the new usage of `name` in quota p would need more significant
- * digits than allot's quantities hold (upstream's are unbounded). The request
- * is refused by quota accounting: 403. */
-static int too_precise(api_err *e, const api_kind *k, const json_t *obj, const quota_prepared *p,
-                       const char *name)
-{
-    const char *n = meta_str(obj, "name");
-    char gr[200];
-    if (*k->group)
-        snprintf(gr, sizeof gr, "%s.%s", k->resource, k->group);
-    else
-        snprintf(gr, sizeof gr, "%s", k->resource);
-    api_err_set(e, API_FORBIDDEN,
-                "%s \"%s\" is forbidden: quota %s: the usage of %s would need more significant "
-                "digits than are supported",
-                gr, n ? n : "", quota_prepared_name(p), name);
-    api_err_details(e, n, k->group, k->resource);
-    return -1;
 }
 
 /* An UPDATE whose stored object's usage does not evaluate (stored before
@@ -446,16 +430,6 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
     free(views);
     if (rc == 0 && res.allowed && !dry_run)
         handoff_set(t, obj, quota_facts_of_usage(k->group, k->resource, obj, usage, rq.usage_rc));
-    if (rc == QUOTA_ENOMEM && rq.usage_rc == 0) {
-        for (size_t i = 0; i < n; i++) {
-            const char *name = beyond_range(qs[i].used, usage, false);
-            if (!name) continue;
-            quota_result_cleanup(&res);
-            too_precise(e, k, obj, qs[i].prep, name);
-            rl_free(usage);
-            return -1;
-        }
-    }
     rl_free(usage);
     if (rc == QUOTA_ENOMEM || (rc != 0 && !res.message)) {
         quota_result_cleanup(&res);
@@ -472,8 +446,9 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
     /* Upstream charges an UPDATE's increase and never credits a decrease in
      * admission (its controller recomputes later). Here used must equal the
      * recount at every commit, so an allowed UPDATE moves usage by the exact
-     * difference: the increase just checked, and any decrease. */
-    if (op == REG_UPDATE) rc = dry_run ? 0 : release(t, k, qs, n, old, obj, deferred, e);
+     * difference: the increase just checked, and any decrease. A `status`
+     * write's increase, which upstream charges unchecked, is checked there. */
+    if (op == REG_UPDATE) rc = release(t, k, qs, n, old, obj, deferred, dry_run, e);
     for (size_t i = 0; op != REG_UPDATE && !dry_run && i < res.nquotas && rc == 0; i++) {
         if (!res.next[i]) continue;
         rc = quota_ledger_set(t, &qs[i], res.next[i], e);
@@ -483,9 +458,74 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
     return rc;
 }
 
+/* ---- a namespace's quota mode ----
+ * Relabelling a namespace's quota.allot.dev/mode (deferred <-> admission)
+ * changes what its unassigned pods charge (core/deferred.h): their cpu and
+ * memory start counting in admission mode and stop in deferred mode. So every
+ * quota of the namespace is recounted under the mode being stored, in the
+ * transaction that stores it. The flip to deferred only lowers usage. The
+ * flip to admission may raise it and, like every write that raises usage, is
+ * refused (403, upstream's "exceeded quota" text) when a key would rise above
+ * its hard: in admission mode nothing holds unassigned pods back from being
+ * bound, so the pods the quota cannot hold would run, not just be counted.
+ * (Lowering hard below usage, allowed, starts nothing.) docs/decisions.md. */
+
+/* Quota v recounted as if the namespace's mode were `deferred`, checked and
+ * staged (not when dry_run). */
+static int recount_for_mode(store_txn *t, const api_kind *k, const json_t *ns_obj, const ql_view *v,
+                            bool deferred, bool dry_run, api_err *e)
+{
+    json_t *quota = quota_obj_json(v->obj), *used = NULL;
+    rlist *next = rl_new();
+    char *msg = NULL;
+    const char *bad = NULL;
+    int rc = quota && next && recount(t, quota, deferred, &used) == 0 &&
+                     rl_from_json(used, next, &bad) == 0
+                 ? 0
+                 : api_err_set(e, API_INTERNAL, "cannot recount quota");
+    if (rc == 0 && !rl_equal(next, v->used)) {
+        int m = quota_check_usage(v->prep, v->used, next, &msg);
+        if (m == 1) {
+            forbidden(e, k, ns_obj, &(quota_result){.code = 403, .message = msg});
+            rc = -1;
+        } else if (m != 0) {
+            rc = api_err_set(e, API_INTERNAL, "out of memory");
+        } else if (!dry_run) {
+            rc = quota_ledger_set(t, v, next, e);
+            next = NULL;
+        }
+    }
+    free(msg);
+    rl_free(next);
+    json_decref(used);
+    json_decref(quota);
+    return rc;
+}
+
+/* A write of Namespace `obj` (its stored version `old`): when it changes the
+ * quota mode, the namespace's quotas follow in this transaction. A namespace
+ * not stored counts as deferred, as quota_ns_deferred reads it. */
+static int namespace_mode(store_txn *t, const api_kind *k, reg_op op, const json_t *obj,
+                          const json_t *old, bool dry_run, api_err *e)
+{
+    bool was = quota_ns_obj_deferred(op == REG_CREATE ? NULL : old);
+    bool is = quota_ns_obj_deferred(op == REG_DELETE ? NULL : obj);
+    const char *ns = meta_str(obj, "name");
+    if (was == is || !ns || !*ns) return 0;
+    ql_view *qs = NULL;
+    size_t n = 0;
+    if (quota_ledger_load(t, ns, &qs, &n, e) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = recount_for_mode(t, k, obj, &qs[i], is, dry_run, e);
+    free(qs);
+    return rc;
+}
+
 static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
                        const json_t *old, bool dry_run, api_err *e)
 {
+    if (k->flags & API_KIND_NAMESPACE) return namespace_mode(t, k, op, obj, old, dry_run, e);
     if (!k->namespaced || quota_ignored_resource(k->group, k->resource)) return 0;
     const char *ns = meta_str(obj, "namespace");
     if (!ns || !*ns) return 0;
@@ -498,13 +538,13 @@ static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *s
     if (n > 0 || json_array_size(limited_resources) > 0) {
         quota_op qop = op == REG_CREATE ? QUOTA_CREATE : QUOTA_UPDATE;
         if (op == REG_DELETE)
-            rc = dry_run ? 0 : release(t, k, qs, n, obj, NULL, deferred, e);
+            rc = dry_run ? 0 : release(t, k, qs, n, obj, NULL, deferred, false, e);
         else if (!strcmp(sub, "binding"))
             rc = deferred ? charge_binding(t, qs, n, obj, dry_run, e) : 0;
         else if (quota_handles(k->group, k->resource, qop, sub, obj, old))
             rc = check_and_charge(t, k, op, sub, qs, n, obj, old, deferred, dry_run, e);
-        else if (op == REG_UPDATE && !dry_run)
-            rc = release(t, k, qs, n, old, obj, deferred, e);
+        else if (op == REG_UPDATE) /* a dry run too: a rise may be refused */
+            rc = release(t, k, qs, n, old, obj, deferred, dry_run, e);
     }
     free(qs);
     if (rc == 0 && is_quota_kind(k) && op == REG_DELETE && !dry_run) {

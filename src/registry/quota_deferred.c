@@ -23,6 +23,16 @@ static const char *meta_str(const json_t *obj, const char *f)
     return json_string_value(json_object_get(json_object_get(obj, "metadata"), f));
 }
 
+/* The one rule of the mode: deferred unless the gate is off or the
+ * namespace's labels say quota.allot.dev/mode=admission (a namespace not
+ * stored is deferred). `labels` may be NULL. */
+static bool mode_deferred(const json_t *labels)
+{
+    if (!feature_enabled(FEATURE_DEFERRED_RESOURCE_QUOTA)) return false;
+    const char *mode = json_string_value(json_object_get(labels, DEFERRED_MODE_LABEL));
+    return !mode || strcmp(mode, "admission") != 0;
+}
+
 bool quota_ns_deferred(store_txn *t, store *st, const char *ns)
 {
     if (!feature_enabled(FEATURE_DEFERRED_RESOURCE_QUOTA) || !ns || !*ns) return false;
@@ -30,12 +40,14 @@ bool quota_ns_deferred(store_txn *t, store *st, const char *ns)
     snprintf(key, sizeof key, "namespaces//%s", ns);
     store_obj *o = t ? store_txn_get(t, key) : store_get(st, key);
     if (!o) return true;
-    bool classic =
-        o->idx.labels &&
-        !strcmp(json_string_value(json_object_get(o->idx.labels, DEFERRED_MODE_LABEL)) ?: "",
-                "admission");
+    bool deferred = mode_deferred(o->idx.labels);
     store_obj_unref(o);
-    return !classic;
+    return deferred;
+}
+
+bool quota_ns_obj_deferred(const json_t *ns)
+{
+    return mode_deferred(json_object_get(json_object_get(ns, "metadata"), "labels"));
 }
 
 static rlist *list_of(const json_t *q, const char *field)

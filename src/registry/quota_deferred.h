@@ -13,6 +13,8 @@
 /* Whether compute quota is deferred in namespace ns: the DeferredResourceQuota
  * gate is on and the namespace is not labelled quota.allot.dev/mode=admission. */
 bool quota_ns_deferred(store_txn *t, store *st, const char *ns);
+/* The same rule for a Namespace object (NULL: a namespace not stored). */
+bool quota_ns_obj_deferred(const json_t *ns);
 
 /* A pod the scheduler has assumed and is binding: its store key and its
  * deferred usage. */

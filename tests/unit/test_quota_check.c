@@ -805,6 +805,128 @@ static void test_other_kinds(void **state)
                           "{'persistentvolumeclaims':'2','requests.storage':'11Gi'}", NULL}});
 }
 
+/* A pod's resize from limits.cpu 500m to 1e400: the exact difference needs
+ * more digits than a qty holds. A quota that does not charge limits.cpu is
+ * not concerned (allowed, nothing changes; the same pod is allowed on
+ * create); one that does refuses it as the create path refuses a usage it
+ * cannot hold (403). It was "out of memory", a 500. */
+static char *resized(const char *rv, const char *limit)
+{
+    char *s;
+    if (asprintf(&s,
+                 "{'metadata':{'name':'p','namespace':'test'%s%s%s},'spec':{'containers':[{"
+                 "'name':'c','image':'x','resources':{'requests':{'cpu':'250m','memory':'1Gi'},"
+                 "'limits':{'cpu':'%s','memory':'1Gi'}}}]}}",
+                 *rv ? ",'resourceVersion':'" : "", rv, *rv ? "'" : "", limit) < 0)
+        abort();
+    return s;
+}
+
+static void test_update_beyond_precision(void **state)
+{
+    check("resize, quota without limits.cpu",
+          (tcase){
+              .sub = "resize",
+              .op = QUOTA_UPDATE,
+              .obj = resized("", "1e400"),
+              .old = resized("7", "500m"),
+              .quotas = {Q("cpu", "", "'cpu':'1','memory':'2Gi'", "'cpu':'250m','memory':'1Gi'")}},
+          (want){.allowed = true});
+    check("resize, quota with limits.cpu",
+          (tcase){.sub = "resize",
+                  .op = QUOTA_UPDATE,
+                  .obj = resized("", "1e400"),
+                  .old = resized("7", "500m"),
+                  .quotas = {Q("cpu", "", "'cpu':'1'", "'cpu':'250m'"),
+                             Q("lim", "", "'limits.cpu':'2'", "'limits.cpu':'500m'")}},
+          (want){.message = "quota lim: the usage of limits.cpu would need more significant "
+                            "digits than are supported"});
+    /* The sum with what is used already, on create. */
+    check("create",
+          (tcase){.op = QUOTA_CREATE,
+                  .obj = resized("", "1e70"),
+                  .quotas = {Q("lim", "", "'limits.cpu':'2'", "'limits.cpu':'1m'")}},
+          (want){.message = "quota lim: the usage of limits.cpu would need more significant "
+                            "digits than are supported"});
+}
+
+/* The moves of usage CheckRequest does not check (status writes, terminal
+ * phases, deletes, namespace mode flips): a key that rises must stay within
+ * hard, a decrease always goes through. */
+static rlist *RL(const char *s)
+{
+    json_t *j = J(s);
+    rlist *l = rl_new();
+    if (!l || rl_from_json(j, l, NULL) != 0) fail_msg("bad list %s", s);
+    json_decref(j);
+    return l;
+}
+
+static void expect_move(const char *id, const char *hard, const char *used, const char *before,
+                        const char *after, int want_rc, const char *want)
+{
+    char *qs = Q("q", "", hard, used), *us = NULL;
+    json_t *quota = J(qs);
+    char err[256];
+    quota_prepared *p = quota_prepare(quota, err, sizeof err);
+    assert_non_null(p);
+    if (asprintf(&us, "{%s}", used) < 0) abort();
+    rlist *u = RL(us), *b = RL(before), *a = RL(after), *next = NULL;
+    char *msg = NULL;
+    int rc = quota_check_move(p, u, b, a, &next, &msg);
+    if (rc != want_rc) fail_msg("%s: rc %d want %d (%s)", id, rc, want_rc, msg ? msg : "");
+    if (rc == 1 && strcmp(msg, want) != 0) fail_msg("%s:\n got: %s\nwant: %s", id, msg, want);
+    if (rc == 0) {
+        json_t *got = next ? rl_to_json(next) : NULL;
+        char *g = got ? used_str(got) : NULL;
+        if (!same_str(g, want)) fail_msg("%s: next %s want %s", id, g ? g : "NULL", want);
+        free(g);
+        json_decref(got);
+        /* quota_check_usage decides the same on the result */
+        char *m2 = NULL;
+        if (next) assert_int_equal(quota_check_usage(p, u, next, &m2), 0);
+        free(m2);
+    }
+    free(msg);
+    rl_free(next);
+    rl_free(u);
+    rl_free(b);
+    rl_free(a);
+    quota_prepared_free(p);
+    json_decref(quota);
+    free(qs);
+    free(us);
+}
+
+static void test_check_move(void **state)
+{
+    /* A terminal pod made Running again: pods 1 back while 2 of 2 are used. */
+    expect_move("rise over hard", "'pods':'2'", "'pods':'2'", "{}", "{'pods':'1'}", 1,
+                "exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2");
+    expect_move("rise to hard", "'pods':'2','cpu':'1'", "'pods':'1','cpu':'0'", "{}",
+                "{'pods':'1','cpu':'1'}", 0, "{'cpu':'1','pods':'2'}");
+    expect_move("allocated above spec", "'requests.cpu':'2'", "'requests.cpu':'100m'",
+                "{'requests.cpu':'100m'}", "{'requests.cpu':'100'}", 1,
+                "exceeded quota: q, requested: requests.cpu=99900m, used: requests.cpu=100m, "
+                "limited: requests.cpu=2");
+    /* A quota above its hard (hard lowered): a decrease goes through, a key
+     * that does not rise is not compared, one that rises is. */
+    expect_move("decrease above hard", "'pods':'1','cpu':'1'", "'pods':'3','cpu':'0'",
+                "{'pods':'1'}", "{}", 0, "{'cpu':'0','pods':'2'}");
+    expect_move("unrelated key above hard", "'pods':'1','cpu':'1'", "'pods':'3','cpu':'0'",
+                "{'pods':'1'}", "{'pods':'1','cpu':'1'}", 0, "{'cpu':'1','pods':'3'}");
+    expect_move("rise while above hard", "'pods':'1','cpu':'1'", "'pods':'3','cpu':'0'",
+                "{'pods':'1'}", "{'pods':'2'}", 1,
+                "exceeded quota: q, requested: pods=1, used: pods=3, limited: pods=1");
+    /* Beyond a qty's digits: a rise is refused, a fall left to the resync. */
+    expect_move("rise beyond precision", "'limits.cpu':'2'", "'limits.cpu':'500m'",
+                "{'limits.cpu':'500m'}", "{'limits.cpu':'1e400'}", 1,
+                "quota q: the usage of limits.cpu would need more significant digits than are "
+                "supported");
+    expect_move("fall beyond precision", "'limits.cpu':'2e80'", "'limits.cpu':'1e70'",
+                "{'limits.cpu':'1m'}", "{}", 0, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -835,6 +957,8 @@ int main(void)
         cmocka_unit_test(test_update_scoped),
         cmocka_unit_test(test_deferred),
         cmocka_unit_test(test_other_kinds),
+        cmocka_unit_test(test_update_beyond_precision),
+        cmocka_unit_test(test_check_move),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
