@@ -16,8 +16,9 @@ void deployment_defaults(json_t *obj);
 void priorityclass_defaults(json_t *obj);
 void storageclass_defaults(json_t *obj);
 
-/* The pod's QoS class ("BestEffort", "Burstable", "Guaranteed") as upstream
- * computes it from spec (containers and init containers). */
+/* The pod's QoS class ("BestEffort", "Burstable", "Guaranteed"): upstream's
+ * ComputePodQOS from spec (status.qosClass is not read); NULL when out of
+ * memory. */
 const char *pod_qos_class(const json_t *pod);
 
 /* Get obj[key], creating an empty object there when absent or not an object. */
