@@ -27,21 +27,36 @@ typedef struct tc_ctx {
 
 /* ---- paths ---- */
 
+/* Appends without printf: the path is extended for every member decoded
+ * and read only when an error or an unknown field needs it. Past the buffer
+ * the path is cut, never overrun. */
+static void path_append(tc_ctx *c, const char *s, size_t n)
+{
+    size_t room = sizeof c->path - 1 - c->len;
+    if (n > room) n = room;
+    memcpy(c->path + c->len, s, n);
+    c->len += n;
+    c->path[c->len] = '\0';
+}
+
 static size_t path_push_field(tc_ctx *c, const char *name)
 {
     size_t mark = c->len;
-    int w = snprintf(c->path + c->len, sizeof c->path - c->len, "%s%s", c->len ? "." : "", name);
-    if (w > 0)
-        c->len = c->len + (size_t)w < sizeof c->path ? c->len + (size_t)w : sizeof c->path - 1;
+    if (c->len) path_append(c, ".", 1);
+    path_append(c, name, strlen(name));
     return mark;
 }
 
 static size_t path_push_index(tc_ctx *c, size_t i)
 {
-    size_t mark = c->len;
-    int w = snprintf(c->path + c->len, sizeof c->path - c->len, "[%zu]", i);
-    if (w > 0)
-        c->len = c->len + (size_t)w < sizeof c->path ? c->len + (size_t)w : sizeof c->path - 1;
+    char buf[32];
+    size_t mark = c->len, n = sizeof buf;
+    buf[--n] = ']';
+    do
+        buf[--n] = (char)('0' + i % 10);
+    while ((i /= 10) && n > 1);
+    buf[--n] = '[';
+    path_append(c, buf + n, sizeof buf - n);
     return mark;
 }
 
@@ -220,7 +235,11 @@ static int quantity(tc_ctx *c, json_t *v, json_t **canon)
     int rc = json_is_string(v) || json_is_number(v) || json_is_null(v) ? qty_from_json(v, &q)
                                                                        : QTY_ERR_FORMAT;
     if (rc != 0) return plain_error(c, qty_strerror(rc));
-    *canon = qty_to_json(&q);
+    /* Most bodies already carry the canonical form: then nothing is replaced. */
+    char buf[QTY_STR_MAX];
+    qty_format_str(&q, buf, sizeof buf);
+    if (json_is_string(v) && strcmp(buf, json_string_value(v)) == 0) return 0;
+    *canon = json_string(buf);
     return *canon ? 0 : plain_error(c, "out of memory");
 }
 
