@@ -1,71 +1,26 @@
-/* quota_ledger.c - quota usage in memory, committed with transactions (see
- * quota_ledger.h).
- *
- * Published state: `entries` (key -> entry), changed only under the store's
- * writer lock and, for readers outside it, under `mu`. A transaction works on
- * `staged` copies (copy on write) and the store's end hook publishes them when
- * it commits. One transaction runs at a time, so one staging area suffices.
- *
- * A charge is the hot path (one per quota per create): its staged copy borrows
- * the key of the published entry it was copied from (its origin), and is
- * published by moving its usage into the origin, in place. Only a copy with
- * another stored version (a rebuild, a flush) or a delete replaces the entry
- * in the map. An origin outlives its copies: the published entry of a key is
- * replaced during a transaction only when nothing of that key is staged.
- */
+/* quota_ledger.c - ResourceQuota usage on the ledger (see quota_ledger.h):
+ * the value of a quota is its prepared spec and its used list; its derived
+ * status is status.used. */
 #include "registry/quota_ledger.h"
 
-#include "core/strmap.h"
+#include "registry/ledger.h"
 #include "registry/quota_cache.h"
 
-#include <assert.h>
-#include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-/* A quota_prepared shared by the entry and its staged copies. */
+/* A quota_prepared shared by a value and its copies: it depends only on the
+ * stored version the value was loaded from. */
 typedef struct prep_ref {
     atomic_int refs;
     quota_prepared *p;
 } prep_ref;
 
-typedef struct entry {
-    char *key;
-    unsigned long hash;   /* strmap_hash(key) */
-    bool own_key;         /* else borrowed from origin */
-    struct entry *origin; /* staged copy of a published entry: that entry, else NULL */
-    store_obj *obj;       /* the stored version (a reference) */
-    prep_ref *prep;       /* prepared from obj (or an earlier version with the same spec) */
-    rlist *used;          /* current usage */
-    int64_t rv;           /* used is exact as of this revision */
-    bool dirty;           /* used is ahead of obj's status.used */
-    bool gone;            /* staged only: the quota is deleted */
-    bool staged;          /* in the staging area (else published, or about to be freed) */
-} entry;
-
-static struct {
-    pthread_mutex_t mu;
-    strmap *entries;
-    size_t ndirty;
-    unsigned long long versions;
-    /* staging: touched only by the writer-lock holder */
-    store_txn *txn;
-    entry **staged;
-    size_t nstaged, cap;
-    /* the flusher */
-    store *st;
-    pthread_t thread;
-    pthread_cond_t wake;
-    bool running, stop;
-    bool flusher_idle; /* waiting for a first dirty entry (under mu) */
-    unsigned flush_ms;
-} L = {.mu = PTHREAD_MUTEX_INITIALIZER};
-
-/* ---- entries --------------------------------------------------------------------------------- */
+typedef struct qval {
+    prep_ref *prep;
+    rlist *used;
+} qval;
 
 static void prep_unref(prep_ref *r)
 {
@@ -75,52 +30,50 @@ static void prep_unref(prep_ref *r)
     }
 }
 
-static prep_ref *prep_ref_of(prep_ref *r)
+static void qval_free(void *v)
 {
-    atomic_fetch_add(&r->refs, 1);
-    return r;
+    qval *q = v;
+    if (!q) return;
+    prep_unref(q->prep);
+    rl_free(q->used);
+    free(q);
 }
 
-static void entry_free(entry *en)
+/* A value sharing `prep` with a new used list (takes used). */
+static qval *qval_with(prep_ref *prep, rlist *used)
 {
-    if (!en) return;
-    if (en->own_key) free(en->key);
-    if (en->obj) store_obj_unref(en->obj);
-    prep_unref(en->prep);
-    rl_free(en->used);
-    free(en);
-}
-
-static entry *entry_new(const char *key)
-{
-    entry *en = calloc(1, sizeof *en);
-    if (en && !(en->key = strdup(key))) {
-        free(en);
+    qval *q = used ? malloc(sizeof *q) : NULL;
+    if (!q) {
+        rl_free(used);
         return NULL;
     }
-    if (en) {
-        en->own_key = true;
-        en->hash = strmap_hash(key);
-    }
-    return en;
+    atomic_fetch_add(&prep->refs, 1);
+    q->prep = prep;
+    q->used = used;
+    return q;
 }
 
-/* An entry for stored version o: its prepared facts and stored usage. */
-static entry *entry_from(store_obj *o, api_err *e)
+static void *qval_copy(const void *v)
+{
+    const qval *q = v;
+    return qval_with(q->prep, rl_copy(q->used));
+}
+
+static void *qval_load(store_obj *o, api_err *e)
 {
     char err[512];
     const char *bad = NULL;
-    entry *en = entry_new(o->key);
     json_t *q = quota_obj_json(o);
-    if (!en || !q || !(en->used = rl_new()) || !(en->prep = calloc(1, sizeof *en->prep))) goto oom;
-    atomic_init(&en->prep->refs, 1);
-    en->prep->p = quota_prepare(q, err, sizeof err);
-    if (!en->prep->p) {
+    qval *v = calloc(1, sizeof *v);
+    if (!q || !v || !(v->used = rl_new()) || !(v->prep = calloc(1, sizeof *v->prep))) goto oom;
+    atomic_init(&v->prep->refs, 1);
+    v->prep->p = quota_prepare(q, err, sizeof err);
+    if (!v->prep->p) {
         if (!*err) goto oom;
         api_err_set(e, API_INTERNAL, "%s", err);
         goto fail;
     }
-    int rc = rl_from_json(json_object_get(json_object_get(q, "status"), "used"), en->used, &bad);
+    int rc = rl_from_json(json_object_get(json_object_get(q, "status"), "used"), v->used, &bad);
     if (rc == RL_ENOMEM) goto oom;
     if (rc) {
         api_err_set(e, API_INTERNAL, "quota %s: invalid quantity in status for %s", o->name,
@@ -128,282 +81,24 @@ static entry *entry_from(store_obj *o, api_err *e)
         goto fail;
     }
     json_decref(q);
-    store_obj_ref(o);
-    en->obj = o;
-    en->rv = o->rv;
-    return en;
+    return v;
 oom:
     api_err_set(e, API_INTERNAL, "out of memory");
 fail:
     json_decref(q);
-    entry_free(en);
+    qval_free(v);
     return NULL;
 }
-
-/* ---- staging --------------------------------------------------------------------------------- */
-
-static void set_dirty(entry *en, bool dirty)
-{
-    if (en->dirty != dirty) L.ndirty += dirty ? 1 : (size_t)-1;
-    en->dirty = dirty;
-}
-
-/* The store's end hook: publish the staged entries, or drop them. */
-static void on_txn_end(void *arg, int64_t rev, bool committed)
-{
-    (void)arg;
-    (void)rev;
-    if (committed) pthread_mutex_lock(&L.mu);
-    for (size_t i = 0; i < L.nstaged; i++) {
-        entry *st = L.staged[i];
-        if (!committed) {
-            entry_free(st);
-            continue;
-        }
-        entry *org = st->origin;
-        if (!st->gone && org && org->obj == st->obj && org->prep == st->prep) {
-            assert(strmap_get(L.entries, st->key) == org);
-            rlist *prev = org->used;
-            org->used = st->used;
-            st->used = prev;
-            org->rv = st->rv;
-            set_dirty(org, st->dirty);
-            entry_free(st);
-            continue;
-        }
-        if (!st->own_key && !(st->key = strdup(st->key))) abort(); /* as below */
-        st->own_key = true;
-        st->origin = NULL;
-        st->staged = false;
-        entry *old = strmap_get(L.entries, st->key);
-        if (old) set_dirty(old, false);
-        if (st->gone) {
-            strmap_del(L.entries, st->key);
-            entry_free(st);
-        } else if (strmap_put(L.entries, st->key, st, NULL) != 0) {
-            /* The transaction has committed: losing its charges would break the
-             * invariant silently. As the store does, out of memory here is fatal. */
-            abort();
-        } else {
-            bool dirty = st->dirty;
-            st->dirty = false;
-            set_dirty(st, dirty);
-        }
-        entry_free(old);
-    }
-    /* Only an idle flusher needs waking: one inside its interval writes
-     * whatever turned dirty meanwhile when the interval ends. Signalling it on
-     * every charge cost a futex wake and a context switch per create. */
-    bool wake = committed && L.ndirty > 0 && L.flusher_idle;
-    if (wake) L.flusher_idle = false;
-    if (committed) pthread_mutex_unlock(&L.mu);
-    L.nstaged = 0;
-    L.txn = NULL;
-    if (wake && L.running) pthread_cond_signal(&L.wake);
-}
-
-static entry *staged_find(const char *key, unsigned long hash)
-{
-    for (size_t i = 0; i < L.nstaged; i++)
-        if (L.staged[i]->hash == hash && !strcmp(L.staged[i]->key, key)) return L.staged[i];
-    return NULL;
-}
-
-static entry *staged_get(store_txn *t, const char *key)
-{
-    if (L.txn != t || L.nstaged == 0) return NULL;
-    return staged_find(key, strmap_hash(key));
-}
-
-/* Put `en` in t's staging area (replacing a staged entry of the same key).
- * Takes en, also on failure. */
-static int stage(store_txn *t, entry *en)
-{
-    if (L.txn != t) {
-        if (L.nstaged || store_txn_on_end(t, on_txn_end, NULL) != 0) {
-            entry_free(en);
-            return -1;
-        }
-        L.txn = t;
-    }
-    for (size_t i = 0; i < L.nstaged; i++) {
-        if (L.staged[i]->hash == en->hash && !strcmp(L.staged[i]->key, en->key)) {
-            entry_free(L.staged[i]);
-            en->staged = true;
-            L.staged[i] = en;
-            return 0;
-        }
-    }
-    if (L.nstaged == L.cap) {
-        size_t nc = L.cap ? L.cap * 2 : 16;
-        entry **nv = realloc(L.staged, nc * sizeof *nv);
-        if (!nv) {
-            entry_free(en);
-            return -1;
-        }
-        L.staged = nv;
-        L.cap = nc;
-    }
-    en->staged = true;
-    L.staged[L.nstaged++] = en;
-    return 0;
-}
-
-/* A staged copy of `en` with a new usage (takes `used`). It borrows the key of
- * the published entry it descends from; a copy of an entry staged with a key
- * of its own (a rebuild) owns a copy of the key. */
-static entry *copy_with(const entry *en, rlist *used)
-{
-    entry *c = calloc(1, sizeof *c);
-    entry *origin = en->own_key && !en->origin && !en->staged ? (entry *)en : en->origin;
-    if (c && origin) {
-        c->key = origin->key;
-    } else if (c && (c->key = strdup(en->key))) {
-        c->own_key = true;
-    } else {
-        free(c);
-        rl_free(used);
-        return NULL;
-    }
-    c->hash = en->hash;
-    c->origin = origin;
-    store_obj_ref(en->obj);
-    c->obj = en->obj;
-    c->prep = prep_ref_of(en->prep);
-    c->used = used;
-    c->rv = en->rv;
-    c->dirty = en->dirty;
-    return c;
-}
-
-/* The entry transaction t sees for stored version o, rebuilt if o is newer
- * than what the ledger holds. A rebuild from a committed version is published
- * at once (it only mirrors the store); from a version t wrote, it is staged. */
-static entry *current(store_txn *t, store_obj *o, api_err *e)
-{
-    if (!L.entries) {
-        pthread_mutex_lock(&L.mu);
-        L.entries = strmap_new();
-        pthread_mutex_unlock(&L.mu);
-        if (!L.entries) {
-            api_err_set(e, API_INTERNAL, "out of memory");
-            return NULL;
-        }
-    }
-    entry *en = staged_get(t, o->key);
-    if (!en) en = strmap_get(L.entries, o->key);
-    if (en && en->obj == o) return en;
-    entry *fresh = entry_from(o, e);
-    if (!fresh) return NULL;
-    if (o->rv == store_txn_rev(t) || staged_get(t, o->key))
-        return stage(t, fresh) == 0 ? fresh : NULL;
-    pthread_mutex_lock(&L.mu);
-    entry *old = strmap_get(L.entries, o->key);
-    int rc = strmap_put(L.entries, fresh->key, fresh, NULL);
-    if (rc == 0 && old) {
-        set_dirty(old, false);
-        entry_free(old);
-    }
-    pthread_mutex_unlock(&L.mu);
-    if (rc != 0) {
-        entry_free(fresh);
-        api_err_set(e, API_INTERNAL, "out of memory");
-        return NULL;
-    }
-    return fresh;
-}
-
-/* ---- the transaction's API ------------------------------------------------------------------- */
-
-int quota_ledger_load(store_txn *t, const char *ns, ql_view **views, size_t *n, api_err *e)
-{
-    char prefix[320];
-    store_obj **objs = NULL;
-    size_t cnt = 0;
-    *views = NULL;
-    *n = 0;
-    snprintf(prefix, sizeof prefix, "resourcequotas/%s/", ns);
-    if (store_txn_list(t, prefix, &objs, &cnt) != 0)
-        return api_err_set(e, API_INTERNAL, "cannot read quotas");
-    ql_view *v = cnt ? calloc(cnt, sizeof *v) : NULL;
-    int rc = cnt && !v ? api_err_set(e, API_INTERNAL, "out of memory") : 0;
-    for (size_t i = 0; i < cnt; i++) {
-        entry *en = rc == 0 ? current(t, objs[i], e) : NULL;
-        if (!en && rc == 0) rc = -1;
-        /* Entries hold their own reference to obj: the view borrows it. */
-        if (en) v[i] = (ql_view){en->key, en->obj, en->prep->p, en->used, en};
-        store_obj_unref(objs[i]);
-    }
-    free(objs);
-    if (rc != 0) {
-        free(v);
-        return -1;
-    }
-    *views = v;
-    *n = cnt;
-    return 0;
-}
-
-int quota_ledger_set(store_txn *t, const ql_view *v, rlist *used, api_err *e)
-{
-    entry *c = copy_with(v->entry, used);
-    if (c) {
-        c->rv = store_txn_rev(t);
-        c->dirty = true;
-    }
-    if (!c || stage(t, c) != 0) return api_err_set(e, API_INTERNAL, "quota accounting failed");
-    return 0;
-}
-
-void quota_ledger_forget(store_txn *t, const char *key)
-{
-    entry *en = entry_new(key);
-    if (!en) return; /* the entry stays, unused: it is never matched again */
-    en->gone = true;
-    stage(t, en);
-}
-
-rlist *quota_ledger_read_txn(store_txn *t, const store_obj *o)
-{
-    api_err e;
-    api_err_init(&e);
-    entry *en = current(t, (store_obj *)o, &e);
-    api_err_clear(&e);
-    return en ? rl_copy(en->used) : NULL;
-}
-
-rlist *quota_ledger_read(const store_obj *o, int64_t *rv)
-{
-    pthread_mutex_lock(&L.mu);
-    entry *en = L.entries ? strmap_get(L.entries, o->key) : NULL;
-    rlist *used = en && en->obj == o ? rl_copy(en->used) : NULL;
-    if (used) *rv = en->rv;
-    pthread_mutex_unlock(&L.mu);
-    if (used || (en && en->obj == o)) return used;
-    /* Not in the ledger, or the ledger trails the store: the stored version. */
-    json_t *q = quota_obj_json(o);
-    const char *bad = NULL;
-    used = q ? rl_new() : NULL;
-    if (used &&
-        rl_from_json(json_object_get(json_object_get(q, "status"), "used"), used, &bad) != 0) {
-        rl_free(used);
-        used = NULL;
-    }
-    json_decref(q);
-    *rv = o->rv;
-    return used;
-}
-
-/* ---- writing versions ------------------------------------------------------------------------ */
 
 /* Write quota `o` again with status.used = used, in t, as a derived write:
  * status.used is a function of the stored objects, so the store may persist
  * it coalesced, and allotd recounts before serving after a restart. Returns
  * the new version (a reference) or NULL. */
-static store_obj *write_version(store_txn *t, store_obj *o, const rlist *used_rl)
+static store_obj *qval_write(store_txn *t, store_obj *o, const void *val)
 {
     char rv[32];
-    json_t *quota = quota_obj_json(o), *used = rl_to_json(used_rl);
+    const qval *qv = val;
+    json_t *quota = quota_obj_json(o), *used = rl_to_json(qv->used);
     if (!quota || !used) {
         json_decref(quota);
         json_decref(used);
@@ -438,156 +133,113 @@ static store_obj *write_version(store_txn *t, store_obj *o, const rlist *used_rl
     return nw;
 }
 
-/* Write every dirty quota that still is what the ledger holds; a dirty entry
- * whose quota was rewritten or deleted meanwhile is rebuilt (or forgotten) by
- * its next reader, so it is only marked clean. */
-static int flush_in(store_txn *t, size_t *written)
+static const ledger_ops quota_ops = {"quota", qval_load, qval_copy, qval_free, qval_write};
+
+static ql_view view_of(ledger_entry *en)
 {
-    int rc = 0;
-    void *v;
-    *written = 0;
-    for (size_t it = 0; rc == 0 && strmap_next(L.entries, &it, NULL, &v);) {
-        entry *en = v;
-        if (!en->dirty) continue;
-        store_obj *o = store_txn_get(t, en->key);
-        entry *c = NULL;
-        if (o == en->obj) {
-            store_obj *nw = write_version(t, o, en->used);
-            rlist *used = nw ? rl_copy(en->used) : NULL;
-            c = used ? copy_with(en, used) : NULL;
-            if (c) {
-                store_obj_unref(c->obj);
-                c->obj = nw;
-                nw = NULL;
-                c->dirty = false;
-                (*written)++;
-            }
-            if (nw) store_obj_unref(nw);
-            if (!c) rc = -1;
-        } else {
-            /* Not staged: this transaction may write nothing, and the entry is
-             * rebuilt by its next reader whether or not it commits. */
-            pthread_mutex_lock(&L.mu);
-            set_dirty(en, false);
-            pthread_mutex_unlock(&L.mu);
-        }
-        if (c && stage(t, c) != 0) rc = -1;
-        if (o) store_obj_unref(o);
+    const qval *v = ledger_value(en);
+    return (ql_view){ledger_key(en), ledger_obj(en), v->prep->p, v->used, en};
+}
+
+int quota_ledger_load(store_txn *t, const char *ns, ql_view **views, size_t *n, api_err *e)
+{
+    char prefix[320];
+    store_obj **objs = NULL;
+    size_t cnt = 0;
+    *views = NULL;
+    *n = 0;
+    snprintf(prefix, sizeof prefix, "resourcequotas/%s/", ns);
+    if (store_txn_list(t, prefix, &objs, &cnt) != 0)
+        return api_err_set(e, API_INTERNAL, "cannot read quotas");
+    ql_view *v = cnt ? calloc(cnt, sizeof *v) : NULL;
+    int rc = cnt && !v ? api_err_set(e, API_INTERNAL, "out of memory") : 0;
+    for (size_t i = 0; i < cnt; i++) {
+        ledger_entry *en = rc == 0 ? ledger_current(t, &quota_ops, objs[i], e) : NULL;
+        if (!en && rc == 0) rc = -1;
+        /* Entries hold their own reference to obj: the view borrows it. */
+        if (en) v[i] = view_of(en);
+        store_obj_unref(objs[i]);
     }
-    return rc;
+    free(objs);
+    if (rc != 0) {
+        free(v);
+        return -1;
+    }
+    *views = v;
+    *n = cnt;
+    return 0;
+}
+
+int quota_ledger_set(store_txn *t, const ql_view *v, rlist *used, api_err *e)
+{
+    const qval *cur = ledger_value(v->entry);
+    qval *nv = qval_with(cur->prep, used);
+    if (!nv) return api_err_set(e, API_INTERNAL, "quota accounting failed");
+    return ledger_set(t, v->entry, nv, e);
+}
+
+void quota_ledger_forget(store_txn *t, const char *key)
+{
+    ledger_forget(t, key);
+}
+
+rlist *quota_ledger_read_txn(store_txn *t, const store_obj *o)
+{
+    api_err e;
+    api_err_init(&e);
+    ledger_entry *en = ledger_current(t, &quota_ops, (store_obj *)o, &e);
+    api_err_clear(&e);
+    return en ? rl_copy(((const qval *)ledger_value(en))->used) : NULL;
+}
+
+rlist *quota_ledger_read(const store_obj *o, int64_t *rv)
+{
+    qval *v = ledger_read(&quota_ops, o, rv);
+    if (v) {
+        rlist *used = v->used;
+        v->used = NULL;
+        qval_free(v);
+        return used;
+    }
+    /* Not in the ledger, or the ledger trails the store: the stored version. */
+    json_t *q = quota_obj_json(o);
+    const char *bad = NULL;
+    rlist *used = q ? rl_new() : NULL;
+    if (used &&
+        rl_from_json(json_object_get(json_object_get(q, "status"), "used"), used, &bad) != 0) {
+        rl_free(used);
+        used = NULL;
+    }
+    json_decref(q);
+    *rv = o->rv;
+    return used;
 }
 
 int quota_ledger_sync(store *st)
 {
-    pthread_mutex_lock(&L.mu);
-    bool dirty = L.ndirty > 0;
-    pthread_mutex_unlock(&L.mu);
-    if (!dirty) return 0;
-    store_txn *t = store_begin(st);
-    if (!t) return -1;
-    size_t written = 0;
-    int rc = L.entries ? flush_in(t, &written) : 0;
-    if (rc != 0) {
-        store_abort(t);
-        return -1;
-    }
-    rc = store_commit(t);
-    if (rc == 0) {
-        pthread_mutex_lock(&L.mu);
-        L.versions += written;
-        pthread_mutex_unlock(&L.mu);
-    }
-    return rc;
-}
-
-/* ---- the flusher ----------------------------------------------------------------------------- */
-
-static void deadline_in(struct timespec *ts, unsigned ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
-/* Waits for a dirty quota, then flush_ms more (the charges of that interval
- * share one version), then writes. */
-static void *flusher_main(void *arg)
-{
-    (void)arg;
-    pthread_setname_np(pthread_self(), "quota-ledger");
-    pthread_mutex_lock(&L.mu);
-    while (!L.stop) {
-        if (L.ndirty == 0) {
-            L.flusher_idle = true;
-            pthread_cond_wait(&L.wake, &L.mu);
-            continue;
-        }
-        L.flusher_idle = false;
-        struct timespec due;
-        deadline_in(&due, L.flush_ms);
-        while (!L.stop && pthread_cond_timedwait(&L.wake, &L.mu, &due) != ETIMEDOUT) {
-        }
-        pthread_mutex_unlock(&L.mu);
-        quota_ledger_sync(L.st);
-        pthread_mutex_lock(&L.mu);
-    }
-    pthread_mutex_unlock(&L.mu);
-    quota_ledger_sync(L.st); /* what is left, before the store closes */
-    return NULL;
+    return ledger_sync(st);
 }
 
 int quota_ledger_start(store *st, unsigned flush_ms)
 {
-    if (L.running) return -1;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&L.wake, &ca);
-    pthread_condattr_destroy(&ca);
-    L.st = st;
-    L.flush_ms = flush_ms ? flush_ms : 1;
-    L.stop = false;
-    if (pthread_create(&L.thread, NULL, flusher_main, NULL) != 0) return -1;
-    L.running = true;
-    return 0;
+    return ledger_start(st, flush_ms);
 }
 
 void quota_ledger_stop(void)
 {
-    if (!L.running) return;
-    pthread_mutex_lock(&L.mu);
-    L.stop = true;
-    pthread_cond_signal(&L.wake);
-    pthread_mutex_unlock(&L.mu);
-    pthread_join(L.thread, NULL);
-    pthread_cond_destroy(&L.wake);
-    L.running = false;
+    ledger_stop();
 }
 
 void quota_ledger_get_stats(quota_ledger_stats *out)
 {
-    pthread_mutex_lock(&L.mu);
-    out->quotas = L.entries ? strmap_count(L.entries) : 0;
-    out->dirty = L.ndirty;
-    out->versions = L.versions;
-    pthread_mutex_unlock(&L.mu);
+    ledger_stats s;
+    ledger_get_stats(&s);
+    out->quotas = s.entries;
+    out->dirty = s.dirty;
+    out->versions = s.versions;
 }
 
 void quota_ledger_clear(void)
 {
-    pthread_mutex_lock(&L.mu);
-    void *v;
-    for (size_t it = 0; L.entries && strmap_next(L.entries, &it, NULL, &v);)
-        entry_free(v);
-    strmap_free(L.entries);
-    L.entries = NULL;
-    L.ndirty = 0;
-    pthread_mutex_unlock(&L.mu);
-    free(L.staged);
-    L.staged = NULL;
-    L.nstaged = L.cap = 0;
+    ledger_clear();
 }

@@ -35,8 +35,8 @@ typedef struct ql_view {
     const char *key;
     store_obj *obj; /* the stored version (borrowed) */
     const quota_prepared *prep;
-    const rlist *used;   /* current usage (may be ahead of obj's status.used) */
-    struct entry *entry; /* the ledger's own */
+    const rlist *used;          /* current usage (may be ahead of obj's status.used) */
+    struct ledger_entry *entry; /* the ledger's own (ledger.h) */
 } ql_view;
 
 /* The quotas of namespace `ns` in transaction t, sorted by key. *views is

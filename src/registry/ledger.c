@@ -1,0 +1,480 @@
+/* ledger.c - derived values in memory, committed with transactions (see
+ * ledger.h).
+ *
+ * Published state: `entries` (key -> entry), changed only under the store's
+ * writer lock and, for readers outside it, under `mu`. A transaction works on
+ * `staged` copies (copy on write) and the store's end hook publishes them when
+ * it commits. One transaction runs at a time, so one staging area suffices.
+ *
+ * A change is the hot path (a quota charge: one per quota per create): its
+ * staged copy borrows the key of the published entry it was copied from (its
+ * origin), and is published by swapping its value into the origin, in place. Only a copy with
+ * another stored version (a rebuild, a flush) or a delete replaces the entry
+ * in the map. An origin outlives its copies: the published entry of a key is
+ * replaced during a transaction only when nothing of that key is staged.
+ */
+#include "registry/ledger.h"
+
+#include "core/strmap.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct ledger_entry {
+    char *key;
+    unsigned long hash;          /* strmap_hash(key) */
+    bool own_key;                /* else borrowed from origin */
+    struct ledger_entry *origin; /* staged copy of a published entry: that entry, else NULL */
+    store_obj *obj;              /* the stored version (a reference) */
+    const ledger_ops *ops;
+    void *val;   /* the current value */
+    int64_t rv;  /* val is exact as of this revision */
+    bool dirty;  /* val is ahead of obj's status */
+    bool gone;   /* staged only: the object is deleted */
+    bool staged; /* in the staging area (else published, or about to be freed) */
+};
+typedef struct ledger_entry entry;
+
+static struct {
+    pthread_mutex_t mu;
+    strmap *entries;
+    size_t ndirty;
+    unsigned long long versions;
+    /* staging: touched only by the writer-lock holder */
+    store_txn *txn;
+    entry **staged;
+    size_t nstaged, cap;
+    /* the flusher */
+    store *st;
+    pthread_t thread;
+    pthread_cond_t wake;
+    bool running, stop;
+    bool flusher_idle; /* waiting for a first dirty entry (under mu) */
+    unsigned flush_ms;
+} L = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- entries --------------------------------------------------------------------------------- */
+
+static void entry_free(entry *en)
+{
+    if (!en) return;
+    if (en->own_key) free(en->key);
+    if (en->obj) store_obj_unref(en->obj);
+    if (en->val) en->ops->free(en->val);
+    free(en);
+}
+
+static entry *entry_new(const char *key)
+{
+    entry *en = calloc(1, sizeof *en);
+    if (en && !(en->key = strdup(key))) {
+        free(en);
+        return NULL;
+    }
+    if (en) {
+        en->own_key = true;
+        en->hash = strmap_hash(key);
+    }
+    return en;
+}
+
+/* An entry for stored version o: the value it carries. */
+static entry *entry_from(const ledger_ops *ops, store_obj *o, api_err *e)
+{
+    entry *en = entry_new(o->key);
+    if (!en) {
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
+    en->ops = ops;
+    if (!(en->val = ops->load(o, e))) {
+        entry_free(en);
+        return NULL;
+    }
+    store_obj_ref(o);
+    en->obj = o;
+    en->rv = o->rv;
+    return en;
+}
+
+/* ---- staging --------------------------------------------------------------------------------- */
+
+static void set_dirty(entry *en, bool dirty)
+{
+    if (en->dirty != dirty) L.ndirty += dirty ? 1 : (size_t)-1;
+    en->dirty = dirty;
+}
+
+/* The store's end hook: publish the staged entries, or drop them. */
+static void on_txn_end(void *arg, int64_t rev, bool committed)
+{
+    (void)arg;
+    (void)rev;
+    if (committed) pthread_mutex_lock(&L.mu);
+    for (size_t i = 0; i < L.nstaged; i++) {
+        entry *st = L.staged[i];
+        if (!committed) {
+            entry_free(st);
+            continue;
+        }
+        entry *org = st->origin;
+        if (!st->gone && org && org->obj == st->obj) {
+            assert(strmap_get(L.entries, st->key) == org);
+            void *prev = org->val;
+            org->val = st->val;
+            st->val = prev;
+            org->rv = st->rv;
+            set_dirty(org, st->dirty);
+            entry_free(st);
+            continue;
+        }
+        if (!st->own_key && !(st->key = strdup(st->key))) abort(); /* as below */
+        st->own_key = true;
+        st->origin = NULL;
+        st->staged = false;
+        entry *old = strmap_get(L.entries, st->key);
+        if (old) set_dirty(old, false);
+        if (st->gone) {
+            strmap_del(L.entries, st->key);
+            entry_free(st);
+        } else if (strmap_put(L.entries, st->key, st, NULL) != 0) {
+            /* The transaction has committed: losing its charges would break the
+             * invariant silently. As the store does, out of memory here is fatal. */
+            abort();
+        } else {
+            bool dirty = st->dirty;
+            st->dirty = false;
+            set_dirty(st, dirty);
+        }
+        entry_free(old);
+    }
+    /* Only an idle flusher needs waking: one inside its interval writes
+     * whatever turned dirty meanwhile when the interval ends. Signalling it on
+     * every charge cost a futex wake and a context switch per create. */
+    bool wake = committed && L.ndirty > 0 && L.flusher_idle;
+    if (wake) L.flusher_idle = false;
+    if (committed) pthread_mutex_unlock(&L.mu);
+    L.nstaged = 0;
+    L.txn = NULL;
+    if (wake && L.running) pthread_cond_signal(&L.wake);
+}
+
+static entry *staged_find(const char *key, unsigned long hash)
+{
+    for (size_t i = 0; i < L.nstaged; i++)
+        if (L.staged[i]->hash == hash && !strcmp(L.staged[i]->key, key)) return L.staged[i];
+    return NULL;
+}
+
+static entry *staged_get(store_txn *t, const char *key)
+{
+    if (L.txn != t || L.nstaged == 0) return NULL;
+    return staged_find(key, strmap_hash(key));
+}
+
+/* Put `en` in t's staging area (replacing a staged entry of the same key).
+ * Takes en, also on failure. */
+static int stage(store_txn *t, entry *en)
+{
+    if (L.txn != t) {
+        if (L.nstaged || store_txn_on_end(t, on_txn_end, NULL) != 0) {
+            entry_free(en);
+            return -1;
+        }
+        L.txn = t;
+    }
+    for (size_t i = 0; i < L.nstaged; i++) {
+        if (L.staged[i]->hash == en->hash && !strcmp(L.staged[i]->key, en->key)) {
+            entry_free(L.staged[i]);
+            en->staged = true;
+            L.staged[i] = en;
+            return 0;
+        }
+    }
+    if (L.nstaged == L.cap) {
+        size_t nc = L.cap ? L.cap * 2 : 16;
+        entry **nv = realloc(L.staged, nc * sizeof *nv);
+        if (!nv) {
+            entry_free(en);
+            return -1;
+        }
+        L.staged = nv;
+        L.cap = nc;
+    }
+    en->staged = true;
+    L.staged[L.nstaged++] = en;
+    return 0;
+}
+
+/* A staged copy of `en` with a new value (takes `val`). It borrows the key of
+ * the published entry it descends from; a copy of an entry staged with a key
+ * of its own (a rebuild) owns a copy of the key. */
+static entry *copy_with(const entry *en, void *val)
+{
+    entry *c = calloc(1, sizeof *c);
+    entry *origin = en->own_key && !en->origin && !en->staged ? (entry *)en : en->origin;
+    if (c && origin) {
+        c->key = origin->key;
+    } else if (c && (c->key = strdup(en->key))) {
+        c->own_key = true;
+    } else {
+        free(c);
+        en->ops->free(val);
+        return NULL;
+    }
+    c->hash = en->hash;
+    c->origin = origin;
+    store_obj_ref(en->obj);
+    c->obj = en->obj;
+    c->ops = en->ops;
+    c->val = val;
+    c->rv = en->rv;
+    c->dirty = en->dirty;
+    return c;
+}
+
+/* The entry transaction t sees for stored version o, rebuilt if o is newer
+ * than what the ledger holds. A rebuild from a committed version is published
+ * at once (it only mirrors the store); from a version t wrote, it is staged. */
+ledger_entry *ledger_current(store_txn *t, const ledger_ops *ops, store_obj *o, api_err *e)
+{
+    if (!L.entries) {
+        pthread_mutex_lock(&L.mu);
+        L.entries = strmap_new();
+        pthread_mutex_unlock(&L.mu);
+        if (!L.entries) {
+            api_err_set(e, API_INTERNAL, "out of memory");
+            return NULL;
+        }
+    }
+    entry *en = staged_get(t, o->key);
+    if (!en) en = strmap_get(L.entries, o->key);
+    if (en && en->obj == o) return en;
+    entry *fresh = entry_from(ops, o, e);
+    if (!fresh) return NULL;
+    if (o->rv == store_txn_rev(t) || staged_get(t, o->key))
+        return stage(t, fresh) == 0 ? fresh : NULL;
+    pthread_mutex_lock(&L.mu);
+    entry *old = strmap_get(L.entries, o->key);
+    int rc = strmap_put(L.entries, fresh->key, fresh, NULL);
+    if (rc == 0 && old) {
+        set_dirty(old, false);
+        entry_free(old);
+    }
+    pthread_mutex_unlock(&L.mu);
+    if (rc != 0) {
+        entry_free(fresh);
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
+    return fresh;
+}
+
+/* ---- the transaction's API ------------------------------------------------------------------- */
+
+const void *ledger_value(const ledger_entry *en)
+{
+    return en->val;
+}
+
+store_obj *ledger_obj(const ledger_entry *en)
+{
+    return en->obj;
+}
+
+const char *ledger_key(const ledger_entry *en)
+{
+    return en->key;
+}
+
+int ledger_set(store_txn *t, const ledger_entry *en, void *val, api_err *e)
+{
+    entry *c = copy_with(en, val);
+    if (c) {
+        c->rv = store_txn_rev(t);
+        c->dirty = true;
+    }
+    if (!c || stage(t, c) != 0)
+        return api_err_set(e, API_INTERNAL, "%s accounting failed", en->ops->name);
+    return 0;
+}
+
+void ledger_forget(store_txn *t, const char *key)
+{
+    entry *en = entry_new(key);
+    if (!en) return; /* the entry stays, unused: it is never matched again */
+    en->gone = true;
+    stage(t, en);
+}
+
+void *ledger_read(const ledger_ops *ops, const store_obj *o, int64_t *rv)
+{
+    pthread_mutex_lock(&L.mu);
+    entry *en = L.entries ? strmap_get(L.entries, o->key) : NULL;
+    void *val = en && en->obj == o && en->ops == ops ? ops->copy(en->val) : NULL;
+    if (val) *rv = en->rv;
+    pthread_mutex_unlock(&L.mu);
+    return val;
+}
+
+/* ---- writing versions ------------------------------------------------------------------------ */
+
+/* Write every dirty entry that still is what the ledger holds; a dirty entry
+ * whose object was rewritten or deleted meanwhile is rebuilt (or forgotten) by
+ * its next reader, so it is only marked clean. */
+static int flush_in(store_txn *t, size_t *written)
+{
+    int rc = 0;
+    void *v;
+    *written = 0;
+    for (size_t it = 0; rc == 0 && strmap_next(L.entries, &it, NULL, &v);) {
+        entry *en = v;
+        if (!en->dirty) continue;
+        store_obj *o = store_txn_get(t, en->key);
+        entry *c = NULL;
+        if (o == en->obj) {
+            store_obj *nw = en->ops->write(t, o, en->val);
+            void *val = nw ? en->ops->copy(en->val) : NULL;
+            c = val ? copy_with(en, val) : NULL;
+            if (c) {
+                store_obj_unref(c->obj);
+                c->obj = nw;
+                nw = NULL;
+                c->dirty = false;
+                (*written)++;
+            }
+            if (nw) store_obj_unref(nw);
+            if (!c) rc = -1;
+        } else {
+            /* Not staged: this transaction may write nothing, and the entry is
+             * rebuilt by its next reader whether or not it commits. */
+            pthread_mutex_lock(&L.mu);
+            set_dirty(en, false);
+            pthread_mutex_unlock(&L.mu);
+        }
+        if (c && stage(t, c) != 0) rc = -1;
+        if (o) store_obj_unref(o);
+    }
+    return rc;
+}
+
+int ledger_sync(store *st)
+{
+    pthread_mutex_lock(&L.mu);
+    bool dirty = L.ndirty > 0;
+    pthread_mutex_unlock(&L.mu);
+    if (!dirty) return 0;
+    store_txn *t = store_begin(st);
+    if (!t) return -1;
+    size_t written = 0;
+    int rc = L.entries ? flush_in(t, &written) : 0;
+    if (rc != 0) {
+        store_abort(t);
+        return -1;
+    }
+    rc = store_commit(t);
+    if (rc == 0) {
+        pthread_mutex_lock(&L.mu);
+        L.versions += written;
+        pthread_mutex_unlock(&L.mu);
+    }
+    return rc;
+}
+
+/* ---- the flusher ----------------------------------------------------------------------------- */
+
+static void deadline_in(struct timespec *ts, unsigned ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Waits for a dirty entry, then flush_ms more (the changes of that interval
+ * share one version), then writes. */
+static void *flusher_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "ledger");
+    pthread_mutex_lock(&L.mu);
+    while (!L.stop) {
+        if (L.ndirty == 0) {
+            L.flusher_idle = true;
+            pthread_cond_wait(&L.wake, &L.mu);
+            continue;
+        }
+        L.flusher_idle = false;
+        struct timespec due;
+        deadline_in(&due, L.flush_ms);
+        while (!L.stop && pthread_cond_timedwait(&L.wake, &L.mu, &due) != ETIMEDOUT) {
+        }
+        pthread_mutex_unlock(&L.mu);
+        ledger_sync(L.st);
+        pthread_mutex_lock(&L.mu);
+    }
+    pthread_mutex_unlock(&L.mu);
+    ledger_sync(L.st); /* what is left, before the store closes */
+    return NULL;
+}
+
+int ledger_start(store *st, unsigned flush_ms)
+{
+    if (L.running) return -1;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&L.wake, &ca);
+    pthread_condattr_destroy(&ca);
+    L.st = st;
+    L.flush_ms = flush_ms ? flush_ms : 1;
+    L.stop = false;
+    if (pthread_create(&L.thread, NULL, flusher_main, NULL) != 0) return -1;
+    L.running = true;
+    return 0;
+}
+
+void ledger_stop(void)
+{
+    if (!L.running) return;
+    pthread_mutex_lock(&L.mu);
+    L.stop = true;
+    pthread_cond_signal(&L.wake);
+    pthread_mutex_unlock(&L.mu);
+    pthread_join(L.thread, NULL);
+    pthread_cond_destroy(&L.wake);
+    L.running = false;
+}
+
+void ledger_get_stats(ledger_stats *out)
+{
+    pthread_mutex_lock(&L.mu);
+    out->entries = L.entries ? strmap_count(L.entries) : 0;
+    out->dirty = L.ndirty;
+    out->versions = L.versions;
+    pthread_mutex_unlock(&L.mu);
+}
+
+void ledger_clear(void)
+{
+    pthread_mutex_lock(&L.mu);
+    void *v;
+    for (size_t it = 0; L.entries && strmap_next(L.entries, &it, NULL, &v);)
+        entry_free(v);
+    strmap_free(L.entries);
+    L.entries = NULL;
+    L.ndirty = 0;
+    pthread_mutex_unlock(&L.mu);
+    free(L.staged);
+    L.staged = NULL;
+    L.nstaged = L.cap = 0;
+}

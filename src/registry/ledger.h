@@ -1,0 +1,86 @@
+/* ledger.h - values derived from stored objects, kept in memory and changed
+ * only by committed transactions; each object's derived status written
+ * behind them.
+ *
+ * One mechanism for every quota-like kind: a kind keeps, per stored object of
+ * its own (a ResourceQuota, later a pool or a custom quota), a value (its
+ * usage, its allocation) that transactions change far more often than it is
+ * worth rewriting the object. The ledger holds these values; the kind
+ * supplies a small vtable (ledger_ops) saying how a value is loaded from a
+ * stored version, copied, freed and written back as the object's status.
+ *
+ * INVARIANTS
+ *  - Transactional: a transaction's values are staged and published by the
+ *    store's end hook at commit, under the writer lock, or dropped on abort.
+ *    Every transaction reads the values of every transaction before it.
+ *  - Every stored status is exact at its own resourceVersion: versions are
+ *    written from the ledger in a transaction of their own, as derived writes
+ *    (store.h). A version written by anyone else (a client, a recount) carries
+ *    its own value, which the ledger then adopts (ops->load).
+ *  - Readers are never served a stale status: a kind's read hook calls
+ *    ledger_sync first; watchers see a version at most flush_ms late.
+ * Used under the store's writer lock, except ledger_read, _sync, _start,
+ * _stop and _get_stats, which any thread may call.
+ */
+#ifndef ALLOT_REGISTRY_LEDGER_H
+#define ALLOT_REGISTRY_LEDGER_H
+
+#include "api/status.h"
+#include "store/store.h"
+
+#include <stdint.h>
+
+typedef struct ledger_ops {
+    const char *name;
+    /* The value stored version o carries (its status as written); NULL with e
+     * set (500 in e when the stored status cannot be read). */
+    void *(*load)(store_obj *o, api_err *e);
+    /* An independent copy of a value; NULL when out of memory. */
+    void *(*copy)(const void *val);
+    void (*free)(void *val);
+    /* Write o again with val as its status, in t, as a derived write. Returns
+     * the new version (a reference) or NULL. */
+    store_obj *(*write)(store_txn *t, store_obj *o, const void *val);
+} ledger_ops;
+
+typedef struct ledger_entry ledger_entry;
+
+/* The entry transaction t sees for stored version o, rebuilt (ops->load) if o
+ * is newer than what the ledger holds. Valid until t ends or ledger_set
+ * changes that key. NULL with e set. */
+ledger_entry *ledger_current(store_txn *t, const ledger_ops *ops, store_obj *o, api_err *e);
+
+const void *ledger_value(const ledger_entry *en);
+store_obj *ledger_obj(const ledger_entry *en); /* the stored version (borrowed) */
+const char *ledger_key(const ledger_entry *en);
+
+/* Stage en's new value in t (takes val, also on failure); its status now
+ * trails the stored one. -1 with e set. */
+int ledger_set(store_txn *t, const ledger_entry *en, void *val, api_err *e);
+
+/* The object `key` is deleted in t. */
+void ledger_forget(store_txn *t, const char *key);
+
+/* A copy (ops->copy) of the value of stored version o as of now, and the
+ * revision *rv at which it is exact; NULL when the ledger does not hold that
+ * version (the caller reads the stored status). Any thread. */
+void *ledger_read(const ledger_ops *ops, const store_obj *o, int64_t *rv);
+
+/* Write every entry whose stored status trails its value, now, in one
+ * transaction. 0 or -1. Any thread (not inside a transaction). */
+int ledger_sync(store *st);
+
+/* The flusher: writes trailing statuses at most flush_ms late. */
+int ledger_start(store *st, unsigned flush_ms);
+void ledger_stop(void);
+
+typedef struct ledger_stats {
+    size_t entries, dirty;
+    unsigned long long versions; /* versions written by the ledger */
+} ledger_stats;
+void ledger_get_stats(ledger_stats *out);
+
+/* Drop everything (shutdown; no transaction may be open). */
+void ledger_clear(void);
+
+#endif
