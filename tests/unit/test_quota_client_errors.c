@@ -89,7 +89,7 @@ static void test_quota_hard_of_wrong_type(void **state)
 {
     (void)state;
     store *st = open_ns();
-    char msg[2048];
+    char msg[sizeof ((api_err *)0)->message];
     assert_int_equal(create_msg(st, "resourcequotas", "q",
                                 "{'metadata':{'name':'a'},'spec':{'hard':[1,2]}}", msg, sizeof msg),
                      422);
@@ -119,7 +119,7 @@ static void test_unevaluable_object_is_invalid(void **state)
         st, "resourcequotas", "q",
         "{'metadata':{'name':'qq'},'spec':{'hard':{'cpu':'10','requests.storage':'10Gi'}}}");
     api_kind pods = unvalidated("pods"), pvcs = unvalidated("persistentvolumeclaims");
-    char msg[2048];
+    char msg[sizeof ((api_err *)0)->message];
     assert_int_equal(create_as(st, &pods, "q",
                                "{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c','image':"
                                "'i','resources':{'requests':{'cpu':'abc'}}}]}}",
@@ -162,7 +162,7 @@ static void test_update_of_unevaluable_stored_object(void **state)
     (void)state;
     store *st = open_ns();
     api_kind pvcs = unvalidated("persistentvolumeclaims");
-    char msg[2048];
+    char msg[sizeof ((api_err *)0)->message];
     assert_int_equal(create_as(st, &pvcs, "q",
                                "{'metadata':{'name':'v'},'spec':{'accessModes':['ReadWriteOnce'],"
                                "'resources':{'requests':{'storage':'1x'}}}}",
@@ -192,7 +192,7 @@ static void test_scope_error_is_forbidden(void **state)
                 "{'metadata':{'name':'sel'},'spec':{'hard':{'pods':'10'},'scopeSelector':{"
                 "'matchExpressions':[{'scopeName':'PriorityClass','operator':'In','values':['bad "
                 "value!']}]}}}");
-    char msg[2048];
+    char msg[sizeof ((api_err *)0)->message];
     assert_int_equal(create_msg(st, "pods", "q",
                                 "{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c',"
                                 "'image':'i'}]}}",
@@ -221,7 +221,7 @@ static void test_uncovered_limited_scopes_are_forbidden(void **state)
     unlink(path);
     if (rc != 0) fail_msg("configure: %s", err);
     store *st = open_ns();
-    char msg[2048];
+    char msg[sizeof ((api_err *)0)->message];
     assert_int_equal(create_msg(st, "pods", "q",
                                 "{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c',"
                                 "'image':'i'}]}}",
@@ -290,7 +290,7 @@ static void test_usage_beyond_range(void **state)
     create_core(st, "resourcequotas", "q",
                 "{'metadata':{'name':'qq'},'spec':{'hard':{'cpu':'3e70'}}}");
     expect_used(st, "qq", "cpu", "10e69");
-    char msg[2048];
+    char msg[sizeof ((api_err *)0)->message];
     assert_int_equal(create_msg(st, "pods", "q", POD_CPU("more", "1m"), msg, sizeof msg), 403);
     assert_string_equal(msg, "pods \"more\" is forbidden: quota qq: the usage of cpu would need "
                              "more significant digits than are supported");

@@ -148,7 +148,7 @@ static void test_phase_back_is_checked(void **state)
     PATCH_OK(st, "pods", "a", "p0", "status", "{'status':{'phase':'Succeeded'}}");
     expect_used(st, "a", "q", "pods", "1");
     create_core(st, "pods", "a", POD("p2", SMALL));
-    char msg[1024];
+    char msg[sizeof ((api_err *)0)->message];
     const char *want = "pods \"p0\" is forbidden: exceeded quota: q, requested: pods=1, used: "
                        "pods=2, limited: pods=2";
     for (int dry = 1; dry >= 0; dry--) { /* a dry run gets the same answer */
@@ -177,7 +177,7 @@ static void test_allocated_resources_are_checked(void **state)
     create_core(st, "resourcequotas", "a",
                 "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'2'}}}");
     create_core(st, "pods", "a", POD("p0", SMALL));
-    char msg[1024];
+    char msg[sizeof ((api_err *)0)->message];
     assert_int_equal(patch(st, "pods", "a", "p0", "status",
                            "{'status':{'containerStatuses':[{'name':'c','allocatedResources':{'cpu'"
                            ":'100'},'resources':{'requests':{'cpu':'100'}}}]}}",
@@ -214,7 +214,7 @@ static void test_claim_allocation_is_checked(void **state)
     create_core(st, "persistentvolumeclaims", "a",
                 "{'metadata':{'name':'v0'},'spec':{'accessModes':['ReadWriteOnce'],'resources':{"
                 "'requests':{'storage':'1Gi'}}}}");
-    char msg[1024];
+    char msg[sizeof ((api_err *)0)->message];
     for (int dry = 1; dry >= 0; dry--) {
         assert_int_equal(patch(st, "persistentvolumeclaims", "a", "v0", "status",
                                "{'status':{'allocatedResources':{'storage':'100Gi'}}}", dry, msg,
@@ -313,7 +313,7 @@ static void test_mode_flip_over_hard_is_refused(void **state)
                 "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'2'}}}");
     create_core(st, "pods", "d", POD("p0", "{'limits':{'cpu':'2','memory':'1Gi'}}"));
     create_core(st, "pods", "d", POD("p1", "{'limits':{'cpu':'1','memory':'1Gi'}}"));
-    char msg[1024];
+    char msg[sizeof ((api_err *)0)->message];
     for (int dry = 1; dry >= 0; dry--) {
         assert_int_equal(patch(st, "namespaces", "", "d", "", ADMISSION_MODE, dry, msg, sizeof msg),
                          403);
