@@ -1,0 +1,12 @@
+/* pool_admission.h - Capsule's ResourcePools and ResourcePoolClaims decided
+ * in the write's transaction: binding, queueing, the pool's status and the
+ * namespaces' capsule-pool-<pool> quotas (see pool_admission.c). */
+#ifndef ALLOT_REGISTRY_POOL_ADMISSION_H
+#define ALLOT_REGISTRY_POOL_ADMISSION_H
+
+#include "registry/registry.h"
+
+/* Register the plugin; it runs before ResourceQuota admission. */
+int pool_admission_register(void);
+
+#endif
