@@ -213,25 +213,55 @@ static bool selects(const json_t *selectors, const json_t *labels)
     return false;
 }
 
-static int load_namespaces(store_txn *t, pool_ctx *pc, api_err *e)
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The namespaces the pool selects: stored ones, with `ns_new` (a namespace
+ * being written, NULL for none) in place of its stored version. */
+static int load_namespaces(store_txn *t, pool_ctx *pc, const json_t *ns_new, api_err *e)
 {
     store_obj **objs = NULL;
-    size_t n = 0;
+    size_t n = 0, m = 0;
     if (store_txn_list(t, "namespaces//", &objs, &n) != 0)
         return api_err_set(e, API_INTERNAL, "cannot list namespaces");
     const json_t *sels = jget(jget(pc->pool, "spec"), "selectors");
     bool deleting = jget(jget(pc->pool, "metadata"), "deletionTimestamp") != NULL;
-    pc->namespaces = json_array();
+    const char *new_name = ns_new ? meta_str(ns_new, "name") : NULL;
+    json_t **docs = calloc(n + 1, sizeof *docs);
+    const char **names = calloc(n + 1, sizeof *names);
+    int rc = docs && names ? 0 : api_err_set(e, API_INTERNAL, "out of memory");
+    bool new_seen = false;
     for (size_t i = 0; i < n; i++) {
-        json_t *ns = store_obj_doc(objs[i]);
-        if (ns && !deleting && !ns_terminating(ns) &&
-            selects(sels, jget(jget(ns, "metadata"), "labels")))
-            json_array_append_new(pc->namespaces, json_string(meta_str(ns, "name")));
-        json_decref(ns);
+        json_t *ns = rc == 0 ? store_obj_doc(objs[i]) : NULL;
         store_obj_unref(objs[i]);
+        if (!ns) continue;
+        docs[i] = ns;
+        if (new_name && !strcmp(meta_str(ns, "name"), new_name)) {
+            new_seen = true;
+            continue;
+        }
+        if (!deleting && !ns_terminating(ns) && selects(sels, jget(jget(ns, "metadata"), "labels")))
+            names[m++] = meta_str(ns, "name");
     }
-    free(objs); /* listed in key order: names sorted */
-    return 0;
+    free(objs);
+    (void)new_seen;
+    if (rc == 0 && ns_new && !deleting && !ns_terminating(ns_new) &&
+        selects(sels, jget(jget(ns_new, "metadata"), "labels")))
+        names[m++] = new_name;
+    pc->namespaces = rc == 0 ? json_array() : NULL;
+    if (rc == 0 && !pc->namespaces) rc = api_err_set(e, API_INTERNAL, "out of memory");
+    if (rc == 0) {
+        qsort(names, m, sizeof *names, cmp_name);
+        for (size_t i = 0; i < m; i++)
+            json_array_append_new(pc->namespaces, json_string(names[i]));
+    }
+    for (size_t i = 0; docs && i < n; i++)
+        json_decref(docs[i]);
+    free(docs);
+    free(names);
+    return rc;
 }
 
 static bool ns_selected(const pool_ctx *pc, const char *ns)
@@ -317,7 +347,7 @@ static int load_claims(store_txn *t, pool_ctx *pc, json_t *self, const json_t *s
     return rc;
 }
 
-static int load_pool(store_txn *t, json_t *pool, pool_ctx *pc, api_err *e)
+static int load_pool(store_txn *t, json_t *pool, pool_ctx *pc, const json_t *ns_new, api_err *e)
 {
     memset(pc, 0, sizeof *pc);
     pc->pool = json_incref(pool);
@@ -333,7 +363,7 @@ static int load_pool(store_txn *t, json_t *pool, pool_ctx *pc, api_err *e)
                            json_is_true(jget(cfg, "defaultsZero")),
                            json_is_true(jget(cfg, "orderedQueue")),
                            json_is_true(jget(cfg, "deleteBoundResources"))};
-    return load_namespaces(t, pc, e);
+    return load_namespaces(t, pc, ns_new, e);
 }
 
 /* The state of the claims as stored: their bound claims with stored amounts. */
@@ -652,8 +682,8 @@ static json_t *get_pool(store_txn *t, const char *name)
 
 static int forbid(api_err *e, const api_kind *k, const char *name, const char *msg)
 {
-    api_err_set(e, API_FORBIDDEN, "%s.%s \"%s\" is forbidden: %s", k->resource, k->group, name,
-                msg);
+    api_err_set(e, API_FORBIDDEN, "%s%s%s \"%s\" is forbidden: %s", k->resource,
+                *k->group ? "." : "", k->group, name, msg);
     api_err_details(e, name, k->group, k->resource);
     return -1;
 }
@@ -669,7 +699,7 @@ static int claim_in_use(store_txn *t, const json_t *c, bool *in_use, api_err *e)
         return 0;
     }
     pool_ctx pc;
-    int rc = load_pool(t, pool, &pc, e);
+    int rc = load_pool(t, pool, &pc, NULL, e);
     json_decref(pool);
     if (rc == 0) rc = load_claims(t, &pc, NULL, NULL, false, e);
     pool_state *s = rc == 0 ? stored_state(&pc, e) : NULL;
@@ -705,7 +735,7 @@ static int auto_assign(store_txn *t, json_t *claim, api_err *e)
         store_obj_unref(objs[i]);
         if (!p) continue;
         pool_ctx *pc = &ctx[m];
-        rc = load_pool(t, p, pc, e);
+        rc = load_pool(t, p, pc, NULL, e);
         json_decref(p);
         if (rc == 0 && ns_selected(pc, ns)) rc = load_claims(t, pc, NULL, NULL, false, e);
         if (rc == 0 && ns_selected(pc, ns)) {
@@ -746,7 +776,7 @@ static int reconcile_named(store_txn *t, const char *name, json_t *self, const j
     if (!pool) return 0;
     pool_ctx pc;
     json_t *old_ns = json_incref((json_t *)jget(jget(pool, "status"), "namespaces"));
-    int rc = load_pool(t, pool, &pc, e);
+    int rc = load_pool(t, pool, &pc, NULL, e);
     json_decref(pool);
     if (rc == 0) rc = load_claims(t, &pc, self, self_old, self_gone, e);
     if (rc == 0) rc = reconcile_write(t, &pc, old_ns, true, e);
@@ -842,7 +872,7 @@ static int admit_pool(store_txn *t, const api_kind *k, reg_op op, json_t *obj, c
     int rc;
     if (op == REG_UPDATE) {
         /* Capsule's pool webhook: hard may not drop below what is claimed. */
-        if (load_pool(t, (json_t *)old, &pc, e) != 0) {
+        if (load_pool(t, (json_t *)old, &pc, NULL, e) != 0) {
             ctx_free(&pc);
             return -1;
         }
@@ -870,7 +900,7 @@ static int admit_pool(store_txn *t, const api_kind *k, reg_op op, json_t *obj, c
     if (op == REG_DELETE) {
         /* Everything goes: the namespaces' quotas, the claims' binding (or
          * the claims, with deleteBoundResources). Claims in use hold it. */
-        rc = load_pool(t, obj, &pc, e);
+        rc = load_pool(t, obj, &pc, NULL, e);
         if (rc == 0) rc = load_claims(t, &pc, NULL, NULL, false, e);
         pool_state *s = rc == 0 ? stored_state(&pc, e) : NULL;
         for (size_t i = 0; s && rc == 0 && i < pc.n; i++) {
@@ -916,7 +946,7 @@ static int admit_pool(store_txn *t, const api_kind *k, reg_op op, json_t *obj, c
         json_array_foreach(pc.namespaces, i, v) if (rc == 0) rc =
             delete_rq(t, &pc, json_string_value(v), e);
     } else {
-        rc = load_pool(t, obj, &pc, e);
+        rc = load_pool(t, obj, &pc, NULL, e);
         if (rc == 0) rc = load_claims(t, &pc, NULL, NULL, false, e);
         if (rc == 0) rc = reconcile_write(t, &pc, old_ns, false, e);
     }
@@ -925,10 +955,71 @@ static int admit_pool(store_txn *t, const api_kind *k, reg_op op, json_t *obj, c
     return rc;
 }
 
+/* A namespace created or relabelled enters or leaves pools: each pool is
+ * reconciled with the namespace as written. A namespace cannot leave a pool
+ * while one of its claims there is in use (that would release it). */
+static int admit_namespace(store_txn *t, const api_kind *k, reg_op op, const json_t *obj,
+                           const json_t *old, api_err *e)
+{
+    if (op == REG_DELETE) return 0; /* its quotas and claims go with it */
+    if (old &&
+        json_equal(jget(jget(old, "metadata"), "labels"), jget(jget(obj, "metadata"), "labels")))
+        return 0;
+    store_obj **objs = NULL;
+    size_t n = 0;
+    if (store_txn_list(t, POOLS_PREFIX, &objs, &n) != 0)
+        return api_err_set(e, API_INTERNAL, "cannot list pools");
+    const char *ns = meta_str(obj, "name");
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *pool = rc == 0 ? store_obj_parse(objs[i]) : NULL;
+        store_obj_unref(objs[i]);
+        if (!pool) continue;
+        json_t *old_ns = json_incref((json_t *)jget(jget(pool, "status"), "namespaces"));
+        pool_ctx pc;
+        rc = load_pool(t, pool, &pc, obj, e);
+        json_decref(pool);
+        bool was = false;
+        size_t j;
+        json_t *v;
+        json_array_foreach(old_ns, j, v) was |= !strcmp(json_string_value(v), ns);
+        bool is = rc == 0 && ns_selected(&pc, ns);
+        if (rc == 0 && was != is) rc = load_claims(t, &pc, NULL, NULL, false, e);
+        if (rc == 0 && was && !is) {
+            pool_state *s = stored_state(&pc, e);
+            rlist *used = s ? rq_used(t, &pc, ns) : NULL;
+            for (size_t c = 0; s && used && rc == 0 && c < pc.n; c++) {
+                const claim_rec *r = &pc.claims[c];
+                bool in_use = false;
+                if (!r->stored_req || strcmp(r->pc.namespace_, ns) != 0) continue;
+                if (pool_claim_in_use(s, &pc.view, ns, r->pc.uid, used, &in_use) != POOL_OK)
+                    rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
+                else if (in_use) {
+                    char why[700];
+                    snprintf(why, sizeof why,
+                             "namespace cannot leave resourcepool %s while claim %s is in use",
+                             pc.name, r->pc.name);
+                    rc = forbid(e, k, ns, why);
+                }
+            }
+            if (rc == 0 && (!s || !used))
+                rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
+            rl_free(used);
+            pool_state_free(s);
+        }
+        if (rc == 0 && was != is) rc = reconcile_write(t, &pc, old_ns, true, e);
+        json_decref(old_ns);
+        ctx_free(&pc);
+    }
+    free(objs);
+    return rc;
+}
+
 static int pool_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
                       const json_t *old, bool dry_run, api_err *e)
 {
     (void)dry_run; /* everything is in the transaction, which a dry run aborts */
+    if ((k->flags & API_KIND_NAMESPACE) && !*sub) return admit_namespace(t, k, op, obj, old, e);
     if (k != claims_kind && k != pools_kind) return 0;
     if (!strcmp(sub, "status")) {
         /* The statuses are the pool's books: only allot writes them. */

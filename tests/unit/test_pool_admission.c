@@ -296,6 +296,50 @@ static void test_claim_before_pool_and_pool_delete(void **state)
     store_close(st);
 }
 
+/* Namespaces enter and leave a pool with their labels, in the relabel's own
+ * write; one whose claim is in use cannot leave. */
+static void test_namespace_relabel(void **state)
+{
+    (void)state;
+    store *st = setup();
+    const api_kind *pools = kind(G, "resourcepools"), *claims = kind(G, "resourcepoolclaims");
+    const api_kind *nss = kind("", "v1", "namespaces");
+    char msg[sizeof((api_err *)0)->message];
+    assert_int_equal(
+        create(st, pools, "", POOL("p", "{'requests.cpu':'2'}", ""), false, msg, sizeof msg), 201);
+    assert_int_equal(
+        create(st, claims, "n2", CLAIM("c", "p", "{'requests.cpu':'1'}"), false, msg, sizeof msg),
+        201);
+    create_core(
+        st, "pods", "n2",
+        "{'metadata':{'name':'p'},'spec':{'containers':[{'name':'c','image':'x','resources':"
+        "{'requests':{'cpu':'500m'}}}]}}");
+    assert_int_equal(
+        update(st, nss, "", "n2", "", "{'metadata':{'labels':{'team':'b'}}}", msg, sizeof msg),
+        403);
+    assert_string_equal(msg,
+                        "namespaces \"n2\" is forbidden: namespace cannot leave resourcepool p "
+                        "while claim c is in use");
+    assert_int_equal(del(st, kind("", "v1", "pods"), "n2", "p", msg, sizeof msg), 200);
+    assert_int_equal(
+        update(st, nss, "", "n2", "", "{'metadata':{'labels':{'team':'b'}}}", msg, sizeof msg),
+        200);
+    expect_at(st, RQ("n2"), "metadata.name", "");
+    expect_cond(st, "n2", "c", "Ready", "False/Failed");
+    expect_at(st, PKEY, "status.namespaces", "[\"n1\"]");
+    expect_at(st, PKEY, "status.allocation.used", "{\"requests.cpu\":\"0\"}");
+    /* back in: the claim binds again; a new namespace gets its quota */
+    assert_int_equal(
+        update(st, nss, "", "n2", "", "{'metadata':{'labels':{'team':'a'}}}", msg, sizeof msg),
+        200);
+    expect_cond(st, "n2", "c", "Exhausted", "False/NoExhaustions");
+    expect_at(st, RQ("n2"), "spec.hard", "{\"requests.cpu\":\"1\"}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'n3','labels':{'team':'a'}}}");
+    expect_at(st, RQ("n3"), "spec.hard", "{}");
+    expect_at(st, PKEY, "status.namespaces", "[\"n1\",\"n2\",\"n3\"]");
+    store_close(st);
+}
+
 int main(void)
 {
     if (admission_register_defaults() != 0) return 1;
@@ -303,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_bind_queue_and_books),
         cmocka_unit_test(test_refusals_change_nothing),
         cmocka_unit_test(test_claim_before_pool_and_pool_delete),
+        cmocka_unit_test(test_namespace_relabel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     quota_admission_cleanup();
