@@ -1031,12 +1031,77 @@ static int pool_admit(store_txn *t, const api_kind *k, reg_op op, const char *su
                             : admit_pool(t, k, op, obj, old, e);
 }
 
+/* ---- the Bound condition, kept current for readers ----
+ * Whether a bound claim is in use changes with its namespace's quota usage,
+ * i.e. with pod writes, which do not reconcile pools. Before claims are read,
+ * every bound claim whose Bound condition no longer says what the usage says
+ * is rewritten, in one transaction (as the quota ledger brings quota status
+ * up to date before quotas are read). */
+static int refresh_pool(store_txn *t, json_t *pool, bool *changed, api_err *e)
+{
+    pool_ctx pc;
+    char now[32], key[768];
+    reg_now_rfc3339(now, sizeof now);
+    int rc = load_pool(t, pool, &pc, NULL, e);
+    if (rc == 0) rc = load_claims(t, &pc, NULL, NULL, false, e);
+    pool_state *s = rc == 0 ? stored_state(&pc, e) : NULL;
+    for (size_t i = 0; s && rc == 0 && i < pc.n; i++) {
+        claim_rec *r = &pc.claims[i];
+        if (!r->stored_req || r->why) continue;
+        rlist *used = rq_used(t, &pc, r->pc.namespace_);
+        bool in_use = false;
+        if (!used ||
+            pool_claim_in_use(s, &pc.view, r->pc.namespace_, r->pc.uid, used, &in_use) != POOL_OK)
+            rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
+        rl_free(used);
+        json_t *status = json_object_get(r->obj, "status");
+        const json_t *b = cond_of(status, "Bound");
+        if (rc != 0 || (b && !strcmp(jstr(b, "status"), in_use ? "True" : "False"))) continue;
+        json_int_t gen = json_integer_value(jget(jget(r->obj, "metadata"), "generation"));
+        set_cond(status, "Bound", in_use ? "True" : "False", in_use ? "InUse" : "Unused",
+                 in_use ? "claim is used" : "claim is unused", gen, now);
+        claim_key(r->obj, key, sizeof key);
+        rc = put(t, key, r->obj, e);
+        *changed = true;
+    }
+    if (!s && rc == 0) rc = -1;
+    pool_state_free(s);
+    ctx_free(&pc);
+    return rc;
+}
+
+static void refresh_bound(store *st)
+{
+    store_txn *t = store_begin(st);
+    if (!t) return;
+    store_obj **objs = NULL;
+    size_t n = 0;
+    bool changed = false;
+    api_err e;
+    api_err_init(&e);
+    int rc = store_txn_list(t, POOLS_PREFIX, &objs, &n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *p = rc == 0 ? store_obj_parse(objs[i]) : NULL;
+        store_obj_unref(objs[i]);
+        if (p) rc = refresh_pool(t, p, &changed, &e);
+        json_decref(p);
+    }
+    free(objs);
+    api_err_clear(&e);
+    /* best effort: on failure readers see the condition last written */
+    if (rc == 0 && changed)
+        store_commit(t);
+    else
+        store_abort(t);
+}
+
 static const reg_admission pools = {"ResourcePools", pool_admit};
 
 int pool_admission_register(void)
 {
     claims_kind = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepoolclaims");
     pools_kind = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepools");
-    if (!claims_kind || !pools_kind) return -1;
+    if (!claims_kind || !pools_kind || reg_read_hook_register(claims_kind, refresh_bound) != 0)
+        return -1;
     return reg_admission_register(&pools);
 }
