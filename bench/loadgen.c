@@ -65,6 +65,12 @@ static void body_for(const config *c, long i, char *buf, size_t n)
                  "\"image\":\"busybox:1.36\",\"resources\":{\"requests\":{\"cpu\":\"%s\","
                  "\"memory\":\"16Mi\"},\"limits\":{\"cpu\":\"%s\",\"memory\":\"16Mi\"}}}]}}",
                  i, cpu, cpu);
+    else if (!strcmp(c->resource, "resourcepoolclaims"))
+        snprintf(buf, n,
+                 "{\"apiVersion\":\"capsule.clastix.io/v1beta2\",\"kind\":\"ResourcePoolClaim\","
+                 "\"metadata\":{\"name\":\"claim-%ld\"},\"spec\":{\"pool\":\"bench\","
+                 "\"claim\":{\"requests.cpu\":\"1m\"}}}",
+                 i);
     else
         snprintf(buf, n,
                  "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c-%ld\"},"
@@ -94,8 +100,10 @@ static void *run(void *arg)
         if (!strcmp(c->resource, "nodes")) /* cluster-scoped */
             snprintf(url, sizeof url, "%s/api/v1/nodes", c->url);
         else
-            snprintf(url, sizeof url, "%s/api/v1/namespaces/%s-%ld/%s", c->url, c->ns_prefix,
-                     i % c->namespaces, c->resource);
+            snprintf(url, sizeof url, "%s/%s/namespaces/%s-%ld/%s", c->url,
+                     strcmp(c->resource, "resourcepoolclaims") ? "api/v1"
+                                                               : "apis/capsule.clastix.io/v1beta2",
+                     c->ns_prefix, i % c->namespaces, c->resource);
         body_for(c, i, body, sizeof body);
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
