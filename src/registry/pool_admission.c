@@ -333,10 +333,7 @@ static int load_claims(store_txn *t, pool_ctx *pc, json_t *self, const json_t *s
             if (!self_gone && !strcmp(jstr(jget(self, "spec"), "pool"), pc->name))
                 rc = add_claim(pc, self, c, true, e);
         } else if (!strcmp(jstr(jget(c, "spec"), "pool"), pc->name) || bound_to(c, pc->uid)) {
-            json_t *copy = json_deep_copy(c);
-            rc = copy ? add_claim(pc, copy, c, false, e)
-                      : api_err_set(e, API_INTERNAL, "out of memory");
-            json_decref(copy);
+            rc = add_claim(pc, c, c, false, e); /* shared, read only: copied to be written */
         }
         json_decref(c);
     }
@@ -606,10 +603,48 @@ static json_t *pool_status_json(const pool_ctx *pc, const pool_state *st, const 
 
 /* Reconcile the pool of `pc` and write everything it decides. The pool
  * object itself is written only when `write_pool` (else the caller stores
- * pc->pool, the object being admitted). `old_namespaces`: the namespaces the
+ * pc->pool, the object being admitted). With `all` (the pool's spec or
+ * namespaces changed) every claim and namespace quota is checked, else only
+ * what the decision changed and the quota of `self_ns` (the namespace of
+ * the claim written, which a removal may not report). `old_namespaces`: the namespaces the
  * pool selected before (their quotas go when no longer selected). */
+static bool in_delta(const pool_delta *d, const claim_rec *r)
+{
+    for (size_t i = 0; i < d->nclaims; i++)
+        if (!strcmp(d->claims[i].uid, r->pc.uid) &&
+            !strcmp(d->claims[i].namespace_, r->pc.namespace_))
+            return true;
+    return false;
+}
+
+static bool ns_in_delta(const pool_delta *d, const char *ns)
+{
+    for (size_t i = 0; i < d->nnamespaces; i++)
+        if (!strcmp(d->namespaces[i], ns)) return true;
+    return false;
+}
+
+/* Write claim r's status for its outcome, when it differs from the stored
+ * one. */
+static int write_claim(store_txn *t, const pool_ctx *pc, const pool_state *st, claim_rec *r,
+                       const char *now, api_err *e)
+{
+    char key[768];
+    if (r->self) return claim_status(t, pc, st, r, now, e);
+    json_t *stored = r->obj, *copy = json_deep_copy(stored);
+    if (!copy) return api_err_set(e, API_INTERNAL, "out of memory");
+    r->obj = copy;
+    int rc = claim_status(t, pc, st, r, now, e);
+    if (rc == 0 && !json_equal(jget(stored, "status"), jget(copy, "status"))) {
+        claim_key(copy, key, sizeof key);
+        rc = put(t, key, copy, e);
+    }
+    json_decref(stored);
+    return rc;
+}
+
 static int reconcile_write(store_txn *t, pool_ctx *pc, const json_t *old_namespaces,
-                           bool write_pool, api_err *e)
+                           bool write_pool, bool all, const char *self_ns, api_err *e)
 {
     char now[32], key[768];
     reg_now_rfc3339(now, sizeof now);
@@ -619,7 +654,9 @@ static int reconcile_write(store_txn *t, pool_ctx *pc, const json_t *old_namespa
     size_t m = 0;
     for (size_t i = 0; cs && i < pc->n; i++)
         if (!pc->claims[i].why) cs[m++] = pc->claims[i].pc;
-    int rc = cs && pool_reconcile(&pc->view, prev, cs, m, &st, NULL) == POOL_OK
+    pool_delta d;
+    pool_delta_init(&d);
+    int rc = cs && pool_reconcile(&pc->view, prev, cs, m, &st, &d) == POOL_OK
                  ? 0
                  : api_err_set(e, API_FORBIDDEN,
                                "resourcepools \"%s\": the claims cannot be "
@@ -627,15 +664,12 @@ static int reconcile_write(store_txn *t, pool_ctx *pc, const json_t *old_namespa
                                pc->name);
     free(cs);
     pool_state_free(prev);
+    /* Only claims whose outcome or message changed, the claim being written
+     * and claims outside the pool are written; their Bound condition is kept
+     * current before reads (refresh_bound). */
     for (size_t i = 0; rc == 0 && i < pc->n; i++) {
         claim_rec *r = &pc->claims[i];
-        json_t *before = r->self ? NULL : json_deep_copy(jget(r->obj, "status"));
-        rc = claim_status(t, pc, st, r, now, e);
-        if (rc == 0 && !r->self && !json_equal(before, jget(r->obj, "status"))) {
-            claim_key(r->obj, key, sizeof key);
-            rc = put(t, key, r->obj, e);
-        }
-        json_decref(before);
+        if (r->self || r->why || all || in_delta(&d, r)) rc = write_claim(t, pc, st, r, now, e);
     }
     rlist *hard = rl_new();
     size_t i;
@@ -643,6 +677,9 @@ static int reconcile_write(store_txn *t, pool_ctx *pc, const json_t *old_namespa
     json_array_foreach(pc->namespaces, i, v)
     {
         if (rc != 0) break;
+        if (!all && !ns_in_delta(&d, json_string_value(v)) &&
+            !(self_ns && !strcmp(self_ns, json_string_value(v))))
+            continue;
         rc = hard && pool_rq_hard(st, &pc->view, json_string_value(v), hard) == POOL_OK
                  ? write_rq(t, pc, json_string_value(v), hard, now, e)
                  : api_err_set(e, API_INTERNAL, "out of memory");
@@ -665,6 +702,7 @@ static int reconcile_write(store_txn *t, pool_ctx *pc, const json_t *old_namespa
         rc = put(t, key, pc->pool, e);
     }
     pool_state_free(st);
+    pool_delta_cleanup(&d);
     return rc;
 }
 
@@ -779,7 +817,7 @@ static int reconcile_named(store_txn *t, const char *name, json_t *self, const j
     int rc = load_pool(t, pool, &pc, NULL, e);
     json_decref(pool);
     if (rc == 0) rc = load_claims(t, &pc, self, self_old, self_gone, e);
-    if (rc == 0) rc = reconcile_write(t, &pc, old_ns, true, e);
+    if (rc == 0) rc = reconcile_write(t, &pc, old_ns, true, false, meta_str(self, "namespace"), e);
     json_decref(old_ns);
     ctx_free(&pc);
     return rc;
@@ -948,7 +986,7 @@ static int admit_pool(store_txn *t, const api_kind *k, reg_op op, json_t *obj, c
     } else {
         rc = load_pool(t, obj, &pc, NULL, e);
         if (rc == 0) rc = load_claims(t, &pc, NULL, NULL, false, e);
-        if (rc == 0) rc = reconcile_write(t, &pc, old_ns, false, e);
+        if (rc == 0) rc = reconcile_write(t, &pc, old_ns, false, true, NULL, e);
     }
     json_decref(old_ns);
     ctx_free(&pc);
@@ -1007,7 +1045,7 @@ static int admit_namespace(store_txn *t, const api_kind *k, reg_op op, const jso
             rl_free(used);
             pool_state_free(s);
         }
-        if (rc == 0 && was != is) rc = reconcile_write(t, &pc, old_ns, true, e);
+        if (rc == 0 && was != is) rc = reconcile_write(t, &pc, old_ns, true, true, NULL, e);
         json_decref(old_ns);
         ctx_free(&pc);
     }
