@@ -44,26 +44,10 @@ static int create(store *st, const api_kind *k, const char *ns, const char *obj,
     return code;
 }
 
-static json_t *merge(const json_t *cur, void *ctx, api_err *e)
-{
-    json_t *p = J(ctx), *nw = patch_merge(cur, p);
-    json_decref(p);
-    if (!nw) api_err_set(e, API_INTERNAL, "out of memory");
-    return nw;
-}
-
 static int update(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,
                   const char *p, char *msg, size_t n)
 {
-    json_t *out = NULL;
-    api_err e;
-    api_err_init(&e);
-    int rc = reg_update(st, k, ns, name, sub, merge, (void *)p, false, &out, &e);
-    snprintf(msg, n, "%s", rc == 0 ? "" : e.message);
-    int code = rc == 0 ? 200 : api_errcode_http(e.code);
-    json_decref(out);
-    api_err_clear(&e);
-    return code;
+    return reg_merge(st, k, ns, name, sub, p, false, msg, n);
 }
 
 static int del(store *st, const api_kind *k, const char *ns, const char *name, char *msg, size_t n)

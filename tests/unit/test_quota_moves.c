@@ -44,28 +44,11 @@ static store *open_ns(const char *ns, bool deferred)
     return st;
 }
 
-static json_t *merge(const json_t *cur, void *ctx, api_err *e)
-{
-    json_t *patch = J(ctx), *nw = patch_merge(cur, patch);
-    json_decref(patch);
-    if (!nw) api_err_set(e, API_INTERNAL, "out of memory");
-    return nw;
-}
-
 /* A merge patch of resource/ns/name[/sub]; the HTTP code, the message in msg. */
 static int patch(store *st, const char *resource, const char *ns, const char *name, const char *sub,
                  const char *p, bool dry_run, char *msg, size_t n)
 {
-    const api_kind *k = api_kind_find("", "v1", resource);
-    json_t *out = NULL;
-    api_err e;
-    api_err_init(&e);
-    int rc = reg_update(st, k, ns, name, sub, merge, (void *)p, dry_run, &out, &e);
-    int code = rc == 0 ? 200 : api_errcode_http(e.code);
-    snprintf(msg, n, "%s", rc == 0 ? "" : e.message);
-    json_decref(out);
-    api_err_clear(&e);
-    return code;
+    return reg_merge(st, api_kind_find("", "v1", resource), ns, name, sub, p, dry_run, msg, n);
 }
 
 #define PATCH_OK(st, res, ns, name, sub, p)                                                        \
@@ -148,7 +131,7 @@ static void test_phase_back_is_checked(void **state)
     PATCH_OK(st, "pods", "a", "p0", "status", "{'status':{'phase':'Succeeded'}}");
     expect_used(st, "a", "q", "pods", "1");
     create_core(st, "pods", "a", POD("p2", SMALL));
-    char msg[sizeof ((api_err *)0)->message];
+    char msg[sizeof((api_err *)0)->message];
     const char *want = "pods \"p0\" is forbidden: exceeded quota: q, requested: pods=1, used: "
                        "pods=2, limited: pods=2";
     for (int dry = 1; dry >= 0; dry--) { /* a dry run gets the same answer */
@@ -177,7 +160,7 @@ static void test_allocated_resources_are_checked(void **state)
     create_core(st, "resourcequotas", "a",
                 "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'2'}}}");
     create_core(st, "pods", "a", POD("p0", SMALL));
-    char msg[sizeof ((api_err *)0)->message];
+    char msg[sizeof((api_err *)0)->message];
     assert_int_equal(patch(st, "pods", "a", "p0", "status",
                            "{'status':{'containerStatuses':[{'name':'c','allocatedResources':{'cpu'"
                            ":'100'},'resources':{'requests':{'cpu':'100'}}}]}}",
@@ -214,7 +197,7 @@ static void test_claim_allocation_is_checked(void **state)
     create_core(st, "persistentvolumeclaims", "a",
                 "{'metadata':{'name':'v0'},'spec':{'accessModes':['ReadWriteOnce'],'resources':{"
                 "'requests':{'storage':'1Gi'}}}}");
-    char msg[sizeof ((api_err *)0)->message];
+    char msg[sizeof((api_err *)0)->message];
     for (int dry = 1; dry >= 0; dry--) {
         assert_int_equal(patch(st, "persistentvolumeclaims", "a", "v0", "status",
                                "{'status':{'allocatedResources':{'storage':'100Gi'}}}", dry, msg,
@@ -313,7 +296,7 @@ static void test_mode_flip_over_hard_is_refused(void **state)
                 "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'2'}}}");
     create_core(st, "pods", "d", POD("p0", "{'limits':{'cpu':'2','memory':'1Gi'}}"));
     create_core(st, "pods", "d", POD("p1", "{'limits':{'cpu':'1','memory':'1Gi'}}"));
-    char msg[sizeof ((api_err *)0)->message];
+    char msg[sizeof((api_err *)0)->message];
     for (int dry = 1; dry >= 0; dry--) {
         assert_int_equal(patch(st, "namespaces", "", "d", "", ADMISSION_MODE, dry, msg, sizeof msg),
                          403);

@@ -4,9 +4,12 @@
 #define ALLOT_TESTS_TESTSTORE_H
 
 #include "api/kinds.h"
+#include "api/patch.h"
 #include "registry/registry.h"
 #include "store/store.h"
 #include "testutil.h"
+
+#include <stdio.h>
 
 static inline store *open_store(void)
 {
@@ -31,6 +34,31 @@ static inline void create_core(store *st, const char *resource, const char *ns, 
     json_decref(out);
     json_decref(o);
     api_err_clear(&e);
+}
+
+/* reg_update's mutation for a merge patch given in J() notation (ctx). */
+static inline json_t *merge_mutation(const json_t *cur, void *ctx, api_err *e)
+{
+    json_t *p = J(ctx), *nw = patch_merge(cur, p);
+    json_decref(p);
+    if (!nw) api_err_set(e, API_INTERNAL, "out of memory");
+    return nw;
+}
+
+/* A merge patch of kind k's ns/name[/sub] through the registry: the HTTP
+ * code, and the error message in msg ("" on success). */
+static inline int reg_merge(store *st, const api_kind *k, const char *ns, const char *name,
+                            const char *sub, const char *patch, bool dry_run, char *msg, size_t n)
+{
+    json_t *out = NULL;
+    api_err e;
+    api_err_init(&e);
+    int rc = reg_update(st, k, ns, name, sub, merge_mutation, (void *)patch, dry_run, &out, &e);
+    int code = rc == 0 ? 200 : api_errcode_http(e.code);
+    snprintf(msg, n, "%s", rc == 0 ? "" : e.message);
+    json_decref(out);
+    api_err_clear(&e);
+    return code;
 }
 
 #endif
