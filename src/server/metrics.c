@@ -10,6 +10,7 @@
 #include "core/quantity.h"
 #include "core/strmap.h"
 #include "registry/quota_ledger.h"
+#include "server/metrics_pools.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -264,6 +265,7 @@ char *metrics_render(metrics *m, store *st, size_t *len)
     pthread_mutex_unlock(&m->mu);
     render_store(st, &b);
     render_quotas(st, &b);
+    metrics_render_pools(st, &b);
     scheduler_render_metrics(&b);
     return dbuf_take(&b, len);
 }
