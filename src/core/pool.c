@@ -516,6 +516,43 @@ int pool_state_list(const pool_state *s, bool bound_only, const pool_status ***o
     return 0;
 }
 
+static int ns_bound(const pool_state *s, const char *ns, pentry ***out, size_t *n);
+
+int pool_state_namespaces(const pool_state *s, const char ***out, size_t *n)
+{
+    size_t cap = strmap_count(s->by_ns), m = 0;
+    *out = NULL;
+    *n = 0;
+    if (!cap) return 0;
+    const char **a = malloc(cap * sizeof *a);
+    if (!a) return POOL_ENOMEM;
+    void *v;
+    for (size_t it = 0; strmap_next(s->by_ns, &it, NULL, &v);)
+        a[m++] = ((const nsb *)v)->name;
+    *out = a;
+    *n = m;
+    return 0;
+}
+
+int pool_state_bound_in(const pool_state *s, const char *ns, const pool_status ***out, size_t *n)
+{
+    pentry **bound;
+    size_t m;
+    *out = NULL;
+    *n = 0;
+    int rc = ns_bound(s, ns, &bound, &m);
+    const pool_status **a = !rc && m ? malloc(m * sizeof *a) : NULL;
+    if (!rc && m && !a) rc = POOL_ENOMEM;
+    for (size_t i = 0; a && i < m; i++)
+        a[i] = &bound[i]->st;
+    free(bound);
+    if (a) {
+        *out = a;
+        *n = m;
+    }
+    return rc;
+}
+
 int pool_state_seed_bound(pool_state *s, const pool_claim *c)
 {
     pentry *e = NULL;
@@ -1235,6 +1272,10 @@ static int ns_bound(const pool_state *s, const char *ns, pentry ***out, size_t *
     if (!a) return POOL_ENOMEM;
     for (pentry *e = b->head; e; e = e->nnext)
         if (e->stored) a[(*n)++] = e;
+    if (!*n) { /* claims that all wait */
+        free(a);
+        return 0;
+    }
     qsort(a, *n, sizeof *a, entry_qcmp);
     *out = a;
     return 0;

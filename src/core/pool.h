@@ -183,6 +183,12 @@ size_t pool_state_nbound(const pool_state *s); /* status.claimCount */
  * borrowed statuses, caller free()s it (NULL with *n 0 when there are none). */
 int pool_state_list(const pool_state *s, bool bound_only, const pool_status ***out, size_t *n);
 
+/* The namespaces that have claims in the pool (names borrowed from the
+ * state), in no order: a malloc'd array, caller free()s it. */
+int pool_state_namespaces(const pool_state *s, const char ***out, size_t *n);
+/* The bound claims of namespace ns in claim order (as pool_state_list). */
+int pool_state_bound_in(const pool_state *s, const char *ns, const pool_status ***out, size_t *n);
+
 /* status.allocation: used = Σ stored amounts, with every hard key (0 when
  * unclaimed); available = max(0, hard - used) for the hard keys only. Values
  * print in the format of the pool's hard for that resource. Both lists are

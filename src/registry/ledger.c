@@ -12,6 +12,12 @@
  * another stored version (a rebuild, a flush) or a delete replaces the entry
  * in the map. An origin outlives its copies: the published entry of a key is
  * replaced during a transaction only when nothing of that key is staged.
+ *
+ * In-place kinds (ops->in_place) are not copied: a transaction changes the
+ * published value and `touched` remembers it; at commit the entry turns dirty,
+ * at abort it is dropped from `entries` and loaded again by its next user. A
+ * value loaded in a transaction (which may read that transaction's own writes)
+ * after it wrote is touched too, so that an abort drops it.
  */
 #include "registry/ledger.h"
 
@@ -38,6 +44,11 @@ struct ledger_entry {
     bool dirty;  /* val is ahead of obj's status */
     bool gone;   /* staged only: the object is deleted */
     bool staged; /* in the staging area (else published, or about to be freed) */
+    /* in-place kinds, published entries a transaction holds (in `touched`): */
+    bool touched;
+    bool modified;         /* changed by ledger_modify */
+    bool loaded;           /* loaded after the transaction wrote (may hold its writes) */
+    store_obj *pending;    /* written by a flush: the version to adopt at commit */
 };
 typedef struct ledger_entry entry;
 
@@ -50,6 +61,8 @@ static struct {
     store_txn *txn;
     entry **staged;
     size_t nstaged, cap;
+    entry **touched;
+    size_t ntouched, tcap;
     /* the flusher */
     store *st;
     pthread_t thread;
@@ -85,7 +98,7 @@ static entry *entry_new(const char *key)
 }
 
 /* An entry for stored version o: the value it carries. */
-static entry *entry_from(const ledger_ops *ops, store_obj *o, api_err *e)
+static entry *entry_from(store_txn *t, const ledger_ops *ops, store_obj *o, api_err *e)
 {
     entry *en = entry_new(o->key);
     if (!en) {
@@ -93,7 +106,7 @@ static entry *entry_from(const ledger_ops *ops, store_obj *o, api_err *e)
         return NULL;
     }
     en->ops = ops;
-    if (!(en->val = ops->load(o, e))) {
+    if (!(en->val = ops->load(t, o, e))) {
         entry_free(en);
         return NULL;
     }
@@ -111,12 +124,44 @@ static void set_dirty(entry *en, bool dirty)
     en->dirty = dirty;
 }
 
+/* The end of a transaction for the in-place entries it held: committed,
+ * they take its changes; aborted, they are dropped (under mu). */
+static void end_touched(int64_t rev, bool committed)
+{
+    for (size_t i = 0; i < L.ntouched; i++) {
+        entry *en = L.touched[i];
+        store_obj *nw = en->pending;
+        bool modified = en->modified, drop = en->modified || en->loaded;
+        en->touched = en->modified = en->loaded = false;
+        en->pending = NULL;
+        if (!committed && nw) store_obj_unref(nw);
+        if (!committed && !drop) continue; /* only a write of its status was lost */
+        if (!committed) {
+            if (strmap_get(L.entries, en->key) == en) strmap_del(L.entries, en->key);
+            set_dirty(en, false);
+            entry_free(en);
+            continue;
+        }
+        if (nw) {
+            store_obj_unref(en->obj);
+            en->obj = nw;
+            set_dirty(en, false);
+        }
+        if (modified) {
+            en->rv = rev;
+            set_dirty(en, true);
+        }
+    }
+    L.ntouched = 0;
+}
+
 /* The store's end hook: publish the staged entries, or drop them. */
 static void on_txn_end(void *arg, int64_t rev, bool committed)
 {
     (void)arg;
-    (void)rev;
-    if (committed) pthread_mutex_lock(&L.mu);
+    bool lock = committed || L.ntouched > 0;
+    if (lock) pthread_mutex_lock(&L.mu);
+    end_touched(rev, committed); /* first: a staged entry may replace a touched one */
     for (size_t i = 0; i < L.nstaged; i++) {
         entry *st = L.staged[i];
         if (!committed) {
@@ -159,7 +204,7 @@ static void on_txn_end(void *arg, int64_t rev, bool committed)
      * every charge cost a futex wake and a context switch per create. */
     bool wake = committed && L.ndirty > 0 && L.flusher_idle;
     if (wake) L.flusher_idle = false;
-    if (committed) pthread_mutex_unlock(&L.mu);
+    if (lock) pthread_mutex_unlock(&L.mu);
     L.nstaged = 0;
     L.txn = NULL;
     if (wake && L.running) pthread_cond_signal(&L.wake);
@@ -178,16 +223,39 @@ static entry *staged_get(store_txn *t, const char *key)
     return staged_find(key, strmap_hash(key));
 }
 
+/* The end hook is installed once per transaction. */
+static int bind_txn(store_txn *t)
+{
+    if (L.txn == t) return 0;
+    if (L.nstaged || L.ntouched || store_txn_on_end(t, on_txn_end, NULL) != 0) return -1;
+    L.txn = t;
+    return 0;
+}
+
+/* Remember published in-place entry en as held by t. */
+static int touch(store_txn *t, entry *en)
+{
+    if (bind_txn(t) != 0) return -1;
+    if (en->touched) return 0;
+    if (L.ntouched == L.tcap) {
+        size_t nc = L.tcap ? L.tcap * 2 : 8;
+        entry **nv = realloc(L.touched, nc * sizeof *nv);
+        if (!nv) return -1;
+        L.touched = nv;
+        L.tcap = nc;
+    }
+    en->touched = true;
+    L.touched[L.ntouched++] = en;
+    return 0;
+}
+
 /* Put `en` in t's staging area (replacing a staged entry of the same key).
  * Takes en, also on failure. */
 static int stage(store_txn *t, entry *en)
 {
-    if (L.txn != t) {
-        if (L.nstaged || store_txn_on_end(t, on_txn_end, NULL) != 0) {
-            entry_free(en);
-            return -1;
-        }
-        L.txn = t;
+    if (bind_txn(t) != 0) {
+        entry_free(en);
+        return -1;
     }
     for (size_t i = 0; i < L.nstaged; i++) {
         if (L.staged[i]->hash == en->hash && !strcmp(L.staged[i]->key, en->key)) {
@@ -256,12 +324,22 @@ ledger_entry *ledger_current(store_txn *t, const ledger_ops *ops, store_obj *o, 
     entry *en = staged_get(t, o->key);
     if (!en) en = strmap_get(L.entries, o->key);
     if (en && en->obj == o) return en;
-    entry *fresh = entry_from(ops, o, e);
+    entry *fresh = entry_from(t, ops, o, e);
     if (!fresh) return NULL;
-    if (o->rv == store_txn_rev(t) || staged_get(t, o->key))
-        return stage(t, fresh) == 0 ? fresh : NULL;
-    pthread_mutex_lock(&L.mu);
     entry *old = strmap_get(L.entries, o->key);
+    if (o->rv == store_txn_rev(t) || staged_get(t, o->key) || (old && old->touched))
+        return stage(t, fresh) == 0 ? fresh : NULL;
+    /* An in-place value loaded after t wrote may have read t's own writes:
+     * an abort drops it. */
+    if (ops->in_place && store_txn_writes(t) > 0) {
+        if (touch(t, fresh) != 0) {
+            entry_free(fresh);
+            api_err_set(e, API_INTERNAL, "out of memory");
+            return NULL;
+        }
+        fresh->loaded = true;
+    }
+    pthread_mutex_lock(&L.mu);
     int rc = strmap_put(L.entries, fresh->key, fresh, NULL);
     if (rc == 0 && old) {
         set_dirty(old, false);
@@ -269,6 +347,7 @@ ledger_entry *ledger_current(store_txn *t, const ledger_ops *ops, store_obj *o, 
     }
     pthread_mutex_unlock(&L.mu);
     if (rc != 0) {
+        if (fresh->touched) L.ntouched--; /* it was the last one touched */
         entry_free(fresh);
         api_err_set(e, API_INTERNAL, "out of memory");
         return NULL;
@@ -305,6 +384,25 @@ int ledger_set(store_txn *t, const ledger_entry *en, void *val, api_err *e)
     return 0;
 }
 
+void *ledger_modify(store_txn *t, ledger_entry *en, api_err *e)
+{
+    if (!en->ops->in_place) {
+        api_err_set(e, API_INTERNAL, "%s accounting failed", en->ops->name);
+        return NULL;
+    }
+    if (en->staged) {
+        en->rv = store_txn_rev(t);
+        en->dirty = true;
+        return en->val;
+    }
+    if (touch(t, en) != 0) {
+        api_err_set(e, API_INTERNAL, "%s accounting failed", en->ops->name);
+        return NULL;
+    }
+    en->modified = true;
+    return en->val;
+}
+
 void ledger_forget(store_txn *t, const char *key)
 {
     entry *en = entry_new(key);
@@ -317,13 +415,50 @@ void *ledger_read(const ledger_ops *ops, const store_obj *o, int64_t *rv)
 {
     pthread_mutex_lock(&L.mu);
     entry *en = L.entries ? strmap_get(L.entries, o->key) : NULL;
-    void *val = en && en->obj == o && en->ops == ops ? ops->copy(en->val) : NULL;
+    void *val = en && en->obj == o && en->ops == ops && !ops->in_place ? ops->copy(en->val) : NULL;
     if (val) *rv = en->rv;
     pthread_mutex_unlock(&L.mu);
     return val;
 }
 
 /* ---- writing versions ------------------------------------------------------------------------ */
+
+/* Write every dirty entry that still is what the ledger holds; a dirty entry
+ * whose object was rewritten or deleted meanwhile is rebuilt (or forgotten) by
+ * its next reader, so it is only marked clean. */
+/* Write en's value as its object's status in t: adopted (in-place kinds) or
+ * staged (others) at commit. 0 or -1. */
+static int write_entry(store_txn *t, entry *en, store_obj *o)
+{
+    store_obj *nw = en->ops->write(t, o, en->val);
+    if (!nw) return -1;
+    if (nw == o) { /* the stored status already says it */
+        store_obj_unref(nw);
+        pthread_mutex_lock(&L.mu);
+        set_dirty(en, false);
+        pthread_mutex_unlock(&L.mu);
+        return 0;
+    }
+    if (en->ops->in_place) {
+        if (touch(t, en) != 0) {
+            store_obj_unref(nw);
+            return -1;
+        }
+        if (en->pending) store_obj_unref(en->pending);
+        en->pending = nw; /* adopted at commit (end_touched) */
+        return 0;
+    }
+    void *val = en->ops->copy(en->val);
+    entry *c = val ? copy_with(en, val) : NULL;
+    if (!c) {
+        store_obj_unref(nw);
+        return -1;
+    }
+    store_obj_unref(c->obj);
+    c->obj = nw;
+    c->dirty = false;
+    return stage(t, c);
+}
 
 /* Write every dirty entry that still is what the ledger holds; a dirty entry
  * whose object was rewritten or deleted meanwhile is rebuilt (or forgotten) by
@@ -337,20 +472,9 @@ static int flush_in(store_txn *t, size_t *written)
         entry *en = v;
         if (!en->dirty) continue;
         store_obj *o = store_txn_get(t, en->key);
-        entry *c = NULL;
         if (o == en->obj) {
-            store_obj *nw = en->ops->write(t, o, en->val);
-            void *val = nw ? en->ops->copy(en->val) : NULL;
-            c = val ? copy_with(en, val) : NULL;
-            if (c) {
-                store_obj_unref(c->obj);
-                c->obj = nw;
-                nw = NULL;
-                c->dirty = false;
-                (*written)++;
-            }
-            if (nw) store_obj_unref(nw);
-            if (!c) rc = -1;
+            rc = write_entry(t, en, o);
+            if (rc == 0) (*written)++;
         } else {
             /* Not staged: this transaction may write nothing, and the entry is
              * rebuilt by its next reader whether or not it commits. */
@@ -358,10 +482,16 @@ static int flush_in(store_txn *t, size_t *written)
             set_dirty(en, false);
             pthread_mutex_unlock(&L.mu);
         }
-        if (c && stage(t, c) != 0) rc = -1;
         if (o) store_obj_unref(o);
     }
     return rc;
+}
+
+int ledger_write(store_txn *t, ledger_entry *en, api_err *e)
+{
+    if (en->staged || write_entry(t, en, en->obj) != 0)
+        return api_err_set(e, API_INTERNAL, "%s status cannot be written", en->ops->name);
+    return 0;
 }
 
 int ledger_sync(store *st)
@@ -477,4 +607,7 @@ void ledger_clear(void)
     free(L.staged);
     L.staged = NULL;
     L.nstaged = L.cap = 0;
+    free(L.touched);
+    L.touched = NULL;
+    L.ntouched = L.tcap = 0;
 }

@@ -28,19 +28,28 @@
 #include "api/status.h"
 #include "store/store.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct ledger_ops {
     const char *name;
-    /* The value stored version o carries (its status as written); NULL with e
-     * set (500 in e when the stored status cannot be read). */
-    void *(*load)(store_obj *o, api_err *e);
-    /* An independent copy of a value; NULL when out of memory. */
+    /* The value of stored version o, as transaction t sees the store (a kind
+     * may derive it from other objects, read in t); NULL with e set (500 in e
+     * when the stored status cannot be read). */
+    void *(*load)(store_txn *t, store_obj *o, api_err *e);
+    /* An independent copy of a value; NULL when out of memory. NULL for an
+     * in-place kind. */
     void *(*copy)(const void *val);
     void (*free)(void *val);
     /* Write o again with val as its status, in t, as a derived write. Returns
-     * the new version (a reference) or NULL. */
+     * the new version (a reference), o itself (a reference) when its stored
+     * status already says val, or NULL. */
     store_obj *(*write)(store_txn *t, store_obj *o, const void *val);
+    /* In place: a value too large to copy per transaction (a pool's claims).
+     * A transaction changes the published value itself (ledger_modify); if
+     * the transaction aborts, the value is dropped and loaded again (ops->load)
+     * by its next user. ledger_set and ledger_read do not apply. */
+    bool in_place;
 } ledger_ops;
 
 typedef struct ledger_entry ledger_entry;
@@ -58,12 +67,22 @@ const char *ledger_key(const ledger_entry *en);
  * trails the stored one. -1 with e set. */
 int ledger_set(store_txn *t, const ledger_entry *en, void *val, api_err *e);
 
+/* In-place kinds: the value of en, to be changed by t (in place). At commit
+ * its status trails the stored one; at abort the value is dropped. NULL with
+ * e set. */
+void *ledger_modify(store_txn *t, ledger_entry *en, api_err *e);
+
+/* Write en's value as its object's status now, in t (a published entry of
+ * the version t sees). -1 with e set. */
+int ledger_write(store_txn *t, ledger_entry *en, api_err *e);
+
 /* The object `key` is deleted in t. */
 void ledger_forget(store_txn *t, const char *key);
 
 /* A copy (ops->copy) of the value of stored version o as of now, and the
  * revision *rv at which it is exact; NULL when the ledger does not hold that
- * version (the caller reads the stored status). Any thread. */
+ * version (the caller reads the stored status), or for in-place kinds. Any
+ * thread. */
 void *ledger_read(const ledger_ops *ops, const store_obj *o, int64_t *rv);
 
 /* Write every entry whose stored status trails its value, now, in one

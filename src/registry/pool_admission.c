@@ -1,445 +1,129 @@
 /* pool_admission.c - ResourcePools decided in the write's transaction (see
- * pool_admission.h and docs/pools.md).
+ * pool_admission.h, pool_books.h and docs/pools.md).
  *
- * A write of a claim or a pool reconciles the pool it touches, inside the
- * same store transaction: the decisions are core/pool.c's, made on the
- * claims as stored plus the one being written; the outcome is written at
- * once: the claim's status (the object being written is changed in place,
- * others are rewritten), the pool's status and the ResourceQuota
- * capsule-pool-<pool> of every selected namespace. So a claim binds in the
- * transaction that allocates it, and nothing in use can be deleted or
- * changed: "in use" is read from the namespace quota's usage in the ledger
- * at that moment.
+ * A claim write is decided on the pool's books (pool_books.h), in memory:
+ * the claim enters, is resized in, or leaves the pool (core/pool.c's
+ * incremental operations), and what that decides is written at once, in the
+ * same store transaction: the claim's own status (the object being admitted
+ * is changed in place), the status of any other claim whose outcome changed
+ * (queued claims that now bind), and the ResourceQuota capsule-pool-<pool>
+ * of every namespace whose bound claims changed. The pool's status is
+ * written behind, from the books. So a claim binds in the transaction that
+ * allocates it, and nothing in use can be deleted, changed or released: "in
+ * use" is read from the namespace quota's usage in the ledger at that
+ * moment.
  *
- * The truth a reconcile starts from is the stored claims: a claim is bound
- * to a pool when its status says so (status.pool.uid is the pool's and its
- * Exhausted condition is False), for its stored spec.claim. Client writes of
- * the status subresource of claims and pools are refused, so only this file
- * writes that truth.
- *
- * This first version reconciles a pool from all of its claims on every
- * write (O(claims of the pool)); docs/pools.md has the plan to keep the
- * state in the ledger instead.
+ * Writes of the pool itself and namespace relabels change which namespaces
+ * and claims the pool holds: they reconcile the pool in full from the stored
+ * claims (pb_ctx), write every claim and quota that changes, and the books
+ * are loaded again from what they wrote.
  */
 #include "registry/pool_admission.h"
 
 #include "api/objects.h"
 #include "api/pool_kinds.h"
 #include "core/pool.h"
-#include "core/rfc3339.h"
-#include "core/selector.h"
+#include "registry/pool_books.h"
 #include "registry/quota_admission.h"
 #include "registry/quota_ledger.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CLAIMS_PREFIX "resourcepoolclaims." POOL_GROUP "/"
-#define POOLS_PREFIX "resourcepools." POOL_GROUP "//"
 #define RQ_PREFIX "capsule-pool-"
 #define POOL_LABEL "projectcapsule.dev/pool"
 #define MANAGED_LABEL "projectcapsule.dev/managed-by"
 
 static const api_kind *claims_kind, *pools_kind;
 
-/* ---- small helpers ---- */
-
-static const json_t *jget(const json_t *o, const char *k)
+static int oom(api_err *e)
 {
-    return json_object_get(o, k);
+    return api_err_set(e, API_INTERNAL, "out of memory");
 }
 
-static const char *jstr(const json_t *o, const char *k)
+/* The error for a pool operation that failed (nothing was changed). */
+static int pool_failed(api_err *e, int prc, const char *pool)
 {
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
-static const char *meta_str(const json_t *obj, const char *k)
-{
-    return jstr(jget(obj, "metadata"), k);
-}
-
-static int64_t created_of(const json_t *obj)
-{
-    int64_t sec = 0, nsec = 0;
-    if (!rfc3339_parse(meta_str(obj, "creationTimestamp"), &sec, &nsec)) return 0;
-    return sec;
-}
-
-static void set_rv(json_t *obj, int64_t rv)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%lld", (long long)rv);
-    json_t *meta = json_object_get(obj, "metadata");
-    if (json_is_object(meta)) json_object_set_new(meta, "resourceVersion", json_string(buf));
-}
-
-static int put(store_txn *t, const char *key, json_t *obj, api_err *e)
-{
-    set_rv(obj, store_txn_rev(t));
-    if (store_txn_put(t, key, obj, NULL) != 0)
-        return api_err_set(e, API_INTERNAL, "store write failed");
-    return 0;
-}
-
-/* The condition of `type` in a conditions array (borrowed), or NULL. */
-static const json_t *cond_of(const json_t *status, const char *type)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(jget(status, "conditions"), i,
-                       c) if (!strcmp(jstr(c, "type"), type)) return c;
-    return NULL;
-}
-
-/* Set condition `type` in status.conditions, keeping lastTransitionTime when
- * the status does not change. */
-static void set_cond(json_t *status, const char *type, const char *st, const char *reason,
-                     const char *msg, json_int_t gen, const char *now)
-{
-    json_t *conds = json_object_get(status, "conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(status, "conditions", conds);
-    }
-    const json_t *old = cond_of(status, type);
-    const char *ltt = old && !strcmp(jstr(old, "status"), st) && *jstr(old, "lastTransitionTime")
-                          ? jstr(old, "lastTransitionTime")
-                          : now;
-    json_t *c =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", st, "reason", reason,
-                  "message", msg, "lastTransitionTime", ltt, "observedGeneration", gen);
-    size_t i;
-    json_t *x;
-    json_array_foreach(conds, i, x) if (!strcmp(jstr(x, "type"), type))
-    {
-        json_array_set_new(conds, i, c);
-        return;
-    }
-    json_array_append_new(conds, c);
-}
-
-static void del_cond(json_t *status, const char *type)
-{
-    json_t *conds = json_object_get(status, "conditions");
-    size_t i;
-    json_t *x;
-    json_array_foreach(conds, i, x) if (!strcmp(jstr(x, "type"), type))
-    {
-        json_array_remove(conds, i);
-        return;
-    }
-}
-
-static rlist *rl_of(const json_t *v)
-{
-    rlist *l = rl_new();
-    const char *bad = NULL;
-    if (l && json_is_object(v) && rl_from_json(v, l, &bad) != 0) {
-        rl_free(l);
-        return NULL;
-    }
-    return l;
-}
-
-/* Whether stored claim `c` is bound to the pool with uid `uid`. */
-static bool bound_to(const json_t *c, const char *uid)
-{
-    const json_t *st = jget(c, "status");
-    if (!*uid || strcmp(jstr(jget(st, "pool"), "uid"), uid) != 0) return false;
-    const json_t *ex = cond_of(st, "Exhausted");
-    return ex && !strcmp(jstr(ex, "status"), "False");
-}
-
-/* ---- a pool's inputs ---- */
-
-typedef struct claim_rec {
-    json_t *obj;       /* the claim as it will be stored (a reference); self: the admitted object */
-    rlist *req;        /* spec.claim */
-    rlist *stored_req; /* spec.claim of the stored version when bound to this pool, else NULL */
-    pool_claim pc;
-    bool self;
-    bool selected; /* in a selected namespace */
-    char *why;     /* not in the pool: the Ready=False message */
-} claim_rec;
-
-typedef struct pool_ctx {
-    json_t *pool; /* as it will be stored (a reference) */
-    const char *name, *uid;
-    rlist *hard, *defaults;
-    pool_view view;
-    json_t *namespaces; /* sorted array of selected namespace names */
-    claim_rec *claims;
-    size_t n, cap;
-} pool_ctx;
-
-static void ctx_free(pool_ctx *pc)
-{
-    for (size_t i = 0; i < pc->n; i++) {
-        json_decref(pc->claims[i].obj);
-        rl_free(pc->claims[i].req);
-        rl_free(pc->claims[i].stored_req);
-        free(pc->claims[i].why);
-    }
-    free(pc->claims);
-    rl_free(pc->hard);
-    rl_free(pc->defaults);
-    json_decref(pc->namespaces);
-    json_decref(pc->pool);
-    memset(pc, 0, sizeof *pc);
-}
-
-static bool ns_terminating(const json_t *ns)
-{
-    return jget(jget(ns, "metadata"), "deletionTimestamp") ||
-           !strcmp(jstr(jget(ns, "status"), "phase"), "Terminating");
-}
-
-static bool selects(const json_t *selectors, const json_t *labels)
-{
-    if (json_array_size(selectors) == 0) return true; /* an empty list matches everything */
-    size_t i;
-    json_t *s;
-    char err[256];
-    json_array_foreach(selectors, i, s)
-    {
-        sel_t *sel = sel_from_json(s, err, sizeof err);
-        bool m = sel && sel_matches(sel, labels);
-        sel_free(sel);
-        if (m) return true;
-    }
-    return false;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The namespaces the pool selects: stored ones, with `ns_new` (a namespace
- * being written, NULL for none) in place of its stored version. */
-static int load_namespaces(store_txn *t, pool_ctx *pc, const json_t *ns_new, api_err *e)
-{
-    store_obj **objs = NULL;
-    size_t n = 0, m = 0;
-    if (store_txn_list(t, "namespaces//", &objs, &n) != 0)
-        return api_err_set(e, API_INTERNAL, "cannot list namespaces");
-    const json_t *sels = jget(jget(pc->pool, "spec"), "selectors");
-    bool deleting = jget(jget(pc->pool, "metadata"), "deletionTimestamp") != NULL;
-    const char *new_name = ns_new ? meta_str(ns_new, "name") : NULL;
-    json_t **docs = calloc(n + 1, sizeof *docs);
-    const char **names = calloc(n + 1, sizeof *names);
-    int rc = docs && names ? 0 : api_err_set(e, API_INTERNAL, "out of memory");
-    bool new_seen = false;
-    for (size_t i = 0; i < n; i++) {
-        json_t *ns = rc == 0 ? store_obj_doc(objs[i]) : NULL;
-        store_obj_unref(objs[i]);
-        if (!ns) continue;
-        docs[i] = ns;
-        if (new_name && !strcmp(meta_str(ns, "name"), new_name)) {
-            new_seen = true;
-            continue;
-        }
-        if (!deleting && !ns_terminating(ns) && selects(sels, jget(jget(ns, "metadata"), "labels")))
-            names[m++] = meta_str(ns, "name");
-    }
-    free(objs);
-    (void)new_seen;
-    if (rc == 0 && ns_new && !deleting && !ns_terminating(ns_new) &&
-        selects(sels, jget(jget(ns_new, "metadata"), "labels")))
-        names[m++] = new_name;
-    pc->namespaces = rc == 0 ? json_array() : NULL;
-    if (rc == 0 && !pc->namespaces) rc = api_err_set(e, API_INTERNAL, "out of memory");
-    if (rc == 0) {
-        qsort(names, m, sizeof *names, cmp_name);
-        for (size_t i = 0; i < m; i++)
-            json_array_append_new(pc->namespaces, json_string(names[i]));
-    }
-    for (size_t i = 0; docs && i < n; i++)
-        json_decref(docs[i]);
-    free(docs);
-    free(names);
-    return rc;
-}
-
-static bool ns_selected(const pool_ctx *pc, const char *ns)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(pc->namespaces, i, v) if (!strcmp(json_string_value(v), ns)) return true;
-    return false;
-}
-
-static int add_claim(pool_ctx *pc, json_t *obj, const json_t *stored, bool self, api_err *e)
-{
-    if (pc->n == pc->cap) {
-        size_t nc = pc->cap ? pc->cap * 2 : 16;
-        claim_rec *nv = realloc(pc->claims, nc * sizeof *nv);
-        if (!nv) return api_err_set(e, API_INTERNAL, "out of memory");
-        pc->claims = nv;
-        pc->cap = nc;
-    }
-    claim_rec *r = &pc->claims[pc->n];
-    memset(r, 0, sizeof *r);
-    r->obj = json_incref(obj);
-    r->self = self;
-    pc->n++;
-    if (!(r->req = rl_of(jget(jget(obj, "spec"), "claim"))))
-        return api_err_set(e, API_INTERNAL, "out of memory");
-    if (stored && bound_to(stored, pc->uid) &&
-        !(r->stored_req = rl_of(jget(jget(stored, "spec"), "claim"))))
-        return api_err_set(e, API_INTERNAL, "out of memory");
-    const json_t *meta = jget(obj, "metadata");
-    r->pc = (pool_claim){jstr(meta, "namespace"),
-                         jstr(meta, "name"),
-                         jstr(meta, "uid"),
-                         created_of(obj),
-                         r->req,
-                         false};
-    r->selected = ns_selected(pc, r->pc.namespace_);
-    char *msg = NULL;
-    if (!r->selected) {
-        r->why = strdup("resourcepool not available");
-    } else if (pool_check_claim_resources(pc->name, pc->hard, r->req, &msg) == POOL_DENIED) {
-        r->why = msg;
-        msg = NULL;
-    }
-    free(msg);
-    return 0;
-}
-
-/* The claims whose spec.pool names this pool, as stored, with the claim
- * being written (self, NULL for none) in place of its stored version, or
- * left out when `self_gone`. */
-static int load_claims(store_txn *t, pool_ctx *pc, json_t *self, const json_t *self_old,
-                       bool self_gone, api_err *e)
-{
-    store_obj **objs = NULL;
-    size_t n = 0;
-    int rc = 0;
-    if (store_txn_list(t, CLAIMS_PREFIX, &objs, &n) != 0)
-        return api_err_set(e, API_INTERNAL, "cannot list claims");
-    const char *self_uid = self ? meta_str(self, "uid") : "";
-    bool self_seen = false;
-    for (size_t i = 0; i < n; i++) {
-        json_t *c = rc == 0 ? store_obj_doc(objs[i]) : NULL;
-        store_obj_unref(objs[i]);
-        if (!c) continue;
-        bool is_self = *self_uid && !strcmp(meta_str(c, "uid"), self_uid);
-        if (is_self) {
-            self_seen = true;
-            if (!self_gone && !strcmp(jstr(jget(self, "spec"), "pool"), pc->name))
-                rc = add_claim(pc, self, c, true, e);
-        } else if (!strcmp(jstr(jget(c, "spec"), "pool"), pc->name) || bound_to(c, pc->uid)) {
-            rc = add_claim(pc, c, c, false, e); /* shared, read only: copied to be written */
-        }
-        json_decref(c);
-    }
-    free(objs);
-    if (rc == 0 && self && !self_seen && !self_gone &&
-        !strcmp(jstr(jget(self, "spec"), "pool"), pc->name))
-        rc = add_claim(pc, self, self_old, true, e);
-    return rc;
-}
-
-static int load_pool(store_txn *t, json_t *pool, pool_ctx *pc, const json_t *ns_new, api_err *e)
-{
-    memset(pc, 0, sizeof *pc);
-    pc->pool = json_incref(pool);
-    pc->name = meta_str(pool, "name");
-    pc->uid = meta_str(pool, "uid");
-    const json_t *spec = jget(pool, "spec"), *cfg = jget(spec, "config");
-    pc->hard = rl_of(jget(jget(spec, "quota"), "hard"));
-    pc->defaults = rl_of(jget(spec, "defaults"));
-    if (!pc->hard || !pc->defaults) return api_err_set(e, API_INTERNAL, "out of memory");
-    pc->view = (pool_view){pc->name,
-                           pc->hard,
-                           pc->defaults,
-                           json_is_true(jget(cfg, "defaultsZero")),
-                           json_is_true(jget(cfg, "orderedQueue")),
-                           json_is_true(jget(cfg, "deleteBoundResources"))};
-    return load_namespaces(t, pc, ns_new, e);
-}
-
-/* The state of the claims as stored: their bound claims with stored amounts. */
-static pool_state *stored_state(const pool_ctx *pc, api_err *e)
-{
-    pool_state *s = pool_state_new();
-    for (size_t i = 0; s && i < pc->n; i++) {
-        const claim_rec *r = &pc->claims[i];
-        if (!r->stored_req) continue;
-        pool_claim c = r->pc;
-        c.request = r->stored_req;
-        if (pool_state_seed_bound(s, &c) != POOL_OK) {
-            pool_state_free(s);
-            s = NULL;
-        }
-    }
-    if (!s) api_err_set(e, API_INTERNAL, "pool accounting failed");
-    return s;
+    if (prc == POOL_ENOMEM) return oom(e);
+    return api_err_set(e, API_FORBIDDEN,
+                       "resourcepools \"%s\": the claims cannot be accounted (amounts beyond "
+                       "supported precision)",
+                       pool);
 }
 
 /* ---- the namespace quotas ---- */
 
-static void rq_key(const pool_ctx *pc, const char *ns, char *buf, size_t n)
+static void rq_key(const char *pool, const char *ns, char *buf, size_t n)
 {
-    snprintf(buf, n, "resourcequotas/%s/" RQ_PREFIX "%s", ns, pc->name);
+    snprintf(buf, n, "resourcequotas/%s/" RQ_PREFIX "%s", ns, pool);
 }
 
 /* status.used of the namespace's pool quota as the ledger holds it now (an
  * empty list when there is no quota). Caller frees. */
-static rlist *rq_used(store_txn *t, const pool_ctx *pc, const char *ns)
+static rlist *rq_used(store_txn *t, const char *pool, const char *ns)
 {
     char key[768];
-    rq_key(pc, ns, key, sizeof key);
+    rq_key(pool, ns, key, sizeof key);
     store_obj *o = store_txn_get(t, key);
     rlist *used = o ? quota_ledger_read_txn(t, o) : rl_new();
     if (o) store_obj_unref(o);
     return used;
 }
 
-static json_t *new_rq(const pool_ctx *pc, const char *ns, const char *now)
+static json_t *new_rq(const json_t *pool, const char *ns, const char *now)
 {
     char name[512];
-    snprintf(name, sizeof name, RQ_PREFIX "%s", pc->name);
+    const char *pname = pb_meta(pool, "name");
+    snprintf(name, sizeof name, RQ_PREFIX "%s", pname);
     char uid[37];
     reg_new_uid(uid);
-    json_t *rq = json_pack(
+    return json_pack(
         "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:I, s:{s:s, s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}}",
         "apiVersion", "v1", "kind", "ResourceQuota", "metadata", "name", name, "namespace", ns,
         "uid", uid, "creationTimestamp", now, "generation", (json_int_t)1, "labels", POOL_LABEL,
-        pc->name, MANAGED_LABEL, "controller", "ownerReferences", "apiVersion",
-        POOL_GROUP "/" POOL_VERSION, "kind", "ResourcePool", "name", pc->name, "uid", pc->uid,
-        "controller", 1, "blockOwnerDeletion", 1);
-    return rq;
+        pname, MANAGED_LABEL, "controller", "ownerReferences", "apiVersion",
+        POOL_GROUP "/" POOL_VERSION, "kind", "ResourcePool", "name", pname, "uid",
+        pb_meta(pool, "uid"), "controller", 1, "blockOwnerDeletion", 1);
 }
 
-/* Write namespace ns's quota with spec.hard = hard (and the pool's scopes),
- * creating it if needed, with its usage recounted (only when it changes). */
-static int write_rq(store_txn *t, const pool_ctx *pc, const char *ns, const rlist *hard,
+static bool same_names(const json_t *a, const json_t *b)
+{
+    if (json_object_size(a) != json_object_size(b)) return false;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)a, k, v) if (!json_object_get(b, k)) return false;
+    return true;
+}
+
+/* Write namespace ns's quota for pool `pool` with spec.hard = hard (and the
+ * pool's scopes), creating it if needed, when that changes it. Its usage is
+ * recounted when the resources or scopes it counts change, else carried
+ * from the ledger (a hard limit changed counts nothing anew). */
+static int write_rq(store_txn *t, const json_t *pool, const char *ns, const rlist *hard,
                     const char *now, api_err *e)
 {
     char key[768];
-    rq_key(pc, ns, key, sizeof key);
+    rq_key(pb_meta(pool, "name"), ns, key, sizeof key);
     store_obj *o = store_txn_get(t, key);
-    json_t *rq = o ? store_obj_parse(o) : new_rq(pc, ns, now);
+    json_t *rq = o ? store_obj_parse(o) : new_rq(pool, ns, now);
     json_t *used = NULL;
     json_t *want = rl_to_json(hard);
-    int rc = rq && want ? 0 : api_err_set(e, API_INTERNAL, "out of memory");
+    int rc = rq && want ? 0 : oom(e);
     if (rc == 0) {
         json_t *spec = json_object_ensure(rq, "spec");
-        const json_t *q = jget(jget(pc->pool, "spec"), "quota");
-        bool same = o && json_equal(jget(spec, "hard"), want) &&
-                    json_equal(jget(spec, "scopes"), jget(q, "scopes")) &&
-                    json_equal(jget(spec, "scopeSelector"), jget(q, "scopeSelector"));
+        const json_t *q = pb_get(pb_get(pool, "spec"), "quota");
+        bool same_scopes = json_equal(pb_get(spec, "scopes"), pb_get(q, "scopes")) &&
+                           json_equal(pb_get(spec, "scopeSelector"), pb_get(q, "scopeSelector"));
+        bool same = o && same_scopes && json_equal(pb_get(spec, "hard"), want);
         if (!same) {
+            bool recount = !o || !same_scopes || !same_names(pb_get(spec, "hard"), want);
             json_object_set(spec, "hard", want);
             const char *keys[] = {"scopes", "scopeSelector"};
             for (int i = 0; i < 2; i++) {
-                if (jget(q, keys[i]))
-                    json_object_set(spec, keys[i], (json_t *)jget(q, keys[i]));
+                if (pb_get(q, keys[i]))
+                    json_object_set(spec, keys[i], (json_t *)pb_get(q, keys[i]));
                 else
                     json_object_del(spec, keys[i]);
             }
@@ -449,14 +133,19 @@ static int write_rq(store_txn *t, const pool_ctx *pc, const char *ns, const rlis
                     meta, "generation",
                     json_integer(json_integer_value(json_object_get(meta, "generation")) + 1));
             }
-            if (!used)
-                rc = quota_recount_in_txn(t, rq, &used) == 0
-                         ? 0
-                         : api_err_set(e, API_INTERNAL, "cannot count quota usage");
+            if (recount) {
+                if (quota_recount_in_txn(t, rq, &used) != 0)
+                    rc = api_err_set(e, API_INTERNAL, "cannot count quota usage");
+            } else {
+                rlist *u = quota_ledger_read_txn(t, o);
+                used = u ? rl_to_json(u) : NULL;
+                rl_free(u);
+                if (!used) rc = oom(e);
+            }
             if (rc == 0) {
                 json_object_set_new(rq, "status",
                                     json_pack("{s:O, s:O}", "hard", want, "used", used));
-                rc = put(t, key, rq, e);
+                rc = pb_put(t, key, rq, e);
             }
         }
     }
@@ -467,17 +156,17 @@ static int write_rq(store_txn *t, const pool_ctx *pc, const char *ns, const rlis
     return rc;
 }
 
-static int delete_rq(store_txn *t, const pool_ctx *pc, const char *ns, api_err *e)
+static int delete_rq(store_txn *t, const char *pool, const char *ns, api_err *e)
 {
     char key[768];
-    rq_key(pc, ns, key, sizeof key);
+    rq_key(pool, ns, key, sizeof key);
     store_obj *o = store_txn_get(t, key);
     if (!o) return 0;
     json_t *last = store_obj_parse(o);
     store_obj_unref(o);
     int rc = last ? 0 : api_err_set(e, API_INTERNAL, "stored object is corrupt");
     if (rc == 0) {
-        set_rv(last, store_txn_rev(t));
+        pb_set_rv(last, store_txn_rev(t));
         if (store_txn_delete(t, key, last) != 0)
             rc = api_err_set(e, API_INTERNAL, "store delete failed");
         else
@@ -487,128 +176,235 @@ static int delete_rq(store_txn *t, const pool_ctx *pc, const char *ns, api_err *
     return rc;
 }
 
-/* ---- writing the outcome ---- */
+/* ---- kept current for readers ----
+ * Whether a bound claim is in use changes with its namespace's quota usage,
+ * i.e. with pod writes, which do not touch pools. Before claims are read,
+ * the Bound condition of the bound claims of every namespace whose set of
+ * claims in use is not what was last checked is brought up to date, in one
+ * transaction. `checked` maps "<pool uid>/<namespace>" to the uids in use
+ * then, as one malloc'd "<key>\0<uids>" (which owns the map's key). A write
+ * that changes a namespace's claims forgets its entry (their Bound
+ * conditions were written with it). */
+static strmap *checked;
+static pthread_mutex_t checked_mu = PTHREAD_MUTEX_INITIALIZER; /* (a failed commit clears it) */
 
-static void claim_key(const json_t *c, char *buf, size_t n)
+static void checked_key(const char *pool_uid, const char *ns, char *buf, size_t n)
 {
-    snprintf(buf, n, CLAIMS_PREFIX "%s/%s", meta_str(c, "namespace"), meta_str(c, "name"));
+    snprintf(buf, n, "%s/%s", pool_uid, ns);
 }
 
-/* The claim's status for its outcome. */
-static int claim_status(store_txn *t, const pool_ctx *pc, const pool_state *st, claim_rec *r,
-                        const char *now, api_err *e)
+static void checked_forget_all(void)
 {
-    json_t *status = json_object_get(r->obj, "status");
+    void *v;
+    pthread_mutex_lock(&checked_mu);
+    for (size_t it = 0; checked && strmap_next(checked, &it, NULL, &v);)
+        free(v);
+    strmap_free(checked);
+    checked = NULL;
+    pthread_mutex_unlock(&checked_mu);
+}
+
+/* Namespace ns of pool `uid` is to be checked again. */
+static void checked_forget(const char *uid, const char *ns)
+{
+    char key[768];
+    checked_key(uid, ns, key, sizeof key);
+    pthread_mutex_lock(&checked_mu);
+    free(checked ? strmap_del(checked, key) : NULL);
+    pthread_mutex_unlock(&checked_mu);
+}
+
+/* ---- claim statuses ---- */
+
+static void claim_key(const char *ns, const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, PB_CLAIMS_PREFIX "%s/%s", ns, name);
+}
+
+static json_t *status_of(json_t *claim)
+{
+    json_t *status = json_object_get(claim, "status");
     if (!json_is_object(status)) {
         status = json_object();
-        json_object_set_new(r->obj, "status", status);
+        json_object_set_new(claim, "status", status);
     }
-    json_int_t gen = json_integer_value(jget(jget(r->obj, "metadata"), "generation"));
+    return status;
+}
+
+static json_int_t gen_of(const json_t *claim)
+{
+    return json_integer_value(pb_get(pb_get(claim, "metadata"), "generation"));
+}
+
+/* A claim outside any pool: Ready=False with `why`. */
+static void status_out(json_t *claim, const char *why, const char *now)
+{
+    json_t *status = status_of(claim);
+    json_int_t gen = gen_of(claim);
     json_object_set_new(status, "observedGeneration", json_integer(gen));
     json_object_del(status, "condition");
-    const pool_status *ps = r->why ? NULL : pool_state_get(st, r->pc.namespace_, r->pc.uid);
+    json_object_del(status, "pool");
+    pb_set_cond(status, "Ready", "False", "Failed", why, gen, now);
+    pb_del_cond(status, "Bound");
+    pb_del_cond(status, "Exhausted");
+}
+
+/* A claim released from pool `pool`: it holds nothing and stays out of the
+ * pool until its spec changes (pb_release_holds). */
+static void status_released(json_t *claim, const char *pool, const char *now)
+{
+    char why[600];
+    json_t *status = status_of(claim);
+    json_int_t gen = gen_of(claim);
+    snprintf(why, sizeof why, "claim was released from resourcepool %s", pool);
+    json_object_set_new(status, "observedGeneration", json_integer(gen));
+    json_object_del(status, "condition");
+    json_object_del(status, "pool");
+    pb_set_cond(status, "Ready", "False", PB_RELEASED, why, gen, now);
+    pb_set_cond(status, "Bound", "False", PB_RELEASED, why, gen, now);
+    pb_del_cond(status, "Exhausted");
+}
+
+/* The claim's status for its outcome in pool `pool` (state st); `why` set:
+ * it is not in the pool, for that reason. */
+static int claim_status(store_txn *t, const json_t *pool, const pool_view *view,
+                        const pool_state *st, json_t *claim, const char *why, const char *now,
+                        api_err *e)
+{
+    const json_t *meta = pb_get(claim, "metadata");
+    const char *ns = pb_str(meta, "namespace"), *uid = pb_str(meta, "uid");
+    const pool_status *ps = why ? NULL : pool_state_get(st, ns, uid);
     if (!ps) {
-        json_object_del(status, "pool");
-        set_cond(status, "Ready", "False", "Failed", r->why ? r->why : "resourcepool not available",
-                 gen, now);
-        del_cond(status, "Bound");
-        del_cond(status, "Exhausted");
+        status_out(claim, why ? why : "resourcepool not available", now);
         return 0;
     }
-    json_object_set_new(status, "pool", json_pack("{s:s, s:s}", "name", pc->name, "uid", pc->uid));
-    set_cond(status, "Ready", "True", "Succeeded", "reconciled", gen, now);
+    json_t *status = status_of(claim);
+    json_int_t gen = gen_of(claim);
+    json_object_set_new(status, "observedGeneration", json_integer(gen));
+    json_object_del(status, "condition");
+    json_object_set_new(status, "pool", json_pack("{s:s, s:s}", "name", pb_meta(pool, "name"),
+                                                  "uid", pb_meta(pool, "uid")));
+    pb_set_cond(status, "Ready", "True", "Succeeded", "reconciled", gen, now);
     if (ps->outcome == POOL_BOUND) {
-        set_cond(status, "Exhausted", "False", "NoExhaustions", "resource claimable from pool", gen,
-                 now);
-        rlist *used = rq_used(t, pc, r->pc.namespace_);
+        pb_set_cond(status, "Exhausted", "False", "NoExhaustions", "resource claimable from pool",
+                    gen, now);
+        rlist *used = rq_used(t, pb_meta(pool, "name"), ns);
         bool in_use = false;
-        if (!used || pool_claim_in_use(st, &pc->view, r->pc.namespace_, r->pc.uid, used, &in_use) !=
-                         POOL_OK) {
+        if (!used || pool_claim_in_use(st, view, ns, uid, used, &in_use) != POOL_OK) {
             rl_free(used);
             return api_err_set(e, API_INTERNAL, "pool accounting failed");
         }
         rl_free(used);
-        set_cond(status, "Bound", in_use ? "True" : "False", in_use ? "InUse" : "Unused",
-                 in_use ? "claim is used" : "claim is unused", gen, now);
+        pb_set_cond(status, "Bound", in_use ? "True" : "False", in_use ? "InUse" : "Unused",
+                    in_use ? "claim is used" : "claim is unused", gen, now);
     } else {
-        set_cond(status, "Exhausted", "True",
-                 ps->outcome == POOL_QUEUED ? "QueueExhausted" : "PoolExhausted",
-                 ps->message ? ps->message : "", gen, now);
-        set_cond(status, "Bound", "False", "Failed", "claim causes exhaustions", gen, now);
+        pb_set_cond(status, "Exhausted", "True",
+                    ps->outcome == POOL_QUEUED ? "QueueExhausted" : "PoolExhausted",
+                    ps->message ? ps->message : "", gen, now);
+        pb_set_cond(status, "Bound", "False", "Failed", "claim causes exhaustions", gen, now);
     }
     return 0;
 }
 
-static json_t *pool_status_json(const pool_ctx *pc, const pool_state *st, const char *now,
-                                const json_t *old_status)
+/* Write stored claim `claim` (borrowed; copied) again with its status for
+ * its outcome, when that differs from the stored one. */
+static int rewrite_claim(store_txn *t, const json_t *pool, const pool_view *view,
+                         const pool_state *st, const json_t *claim, const char *why,
+                         const char *now, api_err *e)
 {
-    rlist *used = rl_new(), *avail = rl_new();
-    json_t *status = json_is_object(old_status) ? json_deep_copy(old_status) : json_object();
-    if (!used || !avail || !status || pool_allocation(st, &pc->view, used, avail) != POOL_OK) {
-        rl_free(used);
-        rl_free(avail);
-        json_decref(status);
-        return NULL;
+    char key[768];
+    json_t *copy = json_deep_copy(claim);
+    if (!copy) return oom(e);
+    int rc = claim_status(t, pool, view, st, copy, why, now, e);
+    if (rc == 0 && !json_equal(pb_get(claim, "status"), pb_get(copy, "status"))) {
+        claim_key(pb_meta(copy, "namespace"), pb_meta(copy, "name"), key, sizeof key);
+        rc = pb_put(t, key, copy, e);
     }
-    json_int_t gen = json_integer_value(jget(jget(pc->pool, "metadata"), "generation"));
-    json_object_set_new(status, "observedGeneration", json_integer(gen));
-    json_object_set(status, "namespaces", pc->namespaces);
-    json_object_set_new(status, "namespaceCount",
-                        json_integer((json_int_t)json_array_size(pc->namespaces)));
-    json_object_set_new(status, "claimCount", json_integer((json_int_t)pool_state_nbound(st)));
-    json_t *claims = json_object();
-    const pool_status **all = NULL;
-    size_t n = 0;
-    if (pool_state_list(st, true, &all, &n) == POOL_OK) {
-        for (size_t i = 0; i < n; i++) {
-            json_t *list = json_object_get(claims, all[i]->namespace_);
-            if (!list) {
-                list = json_array();
-                json_object_set_new(claims, all[i]->namespace_, list);
-            }
-            json_array_append_new(list,
-                                  json_pack("{s:s, s:s, s:s, s:o}", "uid", all[i]->uid, "name",
-                                            all[i]->name, "namespace", all[i]->namespace_, "claims",
-                                            rl_to_json(all[i]->allocated)));
-        }
-    }
-    free(all);
-    json_object_set_new(status, "claims", claims);
-    json_object_set_new(status, "allocation",
-                        json_pack("{s:o, s:o, s:o}", "hard", rl_to_json(pc->hard), "used",
-                                  rl_to_json(used), "available", rl_to_json(avail)));
-    json_t *ex = json_object();
-    const rlist *req = pool_exhaustions_requesting(st), *av = pool_exhaustions_available(st);
-    json_t *reqj = req ? rl_to_json(req) : NULL, *avj = av ? rl_to_json(av) : NULL;
-    const char *k;
-    json_t *v;
-    json_object_foreach(reqj, k, v)
-    {
-        json_t *a = json_object_get(avj, k);
-        json_object_set_new(
-            ex, k, json_pack("{s:O, s:O}", "requesting", v, "available", a ? a : json_string("0")));
-    }
-    json_decref(reqj);
-    json_decref(avj);
-    bool exhausted = json_object_size(ex) > 0;
-    json_object_set_new(status, "exhaustions", ex);
-    set_cond(status, "Ready", "True", "Succeeded", "reconciled", gen, now);
-    set_cond(status, "Exhausted", exhausted ? "True" : "False",
-             exhausted ? "PoolExhausted" : "NoExhaustions",
-             exhausted ? "Pool has exhaustions" : "no exhaustions", gen, now);
-    rl_free(used);
-    rl_free(avail);
-    return status;
+    json_decref(copy);
+    return rc;
 }
 
-/* Reconcile the pool of `pc` and write everything it decides. The pool
- * object itself is written only when `write_pool` (else the caller stores
- * pc->pool, the object being admitted). With `all` (the pool's spec or
- * namespaces changed) every claim and namespace quota is checked, else only
- * what the decision changed and the quota of `self_ns` (the namespace of
- * the claim written, which a removal may not report). `old_namespaces`: the namespaces the
- * pool selected before (their quotas go when no longer selected). */
-static bool in_delta(const pool_delta *d, const claim_rec *r)
+/* ---- a claim write, on the books ---- */
+
+/* Write what delta d decided in pool book b, but the claim (self_ns,
+ * self_uid) being written: the other claims whose outcome or message
+ * changed, and the quota of every namespace whose bound claims changed, and
+ * of self_ns. */
+static int write_delta(store_txn *t, const pool_book *b, const pool_delta *d, const char *self_ns,
+                       const char *self_uid, api_err *e)
+{
+    char now[32], key[768];
+    reg_now_rfc3339(now, sizeof now);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < d->nclaims; i++) {
+        const pool_change *c = &d->claims[i];
+        if (!strcmp(c->uid, self_uid) && !strcmp(c->namespace_, self_ns)) continue;
+        claim_key(c->namespace_, c->name, key, sizeof key);
+        store_obj *o = store_txn_get(t, key);
+        json_t *claim = o ? store_obj_parse(o) : NULL;
+        if (o) store_obj_unref(o);
+        if (claim) rc = rewrite_claim(t, b->pool, &b->view, b->state, claim, NULL, now, e);
+        json_decref(claim);
+    }
+    rlist *hard = rl_new();
+    if (!hard && rc == 0) rc = oom(e);
+    bool self_done = false;
+    for (size_t i = 0; rc == 0 && i <= d->nnamespaces; i++) {
+        const char *ns = i < d->nnamespaces ? d->namespaces[i] : self_ns;
+        if (i == d->nnamespaces && (self_done || !*self_ns)) break;
+        self_done |= !strcmp(ns, self_ns);
+        checked_forget(b->uid, ns); /* its claims in use may be others now */
+        if (!pool_book_selects(b, ns)) continue;
+        int prc = pool_rq_hard(b->state, &b->view, ns, hard);
+        rc = prc == POOL_OK ? write_rq(t, b->pool, ns, hard, now, e) : pool_failed(e, prc, b->name);
+    }
+    rl_free(hard);
+    return rc;
+}
+
+/* Claim (ns, uid) leaves the pool of books en (a no-op when it is not in
+ * it); what that decides for others is written. */
+static int book_leave(store_txn *t, ledger_entry *en, const char *ns, const char *uid, api_err *e)
+{
+    const pool_book *cur = pool_book_value(en);
+    if (!pool_state_get(cur->state, ns, uid)) return 0;
+    pool_book *b = pool_book_modify(t, en, e);
+    if (!b) return -1;
+    pool_delta d;
+    pool_delta_init(&d);
+    int prc = pool_remove_claim(b->state, &b->view, ns, uid, &d);
+    int rc = prc == POOL_OK ? write_delta(t, b, &d, ns, uid, e) : pool_failed(e, prc, b->name);
+    pool_delta_cleanup(&d);
+    return rc;
+}
+
+/* Claim `claim` (being written) enters the pool of books en, or is resized
+ * in it; its status and what the decision changes for others are written. */
+static int book_enter(store_txn *t, ledger_entry *en, json_t *claim, api_err *e)
+{
+    pool_book *b = pool_book_modify(t, en, e);
+    if (!b) return -1;
+    const json_t *meta = pb_get(claim, "metadata");
+    const char *ns = pb_str(meta, "namespace"), *uid = pb_str(meta, "uid");
+    rlist *req = pb_rl(pb_get(pb_get(claim, "spec"), "claim"));
+    pool_claim c = {ns, pb_str(meta, "name"), uid, pb_created(claim), req, false};
+    pool_delta d;
+    pool_delta_init(&d);
+    int prc = req ? pool_apply_claim(b->state, &b->view, &c, &d) : POOL_ENOMEM;
+    rl_free(req);
+    int rc = prc == POOL_OK ? write_delta(t, b, &d, ns, uid, e) : pool_failed(e, prc, b->name);
+    pool_delta_cleanup(&d);
+    if (rc == 0) {
+        char now[32];
+        reg_now_rfc3339(now, sizeof now);
+        rc = claim_status(t, b->pool, &b->view, b->state, claim, NULL, now, e);
+    }
+    return rc;
+}
+
+/* ---- full reconciles (pool and namespace writes) ---- */
+
+static bool in_delta(const pool_delta *d, const pb_claim *r)
 {
     for (size_t i = 0; i < d->nclaims; i++)
         if (!strcmp(d->claims[i].uid, r->pc.uid) &&
@@ -617,38 +413,19 @@ static bool in_delta(const pool_delta *d, const claim_rec *r)
     return false;
 }
 
-static bool ns_in_delta(const pool_delta *d, const char *ns)
-{
-    for (size_t i = 0; i < d->nnamespaces; i++)
-        if (!strcmp(d->namespaces[i], ns)) return true;
-    return false;
-}
-
-/* Write claim r's status for its outcome, when it differs from the stored
- * one. */
-static int write_claim(store_txn *t, const pool_ctx *pc, const pool_state *st, claim_rec *r,
-                       const char *now, api_err *e)
-{
-    char key[768];
-    if (r->self) return claim_status(t, pc, st, r, now, e);
-    json_t *stored = r->obj, *copy = json_deep_copy(stored);
-    if (!copy) return api_err_set(e, API_INTERNAL, "out of memory");
-    r->obj = copy;
-    int rc = claim_status(t, pc, st, r, now, e);
-    if (rc == 0 && !json_equal(jget(stored, "status"), jget(copy, "status"))) {
-        claim_key(copy, key, sizeof key);
-        rc = put(t, key, copy, e);
-    }
-    json_decref(stored);
-    return rc;
-}
-
-static int reconcile_write(store_txn *t, pool_ctx *pc, const json_t *old_namespaces,
-                           bool write_pool, bool all, const char *self_ns, api_err *e)
+/* Reconcile the pool of `pc` from its stored claims and write everything it
+ * decides: every claim whose status changes (released claims keep theirs),
+ * every selected namespace's quota, and the quotas of namespaces in
+ * `old_namespaces` it no longer selects are deleted. The pool's status is
+ * set in pc->pool, which is stored here when `write_pool` (else the caller
+ * stores it: the object being admitted). */
+static int reconcile_write(store_txn *t, pb_ctx *pc, const json_t *old_namespaces,
+                           bool write_pool, api_err *e)
 {
     char now[32], key[768];
+    checked_forget_all();
     reg_now_rfc3339(now, sizeof now);
-    pool_state *prev = stored_state(pc, e), *st = NULL;
+    pool_state *prev = pb_stored_state(pc, e), *st = NULL;
     if (!prev) return -1;
     pool_claim *cs = calloc(pc->n ? pc->n : 1, sizeof *cs);
     size_t m = 0;
@@ -656,20 +433,14 @@ static int reconcile_write(store_txn *t, pool_ctx *pc, const json_t *old_namespa
         if (!pc->claims[i].why) cs[m++] = pc->claims[i].pc;
     pool_delta d;
     pool_delta_init(&d);
-    int rc = cs && pool_reconcile(&pc->view, prev, cs, m, &st, &d) == POOL_OK
-                 ? 0
-                 : api_err_set(e, API_FORBIDDEN,
-                               "resourcepools \"%s\": the claims cannot be "
-                               "accounted (amounts beyond supported precision)",
-                               pc->name);
+    int prc = cs ? pool_reconcile(&pc->view, prev, cs, m, &st, &d) : POOL_ENOMEM;
+    int rc = prc == POOL_OK ? 0 : pool_failed(e, prc, pc->name);
     free(cs);
     pool_state_free(prev);
-    /* Only claims whose outcome or message changed, the claim being written
-     * and claims outside the pool are written; their Bound condition is kept
-     * current before reads (refresh_bound). */
     for (size_t i = 0; rc == 0 && i < pc->n; i++) {
-        claim_rec *r = &pc->claims[i];
-        if (r->self || r->why || all || in_delta(&d, r)) rc = write_claim(t, pc, st, r, now, e);
+        pb_claim *r = &pc->claims[i];
+        if (!r->released)
+            rc = rewrite_claim(t, pc->pool, &pc->view, st, r->obj, r->why, now, e);
     }
     rlist *hard = rl_new();
     size_t i;
@@ -677,46 +448,35 @@ static int reconcile_write(store_txn *t, pool_ctx *pc, const json_t *old_namespa
     json_array_foreach(pc->namespaces, i, v)
     {
         if (rc != 0) break;
-        if (!all && !ns_in_delta(&d, json_string_value(v)) &&
-            !(self_ns && !strcmp(self_ns, json_string_value(v))))
-            continue;
-        rc = hard && pool_rq_hard(st, &pc->view, json_string_value(v), hard) == POOL_OK
-                 ? write_rq(t, pc, json_string_value(v), hard, now, e)
-                 : api_err_set(e, API_INTERNAL, "out of memory");
+        prc = hard ? pool_rq_hard(st, &pc->view, json_string_value(v), hard) : POOL_ENOMEM;
+        rc = prc == POOL_OK ? write_rq(t, pc->pool, json_string_value(v), hard, now, e)
+                            : pool_failed(e, prc, pc->name);
     }
     rl_free(hard);
     json_array_foreach(old_namespaces, i, v)
     {
-        if (rc == 0 && !ns_selected(pc, json_string_value(v)))
-            rc = delete_rq(t, pc, json_string_value(v), e);
+        if (rc == 0 && !pb_ns_selected(pc, json_string_value(v)))
+            rc = delete_rq(t, pc->name, json_string_value(v), e);
     }
     if (rc == 0) {
-        json_t *status = pool_status_json(pc, st, now, jget(pc->pool, "status"));
+        json_t *status = pb_status_json(pc->pool, &pc->view, pc->namespaces, st, now,
+                                        pb_get(pc->pool, "status"));
         if (!status)
-            rc = api_err_set(e, API_INTERNAL, "out of memory");
+            rc = oom(e);
         else
             json_object_set_new(pc->pool, "status", status);
     }
     if (rc == 0 && write_pool) {
-        snprintf(key, sizeof key, POOLS_PREFIX "%s", pc->name);
-        rc = put(t, key, pc->pool, e);
+        snprintf(key, sizeof key, PB_POOLS_PREFIX "%s", pc->name);
+        rc = pb_put(t, key, pc->pool, e);
     }
     pool_state_free(st);
     pool_delta_cleanup(&d);
+    (void)in_delta;
     return rc;
 }
 
 /* ---- admission ---- */
-
-static json_t *get_pool(store_txn *t, const char *name)
-{
-    char key[768];
-    snprintf(key, sizeof key, POOLS_PREFIX "%s", name);
-    store_obj *o = store_txn_get(t, key);
-    json_t *p = o ? store_obj_parse(o) : NULL;
-    if (o) store_obj_unref(o);
-    return p;
-}
 
 static int forbid(api_err *e, const api_kind *k, const char *name, const char *msg)
 {
@@ -726,30 +486,23 @@ static int forbid(api_err *e, const api_kind *k, const char *name, const char *m
     return -1;
 }
 
-/* Whether claim `c` (stored) is in use in its pool now. */
+/* Whether stored claim c is in use in its pool now. */
 static int claim_in_use(store_txn *t, const json_t *c, bool *in_use, api_err *e)
 {
     *in_use = false;
-    const char *pname = jstr(jget(jget(c, "status"), "pool"), "name");
-    json_t *pool = *pname ? get_pool(t, pname) : NULL;
-    if (!pool || !bound_to(c, meta_str(pool, "uid"))) {
-        json_decref(pool);
-        return 0;
-    }
-    pool_ctx pc;
-    int rc = load_pool(t, pool, &pc, NULL, e);
-    json_decref(pool);
-    if (rc == 0) rc = load_claims(t, &pc, NULL, NULL, false, e);
-    pool_state *s = rc == 0 ? stored_state(&pc, e) : NULL;
-    const char *ns = meta_str(c, "namespace");
-    rlist *used = s ? rq_used(t, &pc, ns) : NULL;
-    if (s &&
-        (!used || pool_claim_in_use(s, &pc.view, ns, meta_str(c, "uid"), used, in_use) != POOL_OK))
-        rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
+    ledger_entry *en;
+    if (pool_book_find(t, pb_str(pb_get(pb_get(c, "status"), "pool"), "name"), &en, e) != 0)
+        return -1;
+    const pool_book *b = en ? pool_book_value(en) : NULL;
+    if (!b || !pb_bound_to(c, b->uid)) return 0;
+    const char *ns = pb_meta(c, "namespace");
+    rlist *used = rq_used(t, b->name, ns);
+    int rc = used && pool_claim_in_use(b->state, &b->view, ns, pb_meta(c, "uid"), used, in_use) ==
+                         POOL_OK
+                 ? 0
+                 : api_err_set(e, API_INTERNAL, "pool accounting failed");
     rl_free(used);
-    pool_state_free(s);
-    ctx_free(&pc);
-    return s ? rc : -1;
+    return rc;
 }
 
 /* Capsule's auto-assign: among the pools selecting the claim's namespace
@@ -759,75 +512,119 @@ static int auto_assign(store_txn *t, json_t *claim, api_err *e)
 {
     store_obj **objs = NULL;
     size_t n = 0;
-    if (store_txn_list(t, POOLS_PREFIX, &objs, &n) != 0)
+    if (store_txn_list(t, PB_POOLS_PREFIX, &objs, &n) != 0)
         return api_err_set(e, API_INTERNAL, "cannot list pools");
     pool_candidate *cand = calloc(n ? n : 1, sizeof *cand);
-    pool_ctx *ctx = calloc(n ? n : 1, sizeof *ctx);
     rlist **avail = calloc(n ? n : 1, sizeof *avail);
-    rlist *req = rl_of(jget(jget(claim, "spec"), "claim"));
+    rlist *req = pb_rl(pb_get(pb_get(claim, "spec"), "claim"));
     size_t m = 0;
-    int rc = cand && ctx && avail && req ? 0 : api_err_set(e, API_INTERNAL, "out of memory");
-    const char *ns = meta_str(claim, "namespace");
+    int rc = cand && avail && req ? 0 : oom(e);
+    const char *ns = pb_meta(claim, "namespace");
     for (size_t i = 0; i < n; i++) {
-        json_t *p = rc == 0 ? store_obj_parse(objs[i]) : NULL;
+        ledger_entry *en = rc == 0 ? pool_book_of(t, objs[i], e) : NULL;
         store_obj_unref(objs[i]);
-        if (!p) continue;
-        pool_ctx *pc = &ctx[m];
-        rc = load_pool(t, p, pc, NULL, e);
-        json_decref(p);
-        if (rc == 0 && ns_selected(pc, ns)) rc = load_claims(t, pc, NULL, NULL, false, e);
-        if (rc == 0 && ns_selected(pc, ns)) {
-            pool_state *s = stored_state(pc, e);
-            rlist *used = rl_new();
-            avail[m] = rl_new();
-            if (!s || !used || !avail[m] ||
-                pool_allocation(s, &pc->view, used, avail[m]) != POOL_OK)
-                rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
-            rl_free(used);
-            pool_state_free(s);
-            cand[m] = (pool_candidate){pc->name, pc->hard, avail[m]};
-            m++;
-        } else {
-            ctx_free(pc);
-        }
+        if (!en && rc == 0) rc = -1;
+        const pool_book *b = en ? pool_book_value(en) : NULL;
+        if (!b || !pool_book_selects(b, ns)) continue;
+        if (!(avail[m] = rl_new()) || pool_allocation(b->state, &b->view, NULL, avail[m]) != POOL_OK)
+            rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
+        cand[m] = (pool_candidate){b->name, b->hard, avail[m]};
+        m++;
     }
     free(objs);
     long pick = rc == 0 ? pool_auto_assign(req, cand, m) : -1;
     if (pick >= 0)
         json_object_set_new(json_object_get(claim, "spec"), "pool", json_string(cand[pick].name));
-    for (size_t i = 0; i < m; i++) {
-        ctx_free(&ctx[i]);
+    for (size_t i = 0; i < m; i++)
         rl_free(avail[i]);
-    }
     free(cand);
-    free(ctx);
     free(avail);
     rl_free(req);
     return rc;
 }
 
-/* Reconcile pool `name` (if it exists) after a write of claim `self`. */
-static int reconcile_named(store_txn *t, const char *name, json_t *self, const json_t *self_old,
-                           bool self_gone, api_err *e)
+/* The claim (ns, uid) leaves pool `name`'s books, if it is there. */
+static int leave_named(store_txn *t, const char *name, const char *ns, const char *uid, api_err *e)
 {
-    json_t *pool = *name ? get_pool(t, name) : NULL;
-    if (!pool) return 0;
-    pool_ctx pc;
-    json_t *old_ns = json_incref((json_t *)jget(jget(pool, "status"), "namespaces"));
-    int rc = load_pool(t, pool, &pc, NULL, e);
-    json_decref(pool);
-    if (rc == 0) rc = load_claims(t, &pc, self, self_old, self_gone, e);
-    if (rc == 0) rc = reconcile_write(t, &pc, old_ns, true, false, meta_str(self, "namespace"), e);
-    json_decref(old_ns);
-    ctx_free(&pc);
+    ledger_entry *en;
+    if (pool_book_find(t, name, &en, e) != 0) return -1;
+    return en ? book_leave(t, en, ns, uid, e) : 0;
+}
+
+/* The pools a stored claim may be in: its status.pool and its spec.pool. */
+static int leave_old(store_txn *t, const json_t *old, const char *except, api_err *e)
+{
+    const char *ns = pb_meta(old, "namespace"), *uid = pb_meta(old, "uid");
+    const char *a = pb_str(pb_get(pb_get(old, "status"), "pool"), "name");
+    const char *b = pb_str(pb_get(old, "spec"), "pool");
+    int rc = 0;
+    if (*a && strcmp(a, except) != 0) rc = leave_named(t, a, ns, uid, e);
+    if (rc == 0 && *b && strcmp(b, a) != 0 && strcmp(b, except) != 0)
+        rc = leave_named(t, b, ns, uid, e);
     return rc;
+}
+
+/* A claim created or changed: it enters its pool, is resized in it, moves,
+ * is released, or waits outside any pool. */
+static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_t *old,
+                       bool release, api_err *e)
+{
+    char now[32], why[600];
+    char *msg = NULL;
+    reg_now_rfc3339(now, sizeof now);
+    const char *name = pb_meta(obj, "name"), *ns = pb_meta(obj, "namespace");
+    const char *uid = pb_meta(obj, "uid");
+    json_t *spec = json_object_get(obj, "spec");
+    if (!release && json_is_object(spec) && !*pb_str(spec, "pool") && auto_assign(t, obj, e) != 0)
+        return -1;
+    const char *pname = pb_str(pb_get(obj, "spec"), "pool");
+    bool holds = old && pb_release_holds(old) && gen_of(old) == gen_of(obj);
+    if (old && leave_old(t, old, release || holds ? "" : pname, e) != 0) return -1;
+    if (release || holds) {
+        /* released: out of the pool until its spec changes */
+        const char *from = pb_str(pb_get(pb_get(old, "status"), "pool"), "name");
+        if (!release) {
+            json_object_set(obj, "status", (json_t *)pb_get(old, "status"));
+            return 0;
+        }
+        status_released(obj, *from ? from : pname, now);
+        return 0;
+    }
+    ledger_entry *en;
+    if (pool_book_find(t, pname, &en, e) != 0) return -1;
+    const pool_book *b = en ? pool_book_value(en) : NULL;
+    if (!b) {
+        /* Capsule's claim controller: the claim waits with Ready=False; it
+         * binds when its pool is created. */
+        if (*pname)
+            snprintf(why, sizeof why, "resourcepools.%s \"%s\" not found", POOL_GROUP, pname);
+        else
+            snprintf(why, sizeof why, "no pool reference was defined");
+        status_out(obj, why, now);
+        return 0;
+    }
+    /* A claim for resources its pool does not hold is refused. */
+    rlist *req = pb_rl(pb_get(pb_get(obj, "spec"), "claim"));
+    int d = req ? pool_check_claim_resources(pname, b->hard, req, &msg) : POOL_ENOMEM;
+    rl_free(req);
+    if (d == POOL_DENIED) {
+        forbid(e, k, name, msg);
+        free(msg);
+        return -1;
+    }
+    if (d != POOL_OK) return oom(e);
+    if (!pool_book_selects(b, ns)) {
+        status_out(obj, "resourcepool not available", now);
+        return book_leave(t, en, ns, uid, e);
+    }
+    return book_enter(t, en, obj, e);
 }
 
 static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, const json_t *old,
                        api_err *e)
 {
-    const char *name = meta_str(obj, "name");
-    const char *old_pool = old ? jstr(jget(jget(old, "status"), "pool"), "name") : "";
+    const char *name = pb_meta(obj, "name");
+    const char *old_pool = old ? pb_str(pb_get(pb_get(old, "status"), "pool"), "name") : "";
     bool in_use = false;
     if (old && op != REG_CREATE && claim_in_use(t, old, &in_use, e) != 0) return -1;
     char *msg = NULL;
@@ -837,15 +634,15 @@ static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, 
             free(msg);
             return -1;
         }
-        return reconcile_named(t, old_pool, obj, old, true, e);
+        return leave_old(t, old, "", e);
     }
+    bool release = false;
     if (op == REG_UPDATE) {
-        rlist *oc = rl_of(jget(jget(old, "spec"), "claim")),
-              *nc = rl_of(jget(jget(obj, "spec"), "claim"));
-        int d = oc && nc
-                    ? pool_check_claim_update(in_use, old_pool, jstr(jget(old, "spec"), "pool"),
-                                              jstr(jget(obj, "spec"), "pool"), oc, nc, &msg)
-                    : POOL_ENOMEM;
+        rlist *oc = pb_rl(pb_get(pb_get(old, "spec"), "claim")),
+              *nc = pb_rl(pb_get(pb_get(obj, "spec"), "claim"));
+        int d = oc && nc ? pool_check_claim_update(in_use, old_pool, pb_str(pb_get(old, "spec"), "pool"),
+                                                   pb_str(pb_get(obj, "spec"), "pool"), oc, nc, &msg)
+                         : POOL_ENOMEM;
         rl_free(oc);
         rl_free(nc);
         if (d == POOL_DENIED) {
@@ -853,143 +650,113 @@ static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, 
             free(msg);
             return -1;
         }
-        if (d != POOL_OK) return api_err_set(e, API_INTERNAL, "out of memory");
-        if (in_use && pool_claim_release_requested(obj)) {
+        if (d != POOL_OK) return oom(e);
+        release = pool_claim_release_requested(obj);
+        if (in_use && release) {
             char why[600];
             snprintf(why, sizeof why,
                      "cannot release the claim while it is used in resourcepool %s", old_pool);
             return forbid(e, k, name, why);
         }
     }
-    pool_claim_strip_release(obj); /* releases are not implemented yet: never kept */
-    json_t *spec = json_object_get(obj, "spec");
-    if (json_is_object(spec) && !*jstr(spec, "pool") && auto_assign(t, obj, e) != 0) return -1;
-    const char *pname = jstr(jget(obj, "spec"), "pool");
-    json_t *pool = *pname ? get_pool(t, pname) : NULL;
-    int rc = 0;
-    if (!pool) {
-        /* Capsule's claim controller: the claim waits with Ready=False; it
-         * binds when its pool is created. */
-        char now[32], why[600];
-        reg_now_rfc3339(now, sizeof now);
-        json_t *status = json_object();
-        json_object_set_new(obj, "status", status);
-        if (*pname)
-            snprintf(why, sizeof why, "resourcepools.%s \"%s\" not found", POOL_GROUP, pname);
-        else
-            snprintf(why, sizeof why, "no pool reference was defined");
-        set_cond(status, "Ready", "False", "Failed", why,
-                 json_integer_value(jget(jget(obj, "metadata"), "generation")), now);
-    } else {
-        /* A claim for resources its pool does not hold is refused. */
-        rlist *hard = rl_of(jget(jget(jget(pool, "spec"), "quota"), "hard"));
-        rlist *req = rl_of(jget(jget(obj, "spec"), "claim"));
-        int d = hard && req ? pool_check_claim_resources(pname, hard, req, &msg) : POOL_ENOMEM;
-        rl_free(hard);
-        rl_free(req);
-        json_decref(pool);
-        if (d == POOL_DENIED) {
-            forbid(e, k, name, msg);
-            free(msg);
-            return -1;
-        }
-        if (d != POOL_OK) return api_err_set(e, API_INTERNAL, "out of memory");
-        rc = reconcile_named(t, pname, obj, old, false, e);
+    /* The annotation is an action: done (or refused) here, never kept. */
+    pool_claim_strip_release(obj);
+    return claim_write(t, k, obj, old, release, e);
+}
+
+/* The pool hard may not drop below what is claimed (Capsule's pool webhook). */
+static int check_hard(store_txn *t, const api_kind *k, const json_t *obj, api_err *e)
+{
+    ledger_entry *en;
+    if (pool_book_find(t, pb_meta(obj, "name"), &en, e) != 0) return -1;
+    if (!en) return 0;
+    const pool_book *b = pool_book_value(en);
+    char *msg = NULL;
+    rlist *used = rl_new(), *nh = pb_rl(pb_get(pb_get(pb_get(obj, "spec"), "quota"), "hard"));
+    int d = used && nh && pool_allocation(b->state, &b->view, used, NULL) == POOL_OK
+                ? pool_check_hard_update(b->hard, nh, used, &msg)
+                : POOL_ENOMEM;
+    rl_free(used);
+    rl_free(nh);
+    if (d == POOL_DENIED) {
+        forbid(e, k, pb_meta(obj, "name"), msg);
+        free(msg);
+        return -1;
     }
-    /* moved to another pool: the old one lets it go */
-    if (rc == 0 && *old_pool && strcmp(old_pool, pname) != 0)
-        rc = reconcile_named(t, old_pool, obj, old, true, e);
+    return d == POOL_OK ? 0 : api_err_set(e, API_INTERNAL, "pool accounting failed");
+}
+
+/* A pool deleted: the namespaces' quotas go, and the claims' binding (or
+ * the claims, with deleteBoundResources). Claims in use hold it. */
+static int pool_gone(store_txn *t, const api_kind *k, json_t *obj, const json_t *old_ns,
+                     api_err *e)
+{
+    pb_ctx pc;
+    char key[768], now[32], why[700];
+    reg_now_rfc3339(now, sizeof now);
+    int rc = pb_load_pool(t, obj, &pc, NULL, e);
+    if (rc == 0) rc = pb_load_claims(t, &pc, NULL, NULL, false, e);
+    pool_state *s = rc == 0 ? pb_stored_state(&pc, e) : NULL;
+    if (!s && rc == 0) rc = -1;
+    for (size_t i = 0; s && rc == 0 && i < pc.n; i++) {
+        pb_claim *r = &pc.claims[i];
+        if (!r->stored_req) continue;
+        rlist *used = rq_used(t, pc.name, r->pc.namespace_);
+        bool in_use = false;
+        if (!used ||
+            pool_claim_in_use(s, &pc.view, r->pc.namespace_, r->pc.uid, used, &in_use) != POOL_OK)
+            rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
+        rl_free(used);
+        if (rc == 0 && in_use) {
+            snprintf(why, sizeof why, "claim %s/%s is in use", r->pc.namespace_, r->pc.name);
+            rc = forbid(e, k, pc.name, why);
+        }
+    }
+    pool_state_free(s);
+    for (size_t i = 0; rc == 0 && i < pc.n; i++) {
+        pb_claim *r = &pc.claims[i];
+        claim_key(r->pc.namespace_, r->pc.name, key, sizeof key);
+        if (pc.view.delete_bound_resources) {
+            pb_set_rv(r->obj, store_txn_rev(t));
+            if (store_txn_delete(t, key, r->obj) != 0)
+                rc = api_err_set(e, API_INTERNAL, "store delete failed");
+            continue;
+        }
+        if (r->released) continue;
+        snprintf(why, sizeof why, "resourcepools.%s \"%s\" not found", POOL_GROUP, pc.name);
+        json_t *c = json_deep_copy(r->obj);
+        if (!c) rc = oom(e);
+        if (c) status_out(c, why, now);
+        if (c) rc = pb_put(t, key, c, e);
+        json_decref(c);
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(old_ns, i, v) if (rc == 0) rc = delete_rq(t, pc.name, json_string_value(v), e);
+    json_array_foreach(pc.namespaces, i, v) if (rc == 0) rc =
+        delete_rq(t, pc.name, json_string_value(v), e);
+    snprintf(key, sizeof key, PB_POOLS_PREFIX "%s", pc.name);
+    if (rc == 0) ledger_forget(t, key);
+    pb_ctx_free(&pc);
     return rc;
 }
 
 static int admit_pool(store_txn *t, const api_kind *k, reg_op op, json_t *obj, const json_t *old,
                       api_err *e)
 {
-    pool_ctx pc;
-    char *msg = NULL;
+    if (op == REG_UPDATE && check_hard(t, k, obj, e) != 0) return -1;
+    json_t *old_ns = old ? json_incref((json_t *)pb_get(pb_get(old, "status"), "namespaces")) : NULL;
     int rc;
-    if (op == REG_UPDATE) {
-        /* Capsule's pool webhook: hard may not drop below what is claimed. */
-        if (load_pool(t, (json_t *)old, &pc, NULL, e) != 0) {
-            ctx_free(&pc);
-            return -1;
-        }
-        rc = load_claims(t, &pc, NULL, NULL, false, e);
-        pool_state *s = rc == 0 ? stored_state(&pc, e) : NULL;
-        rlist *used = rl_new(), *avail = rl_new();
-        rlist *nh = rl_of(jget(jget(jget(obj, "spec"), "quota"), "hard"));
-        int d = s && used && avail && nh && pool_allocation(s, &pc.view, used, avail) == POOL_OK
-                    ? pool_check_hard_update(pc.hard, nh, used, &msg)
-                    : POOL_ENOMEM;
-        rl_free(used);
-        rl_free(avail);
-        rl_free(nh);
-        pool_state_free(s);
-        ctx_free(&pc);
-        if (d == POOL_DENIED) {
-            forbid(e, k, meta_str(obj, "name"), msg);
-            free(msg);
-            return -1;
-        }
-        if (d != POOL_OK || rc != 0)
-            return rc != 0 ? -1 : api_err_set(e, API_INTERNAL, "pool accounting failed");
-    }
-    json_t *old_ns = old ? json_incref((json_t *)jget(jget(old, "status"), "namespaces")) : NULL;
     if (op == REG_DELETE) {
-        /* Everything goes: the namespaces' quotas, the claims' binding (or
-         * the claims, with deleteBoundResources). Claims in use hold it. */
-        rc = load_pool(t, obj, &pc, NULL, e);
-        if (rc == 0) rc = load_claims(t, &pc, NULL, NULL, false, e);
-        pool_state *s = rc == 0 ? stored_state(&pc, e) : NULL;
-        for (size_t i = 0; s && rc == 0 && i < pc.n; i++) {
-            claim_rec *r = &pc.claims[i];
-            if (!r->stored_req) continue;
-            rlist *used = rq_used(t, &pc, r->pc.namespace_);
-            bool in_use = false;
-            if (!used || pool_claim_in_use(s, &pc.view, r->pc.namespace_, r->pc.uid, used,
-                                           &in_use) != POOL_OK)
-                rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
-            rl_free(used);
-            if (rc == 0 && in_use) {
-                char why[700];
-                snprintf(why, sizeof why, "claim %s/%s is in use", r->pc.namespace_, r->pc.name);
-                rc = forbid(e, k, pc.name, why);
-            }
-        }
-        if (!s && rc == 0) rc = -1;
-        pool_state_free(s);
-        char key[768], now[32];
-        reg_now_rfc3339(now, sizeof now);
-        for (size_t i = 0; rc == 0 && i < pc.n; i++) {
-            claim_rec *r = &pc.claims[i];
-            claim_key(r->obj, key, sizeof key);
-            if (pc.view.delete_bound_resources) {
-                set_rv(r->obj, store_txn_rev(t));
-                if (store_txn_delete(t, key, r->obj) != 0)
-                    rc = api_err_set(e, API_INTERNAL, "store delete failed");
-                continue;
-            }
-            json_t *status = json_object();
-            json_object_set_new(r->obj, "status", status);
-            char why[600];
-            snprintf(why, sizeof why, "resourcepools.%s \"%s\" not found", POOL_GROUP, pc.name);
-            set_cond(status, "Ready", "False", "Failed", why,
-                     json_integer_value(jget(jget(r->obj, "metadata"), "generation")), now);
-            rc = put(t, key, r->obj, e);
-        }
-        size_t i;
-        json_t *v;
-        json_array_foreach(old_ns, i, v) if (rc == 0) rc =
-            delete_rq(t, &pc, json_string_value(v), e);
-        json_array_foreach(pc.namespaces, i, v) if (rc == 0) rc =
-            delete_rq(t, &pc, json_string_value(v), e);
+        rc = pool_gone(t, k, obj, old_ns, e);
     } else {
-        rc = load_pool(t, obj, &pc, NULL, e);
-        if (rc == 0) rc = load_claims(t, &pc, NULL, NULL, false, e);
-        if (rc == 0) rc = reconcile_write(t, &pc, old_ns, false, true, NULL, e);
+        pb_ctx pc;
+        rc = pb_load_pool(t, obj, &pc, NULL, e);
+        if (rc == 0) rc = pb_load_claims(t, &pc, NULL, NULL, false, e);
+        if (rc == 0) rc = reconcile_write(t, &pc, old_ns, false, e);
+        pb_ctx_free(&pc);
     }
     json_decref(old_ns);
-    ctx_free(&pc);
     return rc;
 }
 
@@ -999,35 +766,49 @@ static int admit_pool(store_txn *t, const api_kind *k, reg_op op, json_t *obj, c
 static int admit_namespace(store_txn *t, const api_kind *k, reg_op op, const json_t *obj,
                            const json_t *old, api_err *e)
 {
-    if (op == REG_DELETE) return 0; /* its quotas and claims go with it */
-    if (old &&
-        json_equal(jget(jget(old, "metadata"), "labels"), jget(jget(obj, "metadata"), "labels")))
+    /* A namespace being deleted leaves its pools (its pods go too: no claim
+     * holds it); one relabelled may enter or leave them. */
+    bool leaving = op == REG_DELETE || pb_get(pb_get(obj, "metadata"), "deletionTimestamp");
+    if (old && !leaving &&
+        json_equal(pb_get(pb_get(old, "metadata"), "labels"),
+                   pb_get(pb_get(obj, "metadata"), "labels")))
         return 0;
+    json_t *gone = NULL; /* a namespace deleted at once: as one being deleted */
+    if (op == REG_DELETE && !pb_get(pb_get(obj, "metadata"), "deletionTimestamp")) {
+        if (!(gone = json_deep_copy(obj))) return oom(e);
+        json_object_set_new(json_object_ensure(gone, "metadata"), "deletionTimestamp",
+                            json_string("1970-01-01T00:00:00Z"));
+        obj = gone;
+    }
     store_obj **objs = NULL;
     size_t n = 0;
-    if (store_txn_list(t, POOLS_PREFIX, &objs, &n) != 0)
+    if (store_txn_list(t, PB_POOLS_PREFIX, &objs, &n) != 0) {
+        json_decref(gone);
         return api_err_set(e, API_INTERNAL, "cannot list pools");
-    const char *ns = meta_str(obj, "name");
+    }
+    const char *ns = pb_meta(obj, "name");
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        json_t *pool = rc == 0 ? store_obj_parse(objs[i]) : NULL;
+        /* the books say whether the pool selects it now: most writes change
+         * nothing, and cost no parse of the pool */
+        ledger_entry *en = rc == 0 ? pool_book_of(t, objs[i], e) : NULL;
+        const pool_book *bk = en ? pool_book_value(en) : NULL;
+        bool was = bk && pool_book_selects(bk, ns), is = bk && pb_selects_ns(bk->pool, obj);
+        json_t *pool = bk && was != is ? store_obj_parse(objs[i]) : NULL;
         store_obj_unref(objs[i]);
+        if (rc == 0 && !bk) rc = -1;
+        if (rc == 0 && was != is && !pool) rc = oom(e);
         if (!pool) continue;
-        json_t *old_ns = json_incref((json_t *)jget(jget(pool, "status"), "namespaces"));
-        pool_ctx pc;
-        rc = load_pool(t, pool, &pc, obj, e);
+        json_t *old_ns = json_incref(bk->namespaces);
+        pb_ctx pc;
+        rc = pb_load_pool(t, pool, &pc, obj, e);
         json_decref(pool);
-        bool was = false;
-        size_t j;
-        json_t *v;
-        json_array_foreach(old_ns, j, v) was |= !strcmp(json_string_value(v), ns);
-        bool is = rc == 0 && ns_selected(&pc, ns);
-        if (rc == 0 && was != is) rc = load_claims(t, &pc, NULL, NULL, false, e);
-        if (rc == 0 && was && !is) {
-            pool_state *s = stored_state(&pc, e);
-            rlist *used = s ? rq_used(t, &pc, ns) : NULL;
+        if (rc == 0) rc = pb_load_claims(t, &pc, NULL, NULL, false, e);
+        if (rc == 0 && was && !is && !leaving) {
+            pool_state *s = pb_stored_state(&pc, e);
+            rlist *used = s ? rq_used(t, pc.name, ns) : NULL;
             for (size_t c = 0; s && used && rc == 0 && c < pc.n; c++) {
-                const claim_rec *r = &pc.claims[c];
+                const pb_claim *r = &pc.claims[c];
                 bool in_use = false;
                 if (!r->stored_req || strcmp(r->pc.namespace_, ns) != 0) continue;
                 if (pool_claim_in_use(s, &pc.view, ns, r->pc.uid, used, &in_use) != POOL_OK)
@@ -1045,11 +826,12 @@ static int admit_namespace(store_txn *t, const api_kind *k, reg_op op, const jso
             rl_free(used);
             pool_state_free(s);
         }
-        if (rc == 0 && was != is) rc = reconcile_write(t, &pc, old_ns, true, true, NULL, e);
+        if (rc == 0 && was != is) rc = reconcile_write(t, &pc, old_ns, true, e);
         json_decref(old_ns);
-        ctx_free(&pc);
+        pb_ctx_free(&pc);
     }
     free(objs);
+    json_decref(gone);
     return rc;
 }
 
@@ -1061,7 +843,7 @@ static int pool_admit(store_txn *t, const api_kind *k, reg_op op, const char *su
     if (k != claims_kind && k != pools_kind) return 0;
     if (!strcmp(sub, "status")) {
         /* The statuses are the pool's books: only allot writes them. */
-        return forbid(e, k, meta_str(obj, "name"),
+        return forbid(e, k, pb_meta(obj, "name"),
                       "the status of pools and claims is written by allot");
     }
     if (*sub) return 0;
@@ -1069,42 +851,87 @@ static int pool_admit(store_txn *t, const api_kind *k, reg_op op, const char *su
                             : admit_pool(t, k, op, obj, old, e);
 }
 
-/* ---- the Bound condition, kept current for readers ----
- * Whether a bound claim is in use changes with its namespace's quota usage,
- * i.e. with pod writes, which do not reconcile pools. Before claims are read,
- * every bound claim whose Bound condition no longer says what the usage says
- * is rewritten, in one transaction (as the quota ledger brings quota status
- * up to date before quotas are read). */
-static int refresh_pool(store_txn *t, json_t *pool, bool *changed, api_err *e)
+/* The uids of the claims of ns in use in pool b, as one string (malloc'd),
+ * and *bound, *nbound the bound claims of ns (caller frees the array). */
+static char *in_use_sig(store_txn *t, const pool_book *b, const char *ns,
+                        const pool_status ***bound, size_t *nbound, const pool_status ***inuse,
+                        size_t *ninuse)
 {
-    pool_ctx pc;
-    char now[32], key[768];
-    reg_now_rfc3339(now, sizeof now);
-    int rc = load_pool(t, pool, &pc, NULL, e);
-    if (rc == 0) rc = load_claims(t, &pc, NULL, NULL, false, e);
-    pool_state *s = rc == 0 ? stored_state(&pc, e) : NULL;
-    for (size_t i = 0; s && rc == 0 && i < pc.n; i++) {
-        claim_rec *r = &pc.claims[i];
-        if (!r->stored_req || r->why) continue;
-        rlist *used = rq_used(t, &pc, r->pc.namespace_);
-        bool in_use = false;
-        if (!used ||
-            pool_claim_in_use(s, &pc.view, r->pc.namespace_, r->pc.uid, used, &in_use) != POOL_OK)
-            rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
+    *bound = *inuse = NULL;
+    *nbound = *ninuse = 0;
+    rlist *used = rq_used(t, b->name, ns);
+    if (!used || pool_state_bound_in(b->state, ns, bound, nbound) != POOL_OK ||
+        pool_in_use(b->state, &b->view, ns, used, inuse, ninuse) != POOL_OK) {
         rl_free(used);
-        json_t *status = json_object_get(r->obj, "status");
-        const json_t *b = cond_of(status, "Bound");
-        if (rc != 0 || (b && !strcmp(jstr(b, "status"), in_use ? "True" : "False"))) continue;
-        json_int_t gen = json_integer_value(jget(jget(r->obj, "metadata"), "generation"));
-        set_cond(status, "Bound", in_use ? "True" : "False", in_use ? "InUse" : "Unused",
-                 in_use ? "claim is used" : "claim is unused", gen, now);
-        claim_key(r->obj, key, sizeof key);
-        rc = put(t, key, r->obj, e);
-        *changed = true;
+        return NULL;
     }
-    if (!s && rc == 0) rc = -1;
-    pool_state_free(s);
-    ctx_free(&pc);
+    rl_free(used);
+    size_t len = 1;
+    for (size_t i = 0; i < *ninuse; i++)
+        len += strlen((*inuse)[i]->uid) + 1;
+    char *sig = malloc(len), *p = sig;
+    for (size_t i = 0; sig && i < *ninuse; i++)
+        p += sprintf(p, "%s,", (*inuse)[i]->uid);
+    if (sig) *p = '\0';
+    return sig;
+}
+
+/* Bring the Bound condition of pool b's claims in namespace ns up to date. */
+static int refresh_ns(store_txn *t, const pool_book *b, const char *ns, const char *now,
+                      bool *changed, api_err *e)
+{
+    char key[768];
+    const pool_status **bound, **inuse;
+    size_t nb, ni;
+    char *sig = in_use_sig(t, b, ns, &bound, &nb, &inuse, &ni);
+    int rc = sig ? 0 : api_err_set(e, API_INTERNAL, "pool accounting failed");
+    checked_key(b->uid, ns, key, sizeof key);
+    pthread_mutex_lock(&checked_mu);
+    const char *was = rc == 0 && checked ? strmap_get(checked, key) : NULL;
+    bool same = was && !strcmp(was + strlen(was) + 1, sig);
+    pthread_mutex_unlock(&checked_mu);
+    if (rc == 0 && !same) {
+        for (size_t i = 0; rc == 0 && i < nb; i++) {
+            bool use = false;
+            for (size_t j = 0; j < ni; j++)
+                use |= inuse[j] == bound[i];
+            char ck[768];
+            claim_key(ns, bound[i]->name, ck, sizeof ck);
+            store_obj *o = store_txn_get(t, ck);
+            json_t *c = o ? store_obj_parse(o) : NULL;
+            if (o) store_obj_unref(o);
+            json_t *status = c ? json_object_get(c, "status") : NULL;
+            const json_t *cond = pb_cond(status, "Bound");
+            if (!c || !json_is_object(status) ||
+                (cond && !strcmp(pb_str(cond, "status"), use ? "True" : "False"))) {
+                json_decref(c);
+                continue;
+            }
+            pb_set_cond(status, "Bound", use ? "True" : "False", use ? "InUse" : "Unused",
+                        use ? "claim is used" : "claim is unused", gen_of(c), now);
+            rc = pb_put(t, ck, c, e);
+            *changed = true;
+            json_decref(c);
+        }
+        /* the entry: "<key>\0<sig>", which owns the map's key */
+        size_t kl = strlen(key) + 1, sl = strlen(sig) + 1;
+        char *entry = rc == 0 ? malloc(kl + sl) : NULL, *old = NULL;
+        if (entry) {
+            memcpy(entry, key, kl);
+            memcpy(entry + kl, sig, sl);
+        }
+        pthread_mutex_lock(&checked_mu);
+        if (rc == 0 && (!entry || (!checked && !(checked = strmap_new())) ||
+                        strmap_put(checked, entry, entry, (void **)&old) != 0)) {
+            free(entry);
+            rc = oom(e);
+        }
+        pthread_mutex_unlock(&checked_mu);
+        free(old);
+    }
+    free(sig);
+    free(bound);
+    free(inuse);
     return rc;
 }
 
@@ -1115,22 +942,60 @@ static void refresh_bound(store *st)
     store_obj **objs = NULL;
     size_t n = 0;
     bool changed = false;
+    char now[32];
+    reg_now_rfc3339(now, sizeof now);
     api_err e;
     api_err_init(&e);
-    int rc = store_txn_list(t, POOLS_PREFIX, &objs, &n);
+    int rc = store_txn_list(t, PB_POOLS_PREFIX, &objs, &n);
     for (size_t i = 0; i < n; i++) {
-        json_t *p = rc == 0 ? store_obj_parse(objs[i]) : NULL;
+        ledger_entry *en = rc == 0 ? pool_book_of(t, objs[i], &e) : NULL;
         store_obj_unref(objs[i]);
-        if (p) rc = refresh_pool(t, p, &changed, &e);
-        json_decref(p);
+        if (!en) {
+            rc = -1;
+            continue;
+        }
+        const pool_book *b = pool_book_value(en);
+        const char **names = NULL;
+        size_t m = 0;
+        if (pool_state_namespaces(b->state, &names, &m) != POOL_OK) rc = -1;
+        for (size_t j = 0; rc == 0 && j < m; j++)
+            rc = refresh_ns(t, b, names[j], now, &changed, &e);
+        free(names);
     }
     free(objs);
     api_err_clear(&e);
     /* best effort: on failure readers see the condition last written */
     if (rc == 0 && changed)
-        store_commit(t);
+        rc = store_commit(t);
     else
         store_abort(t);
+    if (rc != 0) checked_forget_all(); /* what was checked was not written */
+}
+
+/* Before pools are read: the books of every pool loaded (a status that trails
+ * them after a restart is written again), then every trailing status
+ * written. */
+static void prepare_pools(store *st)
+{
+    store_txn *t = store_begin(st);
+    if (!t) return;
+    store_obj **objs = NULL;
+    size_t n = 0;
+    api_err e;
+    api_err_init(&e);
+    int rc = store_txn_list(t, PB_POOLS_PREFIX, &objs, &n);
+    for (size_t i = 0; i < n; i++) {
+        ledger_entry *en = rc == 0 ? pool_book_of(t, objs[i], &e) : NULL;
+        store_obj_unref(objs[i]);
+        if (rc == 0) rc = en ? pool_book_verify(t, en, &e) : -1;
+    }
+    free(objs);
+    api_err_clear(&e);
+    if (rc == 0)
+        store_commit(t); /* (ends as aborted when it wrote nothing) */
+    else
+        store_abort(t);
+    ledger_sync(st);
 }
 
 static const reg_admission pools = {"ResourcePools", pool_admit};
@@ -1139,7 +1004,8 @@ int pool_admission_register(void)
 {
     claims_kind = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepoolclaims");
     pools_kind = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepools");
-    if (!claims_kind || !pools_kind || reg_read_hook_register(claims_kind, refresh_bound) != 0)
+    if (!claims_kind || !pools_kind || reg_read_hook_register(claims_kind, refresh_bound) != 0 ||
+        reg_read_hook_register(pools_kind, prepare_pools) != 0)
         return -1;
     return reg_admission_register(&pools);
 }

@@ -59,8 +59,9 @@ static void *qval_copy(const void *v)
     return qval_with(q->prep, rl_copy(q->used));
 }
 
-static void *qval_load(store_obj *o, api_err *e)
+static void *qval_load(store_txn *t, store_obj *o, api_err *e)
 {
+    (void)t;
     char err[512];
     const char *bad = NULL;
     json_t *q = quota_obj_json(o);
@@ -133,7 +134,7 @@ static store_obj *qval_write(store_txn *t, store_obj *o, const void *val)
     return nw;
 }
 
-static const ledger_ops quota_ops = {"quota", qval_load, qval_copy, qval_free, qval_write};
+static const ledger_ops quota_ops = {"quota", qval_load, qval_copy, qval_free, qval_write, false};
 
 static ql_view view_of(ledger_entry *en)
 {

@@ -629,6 +629,20 @@ static bool is_system_namespace(const char *name)
     return !strcmp(name, "default") || !strcmp(name, "kube-system") || !strcmp(name, "kube-public");
 }
 
+/* Admission of `marked` (the object with deletionTimestamp set) as an update
+ * of its stored version. */
+static int admit_marking(store_txn *t, const api_kind *k, const char *ns, const char *name,
+                         json_t *marked, api_err *e)
+{
+    store_obj *so = txn_get_obj(t, k, ns, name);
+    json_t *old = so ? store_obj_parse(so) : NULL;
+    if (so) store_obj_unref(so);
+    if (!old) return api_err_set(e, API_INTERNAL, "stored object is corrupt");
+    int rc = run_admission(t, k, REG_UPDATE, "", marked, old, false, e);
+    json_decref(old);
+    return rc;
+}
+
 int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
                const reg_delete_opts *o, json_t **out, bool *gone, api_err *e)
 {
@@ -686,6 +700,9 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
             *out = cur;
             return 0;
         }
+        /* A namespace marked for deletion turns Terminating: admission sees
+         * that change as the update it is (a namespace's pools let it go). */
+        if (is_ns && admit_marking(t, k, ns, name, cur, e) != 0) goto fail;
         if (put_obj(t, k, ns, name, cur, e) != 0) goto fail;
     } else {
         if (o->dry_run) {

@@ -728,6 +728,11 @@ int64_t store_txn_rev(store_txn *t)
     return t->rev;
 }
 
+size_t store_txn_writes(const store_txn *t)
+{
+    return t->n;
+}
+
 static pending *txn_find(store_txn *t, const char *key)
 {
     for (size_t i = t->n; i-- > 0;)

@@ -131,6 +131,7 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
  * releases it. Reads inside a transaction see its own writes. */
 store_txn *store_begin(store *s);
 int64_t store_txn_rev(store_txn *t); /* the revision this transaction commits at */
+size_t store_txn_writes(const store_txn *t); /* writes (puts and deletes) so far */
 store_obj *store_txn_get(store_txn *t, const char *key);
 /* List inside a transaction (sees own writes): same contract as store_list. */
 int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n);
