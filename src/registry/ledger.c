@@ -49,6 +49,7 @@ struct ledger_entry {
     bool modified;         /* changed by ledger_modify */
     bool loaded;           /* loaded after the transaction wrote (may hold its writes) */
     store_obj *pending;    /* written by a flush: the version to adopt at commit */
+    int64_t written_ms;    /* when the flusher last wrote it (monotonic) */
 };
 typedef struct ledger_entry entry;
 
@@ -460,21 +461,32 @@ static int write_entry(store_txn *t, entry *en, store_obj *o)
     return stage(t, c);
 }
 
-/* Write every dirty entry that still is what the ledger holds; a dirty entry
- * whose object was rewritten or deleted meanwhile is rebuilt (or forgotten) by
- * its next reader, so it is only marked clean. */
-static int flush_in(store_txn *t, size_t *written)
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Write every dirty entry that still is what the ledger holds (from the
+ * flusher, `paced`: not those written less than their min_flush_ms ago); a
+ * dirty entry whose object was rewritten or deleted meanwhile is rebuilt (or
+ * forgotten) by its next reader, so it is only marked clean. */
+static int flush_in(store_txn *t, bool paced, size_t *written)
 {
     int rc = 0;
     void *v;
+    int64_t now = now_ms();
     *written = 0;
     for (size_t it = 0; rc == 0 && strmap_next(L.entries, &it, NULL, &v);) {
         entry *en = v;
         if (!en->dirty) continue;
+        if (paced && now - en->written_ms < (int64_t)en->ops->min_flush_ms) continue;
         store_obj *o = store_txn_get(t, en->key);
         if (o == en->obj) {
             rc = write_entry(t, en, o);
             if (rc == 0) (*written)++;
+            en->written_ms = now;
         } else {
             /* Not staged: this transaction may write nothing, and the entry is
              * rebuilt by its next reader whether or not it commits. */
@@ -494,7 +506,7 @@ int ledger_write(store_txn *t, ledger_entry *en, api_err *e)
     return 0;
 }
 
-int ledger_sync(store *st)
+static int sync_paced(store *st, bool paced)
 {
     pthread_mutex_lock(&L.mu);
     bool dirty = L.ndirty > 0;
@@ -503,7 +515,7 @@ int ledger_sync(store *st)
     store_txn *t = store_begin(st);
     if (!t) return -1;
     size_t written = 0;
-    int rc = L.entries ? flush_in(t, &written) : 0;
+    int rc = L.entries ? flush_in(t, paced, &written) : 0;
     if (rc != 0) {
         store_abort(t);
         return -1;
@@ -515,6 +527,11 @@ int ledger_sync(store *st)
         pthread_mutex_unlock(&L.mu);
     }
     return rc;
+}
+
+int ledger_sync(store *st)
+{
+    return sync_paced(st, false);
 }
 
 /* ---- the flusher ----------------------------------------------------------------------------- */
@@ -549,7 +566,7 @@ static void *flusher_main(void *arg)
         while (!L.stop && pthread_cond_timedwait(&L.wake, &L.mu, &due) != ETIMEDOUT) {
         }
         pthread_mutex_unlock(&L.mu);
-        ledger_sync(L.st);
+        sync_paced(L.st, true);
         pthread_mutex_lock(&L.mu);
     }
     pthread_mutex_unlock(&L.mu);

@@ -50,6 +50,10 @@ typedef struct ledger_ops {
      * the transaction aborts, the value is dropped and loaded again (ops->load)
      * by its next user. ledger_set and ledger_read do not apply. */
     bool in_place;
+    /* The flusher writes an entry at most once per this many ms (0: every
+     * flush interval); readers' ledger_sync writes it whenever it trails. For
+     * values whose status is large (a pool's lists every claim). */
+    unsigned min_flush_ms;
 } ledger_ops;
 
 typedef struct ledger_entry ledger_entry;

@@ -25,6 +25,7 @@
 #include "core/pool.h"
 #include "registry/pool_books.h"
 #include "registry/quota_admission.h"
+#include "registry/quota_cache.h"
 #include "registry/quota_ledger.h"
 
 #include <pthread.h>
@@ -100,58 +101,73 @@ static bool same_names(const json_t *a, const json_t *b)
 /* Write namespace ns's quota for pool `pool` with spec.hard = hard (and the
  * pool's scopes), creating it if needed, when that changes it. Its usage is
  * recounted when the resources or scopes it counts change, else carried
- * from the ledger (a hard limit changed counts nothing anew). */
+ * from the ledger (a hard limit changed counts nothing anew). The stored
+ * quota is read from the quota cache (shared, never changed: the nodes on
+ * the path to what changes are copied) and the new version cached as
+ * written, so neither this write nor the ledger's next load parses it. */
 static int write_rq(store_txn *t, const json_t *pool, const char *ns, const rlist *hard,
                     const char *now, api_err *e)
 {
     char key[768];
     rq_key(pb_meta(pool, "name"), ns, key, sizeof key);
     store_obj *o = store_txn_get(t, key);
-    json_t *rq = o ? store_obj_parse(o) : new_rq(pool, ns, now);
-    json_t *used = NULL;
+    json_t *cur = o ? quota_obj_json(o) : NULL;
     json_t *want = rl_to_json(hard);
-    int rc = rq && want ? 0 : oom(e);
+    int rc = want && (!o || cur) ? 0 : oom(e);
+    const json_t *spec = pb_get(cur, "spec"), *q = pb_get(pb_get(pool, "spec"), "quota");
+    bool same_scopes = json_equal(pb_get(spec, "scopes"), pb_get(q, "scopes")) &&
+                       json_equal(pb_get(spec, "scopeSelector"), pb_get(q, "scopeSelector"));
+    if (rc != 0 || (o && same_scopes && json_equal(pb_get(spec, "hard"), want))) {
+        json_decref(want);
+        json_decref(cur);
+        if (o) store_obj_unref(o);
+        return rc;
+    }
+    json_t *rq = o ? json_copy(cur) : new_rq(pool, ns, now);
+    json_t *nspec = o ? json_copy((json_t *)spec) : json_object();
+    json_t *meta = o ? json_copy((json_t *)pb_get(cur, "metadata")) : NULL;
+    json_t *used = NULL;
+    if (!rq || !nspec || (o && !meta)) rc = oom(e);
     if (rc == 0) {
-        json_t *spec = json_object_ensure(rq, "spec");
-        const json_t *q = pb_get(pb_get(pool, "spec"), "quota");
-        bool same_scopes = json_equal(pb_get(spec, "scopes"), pb_get(q, "scopes")) &&
-                           json_equal(pb_get(spec, "scopeSelector"), pb_get(q, "scopeSelector"));
-        bool same = o && same_scopes && json_equal(pb_get(spec, "hard"), want);
-        if (!same) {
-            bool recount = !o || !same_scopes || !same_names(pb_get(spec, "hard"), want);
-            json_object_set(spec, "hard", want);
-            const char *keys[] = {"scopes", "scopeSelector"};
-            for (int i = 0; i < 2; i++) {
-                if (pb_get(q, keys[i]))
-                    json_object_set(spec, keys[i], (json_t *)pb_get(q, keys[i]));
-                else
-                    json_object_del(spec, keys[i]);
-            }
-            if (o) {
-                json_t *meta = json_object_get(rq, "metadata");
-                json_object_set_new(
-                    meta, "generation",
-                    json_integer(json_integer_value(json_object_get(meta, "generation")) + 1));
-            }
-            if (recount) {
-                if (quota_recount_in_txn(t, rq, &used) != 0)
-                    rc = api_err_set(e, API_INTERNAL, "cannot count quota usage");
-            } else {
-                rlist *u = quota_ledger_read_txn(t, o);
-                used = u ? rl_to_json(u) : NULL;
-                rl_free(u);
-                if (!used) rc = oom(e);
-            }
-            if (rc == 0) {
-                json_object_set_new(rq, "status",
-                                    json_pack("{s:O, s:O}", "hard", want, "used", used));
-                rc = pb_put(t, key, rq, e);
-            }
+        json_object_set(nspec, "hard", want);
+        const char *keys[] = {"scopes", "scopeSelector"};
+        for (int i = 0; i < 2; i++) {
+            if (pb_get(q, keys[i]))
+                json_object_set(nspec, keys[i], (json_t *)pb_get(q, keys[i]));
+            else
+                json_object_del(nspec, keys[i]);
+        }
+        json_object_set(rq, "spec", nspec);
+        if (meta) {
+            json_object_set_new(meta, "generation",
+                                json_integer(json_integer_value(pb_get(meta, "generation")) + 1));
+            json_object_set(rq, "metadata", meta);
+        }
+        if (!o || !same_scopes || !same_names(pb_get(spec, "hard"), want)) {
+            if (quota_recount_in_txn(t, rq, &used) != 0)
+                rc = api_err_set(e, API_INTERNAL, "cannot count quota usage");
+        } else {
+            rlist *u = quota_ledger_read_txn(t, o);
+            used = u ? rl_to_json(u) : NULL;
+            rl_free(u);
+            if (!used) rc = oom(e);
         }
     }
-    json_decref(want);
+    if (rc == 0) {
+        json_object_set_new(rq, "status", json_pack("{s:O, s:O}", "hard", want, "used", used));
+        rc = pb_put(t, key, rq, e);
+    }
+    store_obj *nw = rc == 0 ? store_txn_get(t, key) : NULL;
+    if (nw) {
+        quota_cache_put(nw, rq, NULL);
+        store_obj_unref(nw);
+    }
     json_decref(used);
+    json_decref(meta);
+    json_decref(nspec);
     json_decref(rq);
+    json_decref(want);
+    json_decref(cur);
     if (o) store_obj_unref(o);
     return rc;
 }

@@ -350,7 +350,11 @@ json_t *pb_status_json(const json_t *pool, const pool_view *view, json_t *namesp
                        const pool_state *st, const char *now, const json_t *old_status)
 {
     rlist *used = rl_new(), *avail = rl_new();
-    json_t *status = json_is_object(old_status) ? json_deep_copy(old_status) : json_object();
+    /* everything is rendered anew but the conditions, whose
+     * lastTransitionTime is kept while their status holds */
+    json_t *status = json_object(), *conds = json_deep_copy(pb_get(old_status, "conditions"));
+    if (status && json_is_array(conds)) json_object_set(status, "conditions", conds);
+    json_decref(conds);
     if (!used || !avail || !status || pool_allocation(st, view, used, avail) != POOL_OK) {
         rl_free(used);
         rl_free(avail);
@@ -420,6 +424,7 @@ static void book_free(void *v)
     rl_free(b->hard);
     rl_free(b->defaults);
     json_decref(b->pool);
+    json_decref(b->last_status);
     free(b);
 }
 
@@ -468,6 +473,7 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
         b->view.hard = b->hard;
         b->view.defaults = b->defaults;
         b->namespaces = json_incref(pc.namespaces);
+        b->last_status = json_incref((json_t *)pb_get(pool, "status"));
     }
     pb_ctx_free(&pc);
     json_decref(pool);
@@ -480,47 +486,56 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
 
 /* The stored pool `cur` with the books' status; *same when it is what is
  * stored. NULL when out of memory. */
-static json_t *with_status(const pool_book *b, const json_t *cur, bool *same)
+static json_t *with_status(pool_book *b, const json_t *cur, bool *same)
 {
     char now[32];
     reg_now_rfc3339(now, sizeof now);
-    json_t *status = pb_status_json(b->pool, &b->view, b->namespaces, b->state, now,
-                                    pb_get(cur, "status"));
+    json_t *status =
+        pb_status_json(b->pool, &b->view, b->namespaces, b->state, now, b->last_status);
     json_t *nw = status ? json_copy((json_t *)cur) : NULL;
-    *same = status && json_equal(status, pb_get(cur, "status"));
-    if (nw) json_object_set(nw, "status", status);
+    if (same) *same = status && json_equal(status, pb_get(cur, "status"));
+    if (nw) {
+        json_object_set(nw, "status", status);
+        json_decref(b->last_status);
+        b->last_status = json_incref(status);
+    }
     json_decref(status);
     return nw;
 }
 
 /* The pool written again with the books' status, as a derived write: the
- * status is a function of the stored claims, loaded again after a restart. */
+ * status is a function of the stored claims, loaded again after a restart.
+ * The object is the books' copy of it: versions written since they were
+ * loaded differ from it only in status and resourceVersion. */
 static store_obj *book_write(store_txn *t, store_obj *o, const void *val)
 {
-    json_t *cur = store_obj_parse(o);
-    bool same = false;
-    json_t *nw = cur ? with_status(val, cur, &same) : NULL;
+    pool_book *b = (pool_book *)val; /* (last_status: a cache of what was written) */
+    json_t *nw = with_status(b, b->pool, NULL);
     store_obj *out = NULL;
-    if (nw && same) {
-        store_obj_ref(o);
-        out = o;
-    } else if (nw) {
+    if (nw) {
         json_t *meta = json_copy(json_object_get(nw, "metadata"));
         char rv[32];
         snprintf(rv, sizeof rv, "%lld", (long long)store_txn_rev(t));
-        if (meta && json_object_set_new(meta, "resourceVersion", json_string(rv)) == 0 &&
-            json_object_set_new(nw, "metadata", meta) == 0) {
+        if (meta && json_object_set_new(meta, "resourceVersion", json_string(rv)) == 0) {
+            int r = json_object_set_new(nw, "metadata", meta); /* takes meta */
             meta = NULL;
-            if (store_txn_put_derived(t, o->key, nw, NULL) == 0) out = store_txn_get(t, o->key);
+            if (r == 0 && store_txn_put_derived(t, o->key, nw, NULL) == 0)
+                out = store_txn_get(t, o->key);
         }
         json_decref(meta);
     }
     json_decref(nw);
-    json_decref(cur);
     return out;
 }
 
-static const ledger_ops book_ops = {"resourcepool", book_load, NULL, book_free, book_write, true};
+/* A pool's status lists every bound claim: with thousands of claims a
+ * version costs milliseconds to render and megabytes to store, so the
+ * flusher writes one at most once a second (readers always get the books'
+ * status: pool reads sync first). */
+#define POOL_STATUS_MIN_FLUSH_MS 1000
+
+static const ledger_ops book_ops = {"resourcepool", book_load,  NULL, book_free,
+                                    book_write,     true, POOL_STATUS_MIN_FLUSH_MS};
 
 ledger_entry *pool_book_of(store_txn *t, store_obj *o, api_err *e)
 {
@@ -552,7 +567,7 @@ bool pool_book_selects(const pool_book *b, const char *ns)
 
 int pool_book_verify(store_txn *t, ledger_entry *en, api_err *e)
 {
-    const pool_book *b = ledger_value(en);
+    pool_book *b = (pool_book *)ledger_value(en); /* (verified, last_status: caches) */
     if (b->verified) return 0;
     json_t *cur = store_obj_parse(ledger_obj(en));
     bool same = false;
@@ -561,6 +576,6 @@ int pool_book_verify(store_txn *t, ledger_entry *en, api_err *e)
     json_decref(cur);
     if (!nw) return api_err_set(e, API_INTERNAL, "out of memory");
     if (!same && ledger_write(t, en, e) != 0) return -1;
-    ((pool_book *)b)->verified = true; /* a flag of the books, not a value they account */
+    b->verified = true;
     return 0;
 }

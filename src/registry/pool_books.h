@@ -108,7 +108,9 @@ typedef struct pool_book {
     json_t *namespaces; /* sorted array of the selected namespaces' names */
     strmap *selected;   /* the same, for lookups */
     pool_state *state;
-    bool verified; /* the stored status was checked against the books */
+    /* caches: */
+    bool verified;       /* the stored status was checked against the books */
+    json_t *last_status; /* the status last written (or loaded) */
 } pool_book;
 
 /* The books of pool `name` as t sees them: 0 with *en NULL when there is no
