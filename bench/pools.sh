@@ -24,7 +24,9 @@ post() { curl -sS --cacert "$dir/ca.crt" -H "Authorization: Bearer $tok" -H 'Con
 mkns() { for i in $(seq 0 $(($1 - 1))); do post /api/v1/namespaces "{\"metadata\":{\"name\":\"bench-$i\",\"labels\":{\"pool\":\"bench\"}}}"; done; }
 pool='{"apiVersion":"capsule.clastix.io/v1beta2","kind":"ResourcePool","metadata":{"name":"bench"},"spec":{"quota":{"hard":{"requests.cpu":"100000","pods":"1000000","limits.cpu":"100000","requests.memory":"100Ti","limits.memory":"100Ti"}},"selectors":[{"matchLabels":{"pool":"bench"}}]}}'
 median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-rate() { sed -E 's/.*: ([0-9]+)\/s.*/\1/'; }
+# show: a loadgen line to stderr, its rate to stdout (tee /dev/stderr would
+# truncate a log file stderr is redirected to)
+show() { local line; line=$(cat); echo "$line" >&2; echo "$line" | sed -E 's/.*: ([0-9]+)\/s.*/\1/'; }
 
 # claims bound per second: one pool, NAMESPACES namespaces, CLAIMS claims
 claims() { # claims alone|default -> claims/s
@@ -32,7 +34,7 @@ claims() { # claims alone|default -> claims/s
   mkns "$NAMESPACES"
   post /apis/capsule.clastix.io/v1beta2/resourcepools "$pool"
   build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests "$CLAIMS" --namespaces "$NAMESPACES" \
-    --pid $pid --resource resourcepoolclaims --label "claims, $1 ($NAMESPACES namespaces)" | tee /dev/stderr | rate
+    --pid $pid --resource resourcepoolclaims --label "claims, $1 ($NAMESPACES namespaces)" | show
   stop
 }
 ca=() cd=()
@@ -60,7 +62,7 @@ run() { # run pool|quota -> creates/s (API server alone)
     done
   fi
   build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests ${REQUESTS:-20000} --namespaces 10 \
-    --pid $pid --label "$1" | tee /dev/stderr | rate
+    --pid $pid --label "$1" | show
   stop
 }
 p=() q=()

@@ -13,6 +13,7 @@
 #include "controllers/scheduler.h"
 #include "registry/admission.h"
 #include "registry/quota_admission.h"
+#include "registry/pool_admission.h"
 #include "registry/quota_ledger.h"
 #include "registry/registry.h"
 #include "server/auth.h"
@@ -351,6 +352,10 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot start the quota ledger", NULL);
         goto out;
     }
+    if (pool_admission_start_events(srv.st) != 0) {
+        log_msg(LOG_ERROR, "cannot start the resourcepool event recorder", NULL);
+        goto out;
+    }
     srv.m = metrics_new();
     if (!srv.m || bootstrap_namespaces(srv.st) != 0 || bootstrap_priority_classes(srv.st) != 0)
         goto out;
@@ -396,6 +401,7 @@ out:
     nodeagent_stop(agent);
     quota_controller_stop(qc);
     controllers_stop(ctl);
+    pool_admission_stop_events(); /* writes what is queued */
     quota_ledger_stop(); /* writes what is pending */
     store_close(srv.st);
     metrics_free(srv.m);

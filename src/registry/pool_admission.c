@@ -23,6 +23,7 @@
 #include "api/objects.h"
 #include "api/pool_kinds.h"
 #include "core/pool.h"
+#include "registry/events.h"
 #include "registry/pool_books.h"
 #include "registry/quota_admission.h"
 #include "registry/quota_cache.h"
@@ -230,6 +231,99 @@ static void checked_forget(const char *uid, const char *ns)
     pthread_mutex_unlock(&checked_mu);
 }
 
+/* ---- events ----
+ * As Capsule's claim controller: an Event whenever a claim's condition
+ * changes (reason and message the condition's, action Reconciled), and one
+ * when a claim leaves its pool (Disassociated). Capsule types every event of
+ * a False condition as a Warning, so a claim bound and unused warns twice;
+ * here a Warning is what needs attention: Ready=False, Exhausted=True. The
+ * Events of a transaction are emitted when it commits (and dropped if it
+ * aborts), to an asynchronous recorder: a claim write does not wait for them. */
+#define EVENT_COMPONENT "allot-resourcepools"
+
+static event_recorder *recorder;
+static struct {
+    store_txn *txn; /* the transaction the pending Events belong to */
+    json_t **v;
+    size_t n, cap;
+} pending; /* under the store's writer lock */
+
+static void events_end(void *arg, int64_t rev, bool committed)
+{
+    (void)arg;
+    (void)rev;
+    for (size_t i = 0; i < pending.n; i++) {
+        if (committed)
+            event_recorder_emit(recorder, pending.v[i]);
+        else
+            json_decref(pending.v[i]);
+    }
+    pending.n = 0;
+    pending.txn = NULL;
+}
+
+static void event_add(store_txn *t, const json_t *claim, bool warning, const char *reason,
+                      const char *msg)
+{
+    if (!recorder) return;
+    if (pending.txn != t) {
+        if (pending.n || store_txn_on_end(t, events_end, NULL) != 0) return; /* best effort */
+        pending.txn = t;
+    }
+    if (pending.n == pending.cap) {
+        size_t nc = pending.cap ? pending.cap * 2 : 8;
+        json_t **nv = realloc(pending.v, nc * sizeof *nv);
+        if (!nv) return;
+        pending.v = nv;
+        pending.cap = nc;
+    }
+    json_t *ev = event_new(claim, warning ? "Warning" : "Normal", reason, msg, EVENT_COMPONENT);
+    if (ev) pending.v[pending.n++] = ev;
+}
+
+/* Events for what changed in `claim`'s status since `old` (its status before,
+ * NULL for none; not shared with the claim's). */
+static void claim_events(store_txn *t, const json_t *claim, const json_t *old)
+{
+    if (!recorder) return;
+    const json_t *status = pb_get(claim, "status"), *before = pb_get(old, "conditions");
+    if (pb_get(old, "pool") && !pb_get(status, "pool"))
+        event_add(t, claim, false, "Disassociated", "claim is disassociated from the pool");
+    size_t i;
+    json_t *c;
+    json_array_foreach(pb_get(status, "conditions"), i, c)
+    {
+        const char *type = pb_str(c, "type"), *st = pb_str(c, "status");
+        const json_t *was = NULL;
+        size_t j;
+        json_t *b;
+        json_array_foreach(before, j, b) if (!strcmp(pb_str(b, "type"), type)) was = b;
+        if (was && !strcmp(pb_str(was, "status"), st) &&
+            !strcmp(pb_str(was, "reason"), pb_str(c, "reason")) &&
+            !strcmp(pb_str(was, "message"), pb_str(c, "message")))
+            continue;
+        bool warn = (!strcmp(type, "Ready") && !strcmp(st, "False")) ||
+                    (!strcmp(type, "Exhausted") && !strcmp(st, "True"));
+        event_add(t, claim, warn, pb_str(c, "reason"), pb_str(c, "message"));
+    }
+}
+
+int pool_admission_start_events(store *st)
+{
+    if (recorder) return 0;
+    recorder = event_recorder_start(st);
+    return recorder ? 0 : -1;
+}
+
+void pool_admission_stop_events(void)
+{
+    event_recorder_stop(recorder);
+    recorder = NULL;
+    free(pending.v);
+    pending.v = NULL;
+    pending.cap = 0;
+}
+
 /* ---- claim statuses ---- */
 
 static void claim_key(const char *ns, const char *name, char *buf, size_t n)
@@ -335,6 +429,7 @@ static int rewrite_claim(store_txn *t, const json_t *pool, const pool_view *view
     if (rc == 0 && !json_equal(pb_get(claim, "status"), pb_get(copy, "status"))) {
         claim_key(pb_meta(copy, "namespace"), pb_meta(copy, "name"), key, sizeof key);
         rc = pb_put(t, key, copy, e);
+        if (rc == 0) claim_events(t, copy, pb_get(claim, "status"));
     }
     json_decref(copy);
     return rc;
@@ -677,7 +772,11 @@ static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, 
     }
     /* The annotation is an action: done (or refused) here, never kept. */
     pool_claim_strip_release(obj);
-    return claim_write(t, k, obj, old, release, e);
+    json_t *before = json_deep_copy(pb_get(obj, "status"));
+    int rc = claim_write(t, k, obj, old, release, e);
+    if (rc == 0) claim_events(t, obj, before);
+    json_decref(before);
+    return rc;
 }
 
 /* The pool hard may not drop below what is claimed (Capsule's pool webhook). */

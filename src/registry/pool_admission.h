@@ -9,4 +9,10 @@
 /* Register the plugin; it runs before ResourceQuota admission. */
 int pool_admission_register(void);
 
+/* Events about claims (Capsule's): written by a recorder thread of their
+ * own, started after the store opens and stopped before it closes. Without
+ * it no Events are recorded. */
+int pool_admission_start_events(store *st);
+void pool_admission_stop_events(void);
+
 #endif

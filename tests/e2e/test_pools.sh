@@ -197,6 +197,15 @@ allowed() {
   out=$("$@" 2>&1) || fail "$what: denied: $out"
 }
 gone() { ! k get "$@" >/dev/null 2>&1; }
+# expect_event NS CLAIM TYPE REASON MESSAGE: such an Event about the claim
+# appears (Events are written asynchronously: a bounded wait).
+has_event() {
+  k get events -n "$1" --field-selector "involvedObject.name=$2" \
+    -o 'jsonpath={range .items[*]}{.type}/{.reason}/{.message}{"\n"}{end}' | grep -Fqx "$3/$4/$5"
+}
+expect_event() {
+  wait_until 30 has_event "$@" || fail "no event $3/$4/$5 about claim $1/$2: $(k get events -n "$1" 2>&1)"
+}
 wait_gone() { wait_until 30 gone "$@" || fail "still there after 30s: $*"; }
 
 IN_USE_DELETE="cannot delete the pool while claim is used in resourcepool"
@@ -315,14 +324,40 @@ case_c3_release() {
   mkclaim $ns release $p "$LC=1,$LM=1Gi,$RC=1,$RM=1Gi"
   expect_bound $ns release $p
   allowed "annotate" k annotate resourcepoolclaim release -n $ns projectcapsule.dev/release=true
-  # Capsule strips the annotation of an unused claim and leaves it bound
-  # (Bound=False/Unused); disassociating it drops the Bound condition: either
-  # way it is not in use.
-  local b
-  b=$(claim_jp $ns release '.status.conditions[?(@.type=="Bound")].status')
-  case $b in "" | False) ;; *) fail "Bound after release: [$b], want False or none" ;; esac
+  # As Capsule's C3: the annotation is gone and Bound is False. Unlike
+  # Capsule (which strips it from an unused claim and keeps it bound), the
+  # release is honoured: the claim holds nothing until its spec changes
+  # (docs/decisions.md).
   expect_eq "release annotation" "$(claim_jp $ns release '.metadata.annotations.projectcapsule\.dev/release')" ""
+  local why="claim was released from resourcepool $p"
+  expect_eq "Bound" "$(cond $ns release Bound)" "False/Released/$why"
+  expect_eq "Ready" "$(cond $ns release Ready)" "False/Released/$why"
+  expect_eq "status.pool" "$(claim_jp $ns release .status.pool.name)" ""
+  expect_eq "quota" "$(rq_hard $ns $p)" ""
+  expect_alloc $p "$LC=0,$LM=0,$RC=0,$RM=0" "$HARD4" 0
+  expect_event $ns release Normal Disassociated "claim is disassociated from the pool"
+  # a label change keeps it released; a spec change claims again
+  allowed "label" k label resourcepoolclaim release -n $ns touched=yes
+  expect_eq "still released" "$(cond $ns release Bound)" "False/Released/$why"
   allowed "update after release" claim_set $ns release "$HARD4"
+  expect_bound $ns release $p
+  expect_eq "quota again" "$(rq_hard $ns $p)" "$HARD4"
+}
+
+# Events as Capsule's claim controller records them: one per condition that
+# changes; a waiting claim warns.
+case_claim_events() {
+  local p=events-pool ns=ev-ns
+  mkns $ns e2e-case=events
+  mkpool $p "$RC=1" e2e-case=events
+  mkclaim $ns fits $p "$RC=1"
+  mkclaim $ns waits $p "$RC=1"
+  expect_bound $ns fits $p
+  expect_event $ns fits Normal Succeeded reconciled
+  expect_event $ns fits Normal NoExhaustions "resource claimable from pool"
+  expect_event $ns waits Warning PoolExhausted "requested: $RC=1, available: $RC=0"
+  allowed "delete fits" k delete resourcepoolclaim fits -n $ns --wait=true --timeout=30s
+  expect_event $ns waits Normal NoExhaustions "resource claimable from pool"
 }
 
 # Release of a claim in use is refused (docs/pools.md: "claim delete,
@@ -821,7 +856,7 @@ run_case() {
   fi
 }
 
-ALL_CASES="c1_selection c2_claim_before_pool c2_in_use_guard c2_pool_deleted c3_release c3_release_in_use
+ALL_CASES="c1_selection c2_claim_before_pool c2_in_use_guard c2_pool_deleted c3_release claim_events c3_release_in_use
   c4_auto_assign c4_allocatable_first
   p1_defaults p1_relabel p1_ns_delete p2_defaults_zero p3_unordered p4_resize p5_ordered
   p6_namespace_selection ns_created_after_pool p7_delete_keeps_claims p8_delete_cascades
