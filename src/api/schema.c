@@ -497,7 +497,7 @@ DEF(ResourcePoolClaim, META, M(2, "spec", ResourcePoolClaimSpec),
 DEF(ResourcePoolClaimSpec, SK(1, "pool"), MSQ(2, "claim"));
 DEF(ResourcePoolClaimStatus, I64(1, "observedGeneration"), M(2, "pool", StatusNameUID),
     M(3, "condition", Condition), RM(4, "conditions", Condition),
-    M(5, "allocation", ResourcePoolQuotaStatus));
+    M(5, "allocation", ResourcePoolQuotaStatus), TIME(6, "releasedAt"));
 DEF(StatusNameUID, S(1, "name"), S(2, "namespace"), S(3, "uid"));
 
 /* Top-level kinds. A NULL apiVersion matches any: DeleteOptions and Status

@@ -1380,6 +1380,8 @@ static const sch_doc docs[] = {
     D("ResourcePoolClaimStatus", "condition", "Deprecated: replaced by conditions; left empty."),
     D("ResourcePoolClaimStatus", "conditions", "Ready, Bound and Exhausted."),
     D("ResourcePoolClaimStatus", "allocation", "Reserved; not filled in."),
+    D("ResourcePoolClaimStatus", "releasedAt",
+      "When the claim was last released: it queues behind the claims waiting then."),
     T("StatusNameUID", "A reference to an object by name and UID."),
     D("StatusNameUID", "name", "Name of the object."),
     D("StatusNameUID", "namespace", "Namespace of the object, for namespaced objects."),

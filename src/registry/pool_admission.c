@@ -282,13 +282,18 @@ static void event_add(store_txn *t, const json_t *claim, bool warning, const cha
 }
 
 /* Events for what changed in `claim`'s status since `old` (its status before,
- * NULL for none; not shared with the claim's). */
+ * NULL for none; not shared with the claim's). A claim that binds when it is
+ * created gets none: its three conditions are routine (Capsule records three
+ * Events, two of them Warnings, for every claim; writing them tripled the
+ * cost of a claim write). Nor does Ready=True/Succeeded, for the same reason. */
 static void claim_events(store_txn *t, const json_t *claim, const json_t *old)
 {
     if (!recorder) return;
     const json_t *status = pb_get(claim, "status"), *before = pb_get(old, "conditions");
     if (pb_get(old, "pool") && !pb_get(status, "pool"))
         event_add(t, claim, false, "Disassociated", "claim is disassociated from the pool");
+    const json_t *ex = pb_cond(status, "Exhausted");
+    if (!json_array_size(before) && ex && !strcmp(pb_str(ex, "status"), "False")) return;
     size_t i;
     json_t *c;
     json_array_foreach(pb_get(status, "conditions"), i, c)
@@ -304,6 +309,7 @@ static void claim_events(store_txn *t, const json_t *claim, const json_t *old)
             continue;
         bool warn = (!strcmp(type, "Ready") && !strcmp(st, "False")) ||
                     (!strcmp(type, "Exhausted") && !strcmp(st, "True"));
+        if (!strcmp(type, "Ready") && !warn) continue;
         event_add(t, claim, warn, pb_str(c, "reason"), pb_str(c, "message"));
     }
 }
@@ -356,22 +362,6 @@ static void status_out(json_t *claim, const char *why, const char *now)
     json_object_del(status, "pool");
     pb_set_cond(status, "Ready", "False", "Failed", why, gen, now);
     pb_del_cond(status, "Bound");
-    pb_del_cond(status, "Exhausted");
-}
-
-/* A claim released from pool `pool`: it holds nothing and stays out of the
- * pool until its spec changes (pb_release_holds). */
-static void status_released(json_t *claim, const char *pool, const char *now)
-{
-    char why[600];
-    json_t *status = status_of(claim);
-    json_int_t gen = gen_of(claim);
-    snprintf(why, sizeof why, "claim was released from resourcepool %s", pool);
-    json_object_set_new(status, "observedGeneration", json_integer(gen));
-    json_object_del(status, "condition");
-    json_object_del(status, "pool");
-    pb_set_cond(status, "Ready", "False", PB_RELEASED, why, gen, now);
-    pb_set_cond(status, "Bound", "False", PB_RELEASED, why, gen, now);
     pb_del_cond(status, "Exhausted");
 }
 
@@ -498,7 +488,7 @@ static int book_enter(store_txn *t, ledger_entry *en, json_t *claim, api_err *e)
     const json_t *meta = pb_get(claim, "metadata");
     const char *ns = pb_str(meta, "namespace"), *uid = pb_str(meta, "uid");
     rlist *req = pb_rl(pb_get(pb_get(claim, "spec"), "claim"));
-    pool_claim c = {ns, pb_str(meta, "name"), uid, pb_created(claim), req, false};
+    pool_claim c = {ns, pb_str(meta, "name"), uid, pb_queued_since(claim), req, false};
     pool_delta d;
     pool_delta_init(&d);
     int prc = req ? pool_apply_claim(b->state, &b->view, &c, &d) : POOL_ENOMEM;
@@ -525,7 +515,7 @@ static bool in_delta(const pool_delta *d, const pb_claim *r)
 }
 
 /* Reconcile the pool of `pc` from its stored claims and write everything it
- * decides: every claim whose status changes (released claims keep theirs),
+ * decides: every claim whose status changes,
  * every selected namespace's quota, and the quotas of namespaces in
  * `old_namespaces` it no longer selects are deleted. The pool's status is
  * set in pc->pool, which is stored here when `write_pool` (else the caller
@@ -550,8 +540,7 @@ static int reconcile_write(store_txn *t, pb_ctx *pc, const json_t *old_namespace
     pool_state_free(prev);
     for (size_t i = 0; rc == 0 && i < pc->n; i++) {
         pb_claim *r = &pc->claims[i];
-        if (!r->released)
-            rc = rewrite_claim(t, pc->pool, &pc->view, st, r->obj, r->why, now, e);
+        rc = rewrite_claim(t, pc->pool, &pc->view, st, r->obj, r->why, now, e);
     }
     rlist *hard = rl_new();
     size_t i;
@@ -676,7 +665,7 @@ static int leave_old(store_txn *t, const json_t *old, const char *except, api_er
 }
 
 /* A claim created or changed: it enters its pool, is resized in it, moves,
- * is released, or waits outside any pool. */
+ * is released (and queued again), or waits outside any pool. */
 static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_t *old,
                        bool release, api_err *e)
 {
@@ -686,20 +675,18 @@ static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_
     const char *name = pb_meta(obj, "name"), *ns = pb_meta(obj, "namespace");
     const char *uid = pb_meta(obj, "uid");
     json_t *spec = json_object_get(obj, "spec");
-    if (!release && json_is_object(spec) && !*pb_str(spec, "pool") && auto_assign(t, obj, e) != 0)
+    if (json_is_object(spec) && !*pb_str(spec, "pool") && auto_assign(t, obj, e) != 0)
         return -1;
     const char *pname = pb_str(pb_get(obj, "spec"), "pool");
-    bool holds = old && pb_release_holds(old) && gen_of(old) == gen_of(obj);
-    if (old && leave_old(t, old, release || holds ? "" : pname, e) != 0) return -1;
-    if (release || holds) {
-        /* released: out of the pool until its spec changes */
+    /* Released: the claim lets go of what it holds (waiting claims take it
+     * first) and queues again behind them, from now. */
+    if (old && leave_old(t, old, release ? "" : pname, e) != 0) return -1;
+    if (release) {
         const char *from = pb_str(pb_get(pb_get(old, "status"), "pool"), "name");
-        if (!release) {
-            json_object_set(obj, "status", (json_t *)pb_get(old, "status"));
-            return 0;
-        }
-        status_released(obj, *from ? from : pname, now);
-        return 0;
+        json_object_set_new(status_of(obj), "releasedAt", json_string(now));
+        snprintf(why, sizeof why, "claim released from resourcepool %s and queued again",
+                 *from ? from : pname);
+        event_add(t, obj, false, "Released", why);
     }
     ledger_entry *en;
     if (pool_book_find(t, pname, &en, e) != 0) return -1;
@@ -837,7 +824,6 @@ static int pool_gone(store_txn *t, const api_kind *k, json_t *obj, const json_t 
                 rc = api_err_set(e, API_INTERNAL, "store delete failed");
             continue;
         }
-        if (r->released) continue;
         snprintf(why, sizeof why, "resourcepools.%s \"%s\" not found", POOL_GROUP, pc.name);
         json_t *c = json_deep_copy(r->obj);
         if (!c) rc = oom(e);

@@ -28,9 +28,11 @@ const char *pb_meta(const json_t *obj, const char *k)
     return pb_str(pb_get(obj, "metadata"), k);
 }
 
-int64_t pb_created(const json_t *obj)
+int64_t pb_queued_since(const json_t *obj)
 {
     int64_t sec = 0, nsec = 0;
+    const char *rel = pb_str(pb_get(obj, "status"), "releasedAt");
+    if (*rel && rfc3339_parse(rel, &sec, &nsec)) return sec;
     if (!rfc3339_parse(pb_meta(obj, "creationTimestamp"), &sec, &nsec)) return 0;
     return sec;
 }
@@ -118,14 +120,6 @@ bool pb_bound_to(const json_t *c, const char *uid)
     if (!*uid || strcmp(pb_str(pb_get(st, "pool"), "uid"), uid) != 0) return false;
     const json_t *ex = pb_cond(st, "Exhausted");
     return ex && !strcmp(pb_str(ex, "status"), "False");
-}
-
-bool pb_release_holds(const json_t *c)
-{
-    const json_t *b = pb_cond(pb_get(c, "status"), "Bound");
-    return b && !strcmp(pb_str(b, "reason"), PB_RELEASED) &&
-           json_integer_value(pb_get(b, "observedGeneration")) ==
-               json_integer_value(pb_get(pb_get(c, "metadata"), "generation"));
 }
 
 /* ---- a pool's inputs ---- */
@@ -256,15 +250,12 @@ static int add_claim(pb_ctx *pc, json_t *obj, const json_t *stored, bool self, a
     r->pc = (pool_claim){pb_str(meta, "namespace"),
                          pb_str(meta, "name"),
                          pb_str(meta, "uid"),
-                         pb_created(obj),
+                         pb_queued_since(obj),
                          r->req,
                          false};
     r->selected = pb_ns_selected(pc, r->pc.namespace_);
     char *msg = NULL;
-    if (pb_release_holds(obj)) {
-        r->released = true; /* out of the pool, its status kept */
-        r->why = strdup(PB_RELEASED);
-    } else if (!r->selected) {
+    if (!r->selected) {
         r->why = strdup("resourcepool not available");
     } else if (pool_check_claim_resources(pc->name, pc->hard, r->req, &msg) == POOL_DENIED) {
         r->why = msg;

@@ -39,7 +39,9 @@
 const json_t *pb_get(const json_t *o, const char *k);
 const char *pb_str(const json_t *o, const char *k);
 const char *pb_meta(const json_t *obj, const char *k);
-int64_t pb_created(const json_t *obj); /* creationTimestamp, Unix seconds */
+/* A claim's place in its pool's queue (Unix seconds): when it was last
+ * released (status.releasedAt), else its creationTimestamp. */
+int64_t pb_queued_since(const json_t *obj);
 void pb_set_rv(json_t *obj, int64_t rv);
 /* Store obj at key in t with t's revision as its resourceVersion. */
 int pb_put(store_txn *t, const char *key, json_t *obj, api_err *e);
@@ -52,11 +54,6 @@ void pb_del_cond(json_t *status, const char *type);
 rlist *pb_rl(const json_t *v); /* a resource list object as an rlist; NULL on error */
 /* Whether stored claim c is bound to the pool with uid `uid`. */
 bool pb_bound_to(const json_t *c, const char *uid);
-/* Whether stored claim c was released and stays out of its pool: its Bound
- * condition says Released for its current generation (a spec change ends
- * the release). */
-bool pb_release_holds(const json_t *c);
-#define PB_RELEASED "Released"
 
 /* ---- a pool and all its claims, as stored ---- */
 typedef struct pb_claim {
@@ -66,7 +63,6 @@ typedef struct pb_claim {
     pool_claim pc;
     bool self;
     bool selected; /* in a selected namespace */
-    bool released; /* released (pb_release_holds): out of the pool, status kept */
     char *why;     /* not in the pool: the Ready=False message */
 } pb_claim;
 

@@ -324,24 +324,33 @@ case_c3_release() {
   mkclaim $ns release $p "$LC=1,$LM=1Gi,$RC=1,$RM=1Gi"
   expect_bound $ns release $p
   allowed "annotate" k annotate resourcepoolclaim release -n $ns projectcapsule.dev/release=true
-  # As Capsule's C3: the annotation is gone and Bound is False. Unlike
-  # Capsule (which strips it from an unused claim and keeps it bound), the
-  # release is honoured: the claim holds nothing until its spec changes
-  # (docs/decisions.md).
+  # Capsule's C3: the annotation is gone, Bound is False, the spec may change.
+  # Here the release is acted on (Capsule strips it from an unused claim):
+  # the claim lets go and queues again from now; nothing waits, so it binds.
   expect_eq "release annotation" "$(claim_jp $ns release '.metadata.annotations.projectcapsule\.dev/release')" ""
-  local why="claim was released from resourcepool $p"
-  expect_eq "Bound" "$(cond $ns release Bound)" "False/Released/$why"
-  expect_eq "Ready" "$(cond $ns release Ready)" "False/Released/$why"
-  expect_eq "status.pool" "$(claim_jp $ns release .status.pool.name)" ""
-  expect_eq "quota" "$(rq_hard $ns $p)" ""
-  expect_alloc $p "$LC=0,$LM=0,$RC=0,$RM=0" "$HARD4" 0
-  expect_event $ns release Normal Disassociated "claim is disassociated from the pool"
-  # a label change keeps it released; a spec change claims again
-  allowed "label" k label resourcepoolclaim release -n $ns touched=yes
-  expect_eq "still released" "$(cond $ns release Bound)" "False/Released/$why"
-  allowed "update after release" claim_set $ns release "$HARD4"
   expect_bound $ns release $p
-  expect_eq "quota again" "$(rq_hard $ns $p)" "$HARD4"
+  expect_eq "releasedAt" "$(claim_jp $ns release .status.releasedAt | grep -c T)" 1
+  expect_event $ns release Normal Released "claim released from resourcepool $p and queued again"
+  allowed "update after release" claim_set $ns release "$LC=2,$LM=2Gi,$RC=2,$RM=2Gi"
+  expect_bound $ns release $p
+}
+
+# Release with claims waiting: the capacity goes to the oldest waiting claim
+# in the release's own write, and the released claim queues behind it (the
+# seed: "release ... and instantly requeue").
+case_release_requeues() {
+  local p=requeue-release ns=rr-ns
+  mkns $ns e2e-case=rr
+  mkpool $p "$RC=1" e2e-case=rr
+  mkclaim $ns first $p "$RC=1"
+  mkclaim $ns second $p "$RC=1"
+  expect_bound $ns first $p
+  expect_waiting $ns second $p PoolExhausted "requested: $RC=1, available: $RC=0"
+  allowed "release first" k annotate resourcepoolclaim first -n $ns projectcapsule.dev/release=true
+  expect_bound $ns second $p
+  expect_waiting $ns first $p PoolExhausted "requested: $RC=1, available: $RC=0"
+  expect_eq "quota" "$(rq_hard $ns $p)" "$RC=1"
+  expect_alloc $p "$RC=1" "$RC=0" 1
 }
 
 # Events as Capsule's claim controller records them: one per condition that
@@ -353,11 +362,13 @@ case_claim_events() {
   mkclaim $ns fits $p "$RC=1"
   mkclaim $ns waits $p "$RC=1"
   expect_bound $ns fits $p
-  expect_event $ns fits Normal Succeeded reconciled
-  expect_event $ns fits Normal NoExhaustions "resource claimable from pool"
   expect_event $ns waits Warning PoolExhausted "requested: $RC=1, available: $RC=0"
+  expect_event $ns waits Normal Failed "claim causes exhaustions"
   allowed "delete fits" k delete resourcepoolclaim fits -n $ns --wait=true --timeout=30s
   expect_event $ns waits Normal NoExhaustions "resource claimable from pool"
+  expect_event $ns waits Normal Unused "claim is unused"
+  # a claim bound at once records nothing: its status says it all
+  expect_eq "events of fits" "$(k get events -n $ns --field-selector involvedObject.name=fits -o name | wc -l)" 0
 }
 
 # Release of a claim in use is refused (docs/pools.md: "claim delete,
@@ -856,7 +867,7 @@ run_case() {
   fi
 }
 
-ALL_CASES="c1_selection c2_claim_before_pool c2_in_use_guard c2_pool_deleted c3_release claim_events c3_release_in_use
+ALL_CASES="c1_selection c2_claim_before_pool c2_in_use_guard c2_pool_deleted c3_release release_requeues claim_events c3_release_in_use
   c4_auto_assign c4_allocatable_first
   p1_defaults p1_relabel p1_ns_delete p2_defaults_zero p3_unordered p4_resize p5_ordered
   p6_namespace_selection ns_created_after_pool p7_delete_keeps_claims p8_delete_cascades
