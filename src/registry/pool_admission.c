@@ -90,6 +90,12 @@ static json_t *new_rq(const json_t *pool, const char *ns, const char *now)
         pb_meta(pool, "uid"), "controller", 1, "blockOwnerDeletion", 1);
 }
 
+/* json_equal, with two absent values equal (json_equal says no). */
+static bool same_json(const json_t *a, const json_t *b)
+{
+    return a == b || json_equal(a, b);
+}
+
 static bool same_names(const json_t *a, const json_t *b)
 {
     if (json_object_size(a) != json_object_size(b)) return false;
@@ -116,9 +122,9 @@ static int write_rq(store_txn *t, const json_t *pool, const char *ns, const rlis
     json_t *want = rl_to_json(hard);
     int rc = want && (!o || cur) ? 0 : oom(e);
     const json_t *spec = pb_get(cur, "spec"), *q = pb_get(pb_get(pool, "spec"), "quota");
-    bool same_scopes = json_equal(pb_get(spec, "scopes"), pb_get(q, "scopes")) &&
-                       json_equal(pb_get(spec, "scopeSelector"), pb_get(q, "scopeSelector"));
-    if (rc != 0 || (o && same_scopes && json_equal(pb_get(spec, "hard"), want))) {
+    bool same_scopes = same_json(pb_get(spec, "scopes"), pb_get(q, "scopes")) &&
+                       same_json(pb_get(spec, "scopeSelector"), pb_get(q, "scopeSelector"));
+    if (rc != 0 || (o && same_scopes && same_json(pb_get(spec, "hard"), want))) {
         json_decref(want);
         json_decref(cur);
         if (o) store_obj_unref(o);
@@ -416,7 +422,7 @@ static int rewrite_claim(store_txn *t, const json_t *pool, const pool_view *view
     json_t *copy = json_deep_copy(claim);
     if (!copy) return oom(e);
     int rc = claim_status(t, pool, view, st, copy, why, now, e);
-    if (rc == 0 && !json_equal(pb_get(claim, "status"), pb_get(copy, "status"))) {
+    if (rc == 0 && !same_json(pb_get(claim, "status"), pb_get(copy, "status"))) {
         claim_key(pb_meta(copy, "namespace"), pb_meta(copy, "name"), key, sizeof key);
         rc = pb_put(t, key, copy, e);
         if (rc == 0) claim_events(t, copy, pb_get(claim, "status"));
@@ -871,7 +877,7 @@ static int admit_namespace(store_txn *t, const api_kind *k, reg_op op, const jso
      * holds it); one relabelled may enter or leave them. */
     bool leaving = op == REG_DELETE || pb_get(pb_get(obj, "metadata"), "deletionTimestamp");
     if (old && !leaving &&
-        json_equal(pb_get(pb_get(old, "metadata"), "labels"),
+        same_json(pb_get(pb_get(old, "metadata"), "labels"),
                    pb_get(pb_get(obj, "metadata"), "labels")))
         return 0;
     json_t *gone = NULL; /* a namespace deleted at once: as one being deleted */
