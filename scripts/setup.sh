@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# setup.sh - install what allot builds and tests with (Debian packages only).
+# setup.sh - install what allot builds and tests with (Debian packages only;
+# prometheus for promtool, which checks the /metrics exposition).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config curl ca-certificates python3 python3-kubernetes
       libmicrohttpd-dev libjansson-dev libsqlite3-dev libgnutls28-dev libcmocka-dev
-      libcurl4-openssl-dev libyaml-dev)
+      libcurl4-openssl-dev libyaml-dev prometheus)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
