@@ -592,6 +592,15 @@ static int forbid(api_err *e, const api_kind *k, const char *name, const char *m
     return -1;
 }
 
+/* A pool check that did not pass: 403 with its message (taken) when it
+ * denied, else 500. */
+static int refuse(api_err *e, const api_kind *k, const char *name, int d, char *msg)
+{
+    if (d == POOL_DENIED) forbid(e, k, name, msg);
+    free(msg);
+    return d == POOL_DENIED ? -1 : api_err_set(e, API_INTERNAL, "pool accounting failed");
+}
+
 /* Whether stored claim c is in use in its pool now. */
 static int claim_in_use(store_txn *t, const json_t *c, bool *in_use, api_err *e)
 {
@@ -711,12 +720,7 @@ static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_
     rlist *req = pb_rl(pb_get(pb_get(obj, "spec"), "claim"));
     int d = req ? pool_check_claim_resources(pname, b->hard, req, &msg) : POOL_ENOMEM;
     rl_free(req);
-    if (d == POOL_DENIED) {
-        forbid(e, k, name, msg);
-        free(msg);
-        return -1;
-    }
-    if (d != POOL_OK) return oom(e);
+    if (d != POOL_OK) return refuse(e, k, name, d, msg);
     if (!pool_book_selects(b, ns)) {
         status_out(obj, "resourcepool not available", now);
         return book_leave(t, en, ns, uid, e);
@@ -733,12 +737,8 @@ static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, 
     if (old && op != REG_CREATE && claim_in_use(t, old, &in_use, e) != 0) return -1;
     char *msg = NULL;
     if (op == REG_DELETE) {
-        if (pool_check_claim_delete(in_use, old_pool, &msg) == POOL_DENIED) {
-            forbid(e, k, name, msg);
-            free(msg);
-            return -1;
-        }
-        return leave_old(t, old, "", e);
+        int d = pool_check_claim_delete(in_use, old_pool, &msg);
+        return d != POOL_OK ? refuse(e, k, name, d, msg) : leave_old(t, old, "", e);
     }
     bool release = false;
     if (op == REG_UPDATE) {
@@ -749,12 +749,7 @@ static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, 
                          : POOL_ENOMEM;
         rl_free(oc);
         rl_free(nc);
-        if (d == POOL_DENIED) {
-            forbid(e, k, name, msg);
-            free(msg);
-            return -1;
-        }
-        if (d != POOL_OK) return oom(e);
+        if (d != POOL_OK) return refuse(e, k, name, d, msg);
         release = pool_claim_release_requested(obj);
         if (in_use && release) {
             char why[600];
@@ -786,12 +781,7 @@ static int check_hard(store_txn *t, const api_kind *k, const json_t *obj, api_er
                 : POOL_ENOMEM;
     rl_free(used);
     rl_free(nh);
-    if (d == POOL_DENIED) {
-        forbid(e, k, pb_meta(obj, "name"), msg);
-        free(msg);
-        return -1;
-    }
-    return d == POOL_OK ? 0 : api_err_set(e, API_INTERNAL, "pool accounting failed");
+    return d == POOL_OK ? 0 : refuse(e, k, pb_meta(obj, "name"), d, msg);
 }
 
 /* A pool deleted: the namespaces' quotas go, and the claims' binding (or
