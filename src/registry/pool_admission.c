@@ -298,7 +298,7 @@ static void claim_events(store_txn *t, const json_t *claim, const json_t *old)
     const json_t *status = pb_get(claim, "status"), *before = pb_get(old, "conditions");
     if (pb_get(old, "pool") && !pb_get(status, "pool"))
         event_add(t, claim, false, "Disassociated", "claim is disassociated from the pool");
-    const json_t *ex = pb_cond(status, "Exhausted");
+    const json_t *ex = cond_get(status, "Exhausted");
     if (!json_array_size(before) && ex && !strcmp(pb_str(ex, "status"), "False")) return;
     size_t i;
     json_t *c;
@@ -366,9 +366,9 @@ static void status_out(json_t *claim, const char *why, const char *now)
     json_object_set_new(status, "observedGeneration", json_integer(gen));
     json_object_del(status, "condition");
     json_object_del(status, "pool");
-    pb_set_cond(status, "Ready", "False", "Failed", why, gen, now);
-    pb_del_cond(status, "Bound");
-    pb_del_cond(status, "Exhausted");
+    cond_set(status, "Ready", "False", "Failed", why, gen, now);
+    cond_del(status, "Bound");
+    cond_del(status, "Exhausted");
 }
 
 /* The claim's status for its outcome in pool `pool` (state st); `why` set:
@@ -390,9 +390,9 @@ static int claim_status(store_txn *t, const json_t *pool, const pool_view *view,
     json_object_del(status, "condition");
     json_object_set_new(status, "pool", json_pack("{s:s, s:s}", "name", pb_meta(pool, "name"),
                                                   "uid", pb_meta(pool, "uid")));
-    pb_set_cond(status, "Ready", "True", "Succeeded", "reconciled", gen, now);
+    cond_set(status, "Ready", "True", "Succeeded", "reconciled", gen, now);
     if (ps->outcome == POOL_BOUND) {
-        pb_set_cond(status, "Exhausted", "False", "NoExhaustions", "resource claimable from pool",
+        cond_set(status, "Exhausted", "False", "NoExhaustions", "resource claimable from pool",
                     gen, now);
         rlist *used = rq_used(t, pb_meta(pool, "name"), ns);
         bool in_use = false;
@@ -401,13 +401,13 @@ static int claim_status(store_txn *t, const json_t *pool, const pool_view *view,
             return api_err_set(e, API_INTERNAL, "pool accounting failed");
         }
         rl_free(used);
-        pb_set_cond(status, "Bound", in_use ? "True" : "False", in_use ? "InUse" : "Unused",
+        cond_set(status, "Bound", in_use ? "True" : "False", in_use ? "InUse" : "Unused",
                     in_use ? "claim is used" : "claim is unused", gen, now);
     } else {
-        pb_set_cond(status, "Exhausted", "True",
+        cond_set(status, "Exhausted", "True",
                     ps->outcome == POOL_QUEUED ? "QueueExhausted" : "PoolExhausted",
                     ps->message ? ps->message : "", gen, now);
-        pb_set_cond(status, "Bound", "False", "Failed", "claim causes exhaustions", gen, now);
+        cond_set(status, "Bound", "False", "Failed", "claim causes exhaustions", gen, now);
     }
     return 0;
 }
@@ -998,13 +998,13 @@ static int refresh_ns(store_txn *t, const pool_book *b, const char *ns, const ch
             json_t *c = o ? store_obj_parse(o) : NULL;
             if (o) store_obj_unref(o);
             json_t *status = c ? json_object_get(c, "status") : NULL;
-            const json_t *cond = pb_cond(status, "Bound");
+            const json_t *cond = cond_get(status, "Bound");
             if (!c || !json_is_object(status) ||
                 (cond && !strcmp(pb_str(cond, "status"), use ? "True" : "False"))) {
                 json_decref(c);
                 continue;
             }
-            pb_set_cond(status, "Bound", use ? "True" : "False", use ? "InUse" : "Unused",
+            cond_set(status, "Bound", use ? "True" : "False", use ? "InUse" : "Unused",
                         use ? "claim is used" : "claim is unused", gen_of(c), now);
             rc = pb_put(t, ck, c, e);
             *changed = true;

@@ -53,55 +53,6 @@ int pb_put(store_txn *t, const char *key, json_t *obj, api_err *e)
     return 0;
 }
 
-/* The condition of `type` in a conditions array (borrowed), or NULL. */
-const json_t *pb_cond(const json_t *status, const char *type)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(pb_get(status, "conditions"), i,
-                       c) if (!strcmp(pb_str(c, "type"), type)) return c;
-    return NULL;
-}
-
-/* Set condition `type` in status.conditions, keeping lastTransitionTime when
- * the status does not change. */
-void pb_set_cond(json_t *status, const char *type, const char *st, const char *reason,
-                     const char *msg, json_int_t gen, const char *now)
-{
-    json_t *conds = json_object_get(status, "conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(status, "conditions", conds);
-    }
-    const json_t *old = pb_cond(status, type);
-    const char *ltt = old && !strcmp(pb_str(old, "status"), st) && *pb_str(old, "lastTransitionTime")
-                          ? pb_str(old, "lastTransitionTime")
-                          : now;
-    json_t *c =
-        json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", st, "reason", reason,
-                  "message", msg, "lastTransitionTime", ltt, "observedGeneration", gen);
-    size_t i;
-    json_t *x;
-    json_array_foreach(conds, i, x) if (!strcmp(pb_str(x, "type"), type))
-    {
-        json_array_set_new(conds, i, c);
-        return;
-    }
-    json_array_append_new(conds, c);
-}
-
-void pb_del_cond(json_t *status, const char *type)
-{
-    json_t *conds = json_object_get(status, "conditions");
-    size_t i;
-    json_t *x;
-    json_array_foreach(conds, i, x) if (!strcmp(pb_str(x, "type"), type))
-    {
-        json_array_remove(conds, i);
-        return;
-    }
-}
-
 rlist *pb_rl(const json_t *v)
 {
     rlist *l = rl_new();
@@ -118,7 +69,7 @@ bool pb_bound_to(const json_t *c, const char *uid)
 {
     const json_t *st = pb_get(c, "status");
     if (!*uid || strcmp(pb_str(pb_get(st, "pool"), "uid"), uid) != 0) return false;
-    const json_t *ex = pb_cond(st, "Exhausted");
+    const json_t *ex = cond_get(st, "Exhausted");
     return ex && !strcmp(pb_str(ex, "status"), "False");
 }
 
@@ -394,8 +345,8 @@ json_t *pb_status_json(const json_t *pool, const pool_view *view, json_t *namesp
     json_decref(avj);
     bool exhausted = json_object_size(ex) > 0;
     json_object_set_new(status, "exhaustions", ex);
-    pb_set_cond(status, "Ready", "True", "Succeeded", "reconciled", gen, now);
-    pb_set_cond(status, "Exhausted", exhausted ? "True" : "False",
+    cond_set(status, "Ready", "True", "Succeeded", "reconciled", gen, now);
+    cond_set(status, "Exhausted", exhausted ? "True" : "False",
              exhausted ? "PoolExhausted" : "NoExhaustions",
              exhausted ? "Pool has exhaustions" : "no exhaustions", gen, now);
     rl_free(used);

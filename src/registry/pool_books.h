@@ -25,6 +25,7 @@
 #include "api/status.h"
 #include "core/pool.h"
 #include "core/strmap.h"
+#include "registry/conditions.h"
 #include "registry/ledger.h"
 #include "store/store.h"
 
@@ -45,12 +46,6 @@ int64_t pb_queued_since(const json_t *obj);
 void pb_set_rv(json_t *obj, int64_t rv);
 /* Store obj at key in t with t's revision as its resourceVersion. */
 int pb_put(store_txn *t, const char *key, json_t *obj, api_err *e);
-const json_t *pb_cond(const json_t *status, const char *type);
-/* Set condition `type` in status.conditions, keeping lastTransitionTime when
- * its status does not change. */
-void pb_set_cond(json_t *status, const char *type, const char *st, const char *reason,
-                 const char *msg, json_int_t gen, const char *now);
-void pb_del_cond(json_t *status, const char *type);
 rlist *pb_rl(const json_t *v); /* a resource list object as an rlist; NULL on error */
 /* Whether stored claim c is bound to the pool with uid `uid`. */
 bool pb_bound_to(const json_t *c, const char *uid);
