@@ -7,6 +7,7 @@
 #include "api/limitrange.h"
 #include "api/objects.h"
 #include "api/priority.h"
+#include "registry/cq_admission.h"
 #include "registry/pool_admission.h"
 #include "registry/quota_admission.h"
 
@@ -152,6 +153,9 @@ int admission_register_defaults(void)
     /* Upstream's order: LimitRanger, Priority, ..., ResourceQuota last. */
     if (reg_admission_register(&limitranger) != 0) return -1;
     if (reg_admission_register(&priority) != 0) return -1;
+    /* Quota before the plugins whose books live in memory (pools, custom
+     * quotas), so that its denials come before they change anything. */
+    if (quota_admission_register() != 0) return -1;
     if (pool_admission_register() != 0) return -1;
-    return quota_admission_register();
+    return cq_admission_register();
 }

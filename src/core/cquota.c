@@ -1,0 +1,420 @@
+/* cquota.c - CustomQuota / GlobalCustomQuota decisions (see cquota.h). */
+#include "core/cquota.h"
+
+#include "core/cel.h"
+#include "core/jsonpath.h"
+#include "core/selector.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One entry of a source's selectors: labels AND fields AND expressions. */
+typedef struct cq_sel {
+    sel_t *labels;
+    jp_field_selector **fields;
+    size_t nfields;
+    cel_program **cels;
+    size_t ncels;
+} cq_sel;
+
+typedef struct cq_source {
+    char *group, *version, *kind;
+    cq_op op;
+    char *path_text, *cel_text; /* "" when absent */
+    jp_expr *path;
+    cel_program *cel;
+    cq_sel *sels;
+    size_t nsels;
+    json_t *selectors; /* as written, for status.targets */
+} cq_source;
+
+struct cq_quota {
+    qty limit;
+    bool emit_per_claim;
+    sel_t **scope;
+    size_t nscope;
+    sel_t **nssel; /* global kind */
+    size_t nnssel;
+    cq_source *src;
+    size_t nsrc;
+};
+
+static const char *op_name(cq_op op)
+{
+    return op == CQ_OP_SUB ? "sub" : op == CQ_OP_COUNT ? "count" : "add";
+}
+
+static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+void cq_split_api_version(const char *api_version, char *group, size_t gn, char *version,
+                          size_t vn)
+{
+    const char *slash = strchr(api_version, '/');
+    if (!slash) {
+        snprintf(group, gn, "%s", "");
+        snprintf(version, vn, "%s", api_version);
+        return;
+    }
+    snprintf(group, gn, "%.*s", (int)(slash - api_version), api_version);
+    snprintf(version, vn, "%s", slash + 1);
+}
+
+/* ---- freeing ---- */
+
+static void sel_entry_free(cq_sel *s)
+{
+    sel_free(s->labels);
+    for (size_t i = 0; i < s->nfields; i++)
+        jp_field_selector_free(s->fields[i]);
+    free(s->fields);
+    for (size_t i = 0; i < s->ncels; i++)
+        cel_free(s->cels[i]);
+    free(s->cels);
+}
+
+static void source_free(cq_source *s)
+{
+    free(s->group);
+    free(s->version);
+    free(s->kind);
+    free(s->path_text);
+    free(s->cel_text);
+    jp_free(s->path);
+    cel_free(s->cel);
+    for (size_t i = 0; i < s->nsels; i++)
+        sel_entry_free(&s->sels[i]);
+    free(s->sels);
+    json_decref(s->selectors);
+}
+
+static void sels_free(sel_t **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sel_free(v[i]);
+    free(v);
+}
+
+void cq_free(cq_quota *q)
+{
+    if (!q) return;
+    for (size_t i = 0; i < q->nsrc; i++)
+        source_free(&q->src[i]);
+    free(q->src);
+    sels_free(q->scope, q->nscope);
+    sels_free(q->nssel, q->nnssel);
+    free(q);
+}
+
+/* ---- compiling ---- */
+
+/* A list of LabelSelectors (`what` names it in errors). */
+static int compile_label_list(const json_t *list, const char *what, sel_t ***out, size_t *n,
+                              char *err, size_t errlen)
+{
+    size_t cnt = json_array_size(list);
+    *out = cnt ? calloc(cnt, sizeof **out) : NULL;
+    *n = 0;
+    if (cnt && !*out) return fail(err, errlen, "out of memory");
+    for (size_t i = 0; i < cnt; i++) {
+        char e[256];
+        sel_t *s = sel_from_json(json_array_get(list, i), e, sizeof e);
+        if (!s) return fail(err, errlen, "invalid %s[%zu]: %s", what, i, e);
+        (*out)[(*n)++] = s;
+    }
+    return 0;
+}
+
+/* The label part of a SelectorWithFields entry: absent = everything. */
+static sel_t *entry_labels(const json_t *entry, char *e, size_t n)
+{
+    json_t *ls = json_object();
+    if (!ls) return NULL;
+    const char *keys[] = {"matchLabels", "matchExpressions"};
+    for (int k = 0; k < 2; k++) {
+        json_t *v = json_object_get(entry, keys[k]);
+        if (v && !json_is_null(v)) json_object_set(ls, keys[k], v);
+    }
+    sel_t *s = sel_from_json(ls, e, n);
+    json_decref(ls);
+    return s;
+}
+
+static int compile_entry(const json_t *entry, size_t si, size_t j, cq_sel *out, char *err,
+                         size_t errlen)
+{
+    char e[1024];
+    int code = 0;
+    if (!(out->labels = entry_labels(entry, e, sizeof e)))
+        return fail(err, errlen, "invalid spec.sources[%zu].selectors[%zu]: %s", si, j, e);
+    const json_t *fs = json_object_get(entry, "fieldSelectors"),
+                 *cs = json_object_get(entry, "celExpressions");
+    size_t nf = json_array_size(fs), nc = json_array_size(cs);
+    out->fields = nf ? calloc(nf, sizeof *out->fields) : NULL;
+    out->cels = nc ? calloc(nc, sizeof *out->cels) : NULL;
+    if ((nf && !out->fields) || (nc && !out->cels)) return fail(err, errlen, "out of memory");
+    for (size_t k = 0; k < nf; k++) {
+        const char *raw = json_string_value(json_array_get(fs, k));
+        jp_field_selector *f = jp_field_selector_compile(raw ? raw : "", &code, e, sizeof e);
+        if (!f)
+            return fail(err, errlen,
+                        "invalid field selector: spec.sources[%zu].selectors[%zu].fieldSelectors[%zu]: "
+                        "%s",
+                        si, j, k, e);
+        out->fields[out->nfields++] = f;
+    }
+    for (size_t k = 0; k < nc; k++) {
+        const char *src = json_string_value(json_array_get(cs, k));
+        cel_program *p = cel_compile(src ? src : "", CEL_EXPECT_BOOL, e, sizeof e);
+        if (!p)
+            return fail(err, errlen,
+                        "invalid CEL expression: spec.sources[%zu].selectors[%zu].celExpressions[%zu]: "
+                        "%s",
+                        si, j, k, e);
+        out->cels[out->ncels++] = p;
+    }
+    return 0;
+}
+
+static int parse_op(const char *s, cq_op *op)
+{
+    if (!*s || !strcmp(s, "add")) *op = CQ_OP_ADD;
+    else if (!strcmp(s, "sub")) *op = CQ_OP_SUB;
+    else if (!strcmp(s, "count")) *op = CQ_OP_COUNT;
+    else return -1;
+    return 0;
+}
+
+static int compile_source(const json_t *js, size_t i, cq_source *s, char *err, size_t errlen)
+{
+    char e[1024], g[256], v[256];
+    const char *av = jstr(js, "apiVersion");
+    if (*av)
+        cq_split_api_version(av, g, sizeof g, v, sizeof v);
+    else {
+        snprintf(g, sizeof g, "%s", jstr(js, "group"));
+        snprintf(v, sizeof v, "%s", jstr(js, "version"));
+    }
+    s->group = strdup(g);
+    s->version = strdup(v);
+    s->kind = strdup(jstr(js, "kind"));
+    s->path_text = strdup(jstr(js, "path"));
+    s->cel_text = strdup(jstr(js, "cel"));
+    s->selectors = json_incref(json_object_get(js, "selectors"));
+    if (!s->group || !s->version || !s->kind || !s->path_text || !s->cel_text)
+        return fail(err, errlen, "out of memory");
+    if (parse_op(jstr(js, "op"), &s->op) != 0)
+        return fail(err, errlen, "unsupported operation \"%s\" in spec.sources[%zu]",
+                    jstr(js, "op"), i);
+    bool has_path = *s->path_text, has_cel = *s->cel_text;
+    if (s->op == CQ_OP_COUNT ? (has_path || has_cel) : (has_path == has_cel))
+        return fail(err, errlen,
+                    "path and cel must be empty when op is 'count'; otherwise exactly one of path "
+                    "or cel must be set and non-empty");
+    int code = 0;
+    if (has_path && !(s->path = jp_compile_source_path(s->path_text, &code, e, sizeof e)))
+        return fail(err, errlen, "invalid path: spec.sources[%zu].path: %s", i, e);
+    if (has_cel && !(s->cel = cel_compile(s->cel_text, CEL_EXPECT_QUANTITY, e, sizeof e)))
+        return fail(err, errlen, "invalid CEL expression: spec.sources[%zu].cel: %s", i, e);
+    size_t n = json_array_size(s->selectors);
+    s->sels = n ? calloc(n, sizeof *s->sels) : NULL;
+    if (n && !s->sels) return fail(err, errlen, "out of memory");
+    for (size_t j = 0; j < n; j++) {
+        s->nsels++;
+        if (compile_entry(json_array_get(s->selectors, j), i, j, &s->sels[j], err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+cq_quota *cq_compile(const json_t *spec, bool global, char *err, size_t errlen)
+{
+    cq_quota *q = calloc(1, sizeof *q);
+    if (!q) {
+        fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    const json_t *lim = json_object_get(spec, "limit");
+    int rc = qty_from_json(lim, &q->limit);
+    if (rc != 0 || qty_sign(&q->limit) <= 0) {
+        char buf[64] = "";
+        if (rc == 0) qty_format_str(&q->limit, buf, sizeof buf);
+        fail(err, errlen, "invalid spec.limit: quantity must not be negative or 0: \"%s\"",
+             rc == 0 ? buf : json_string_value(lim) ? json_string_value(lim) : "");
+        cq_free(q);
+        return NULL;
+    }
+    q->emit_per_claim =
+        json_is_true(json_object_get(json_object_get(spec, "options"), "emitMetricPerClaimUsage"));
+    const json_t *srcs = json_object_get(spec, "sources");
+    size_t n = json_array_size(srcs);
+    q->src = n ? calloc(n, sizeof *q->src) : NULL;
+    rc = n && !q->src ? fail(err, errlen, "out of memory") : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        q->nsrc++;
+        rc = compile_source(json_array_get(srcs, i), i, &q->src[i], err, errlen);
+    }
+    if (rc == 0)
+        rc = compile_label_list(json_object_get(spec, "scopeSelectors"), "spec.scopeSelectors",
+                                &q->scope, &q->nscope, err, errlen);
+    if (rc == 0 && global)
+        rc = compile_label_list(json_object_get(spec, "namespaceSelectors"),
+                                "spec.namespaceSelectors", &q->nssel, &q->nnssel, err, errlen);
+    if (rc != 0) {
+        cq_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+/* ---- accessors ---- */
+
+const qty *cq_limit(const cq_quota *q)
+{
+    return &q->limit;
+}
+
+bool cq_emit_per_claim(const cq_quota *q)
+{
+    return q->emit_per_claim;
+}
+
+size_t cq_nsources(const cq_quota *q)
+{
+    return q->nsrc;
+}
+
+bool cq_targets(const cq_quota *q, const char *group, const char *version, const char *kind)
+{
+    for (size_t i = 0; i < q->nsrc; i++)
+        if (!strcmp(q->src[i].kind, kind) && !strcmp(q->src[i].group, group) &&
+            !strcmp(q->src[i].version, version))
+            return true;
+    return false;
+}
+
+bool cq_all_namespaces(const cq_quota *q)
+{
+    return q->nnssel == 0;
+}
+
+static bool any_matches(sel_t *const *v, size_t n, const json_t *labels)
+{
+    if (n == 0) return true;
+    for (size_t i = 0; i < n; i++)
+        if (sel_matches(v[i], labels)) return true;
+    return false;
+}
+
+bool cq_selects_namespace(const cq_quota *q, const json_t *labels)
+{
+    return any_matches(q->nssel, q->nnssel, labels);
+}
+
+void cq_source_gvk(const cq_quota *q, size_t i, const char **group, const char **version,
+                   const char **kind)
+{
+    *group = q->src[i].group;
+    *version = q->src[i].version;
+    *kind = q->src[i].kind;
+}
+
+json_t *cq_target_json(const cq_quota *q, size_t i, bool namespaced)
+{
+    const cq_source *s = &q->src[i];
+    json_t *t = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "group", s->group, "version",
+                          s->version, "kind", s->kind, "path", s->path_text, "cel", s->cel_text,
+                          "op", op_name(s->op), "scope", namespaced ? "Namespaced" : "Cluster");
+    if (t && json_array_size(s->selectors)) json_object_set(t, "selectors", s->selectors);
+    return t;
+}
+
+double cq_usage_percentage(const qty *used, const qty *limit)
+{
+    int64_t l = qty_milli_value(limit);
+    if (l <= 0) return 0;
+    return (double)qty_milli_value(used) / (double)l * 100.0;
+}
+
+/* ---- usage ---- */
+
+/* Whether selector entry s holds for obj (an evaluation error: it does not). */
+static bool entry_matches(const cq_sel *s, const json_t *obj)
+{
+    char e[512];
+    if (!sel_matches(s->labels, json_object_get(json_object_get(obj, "metadata"), "labels")))
+        return false;
+    for (size_t i = 0; i < s->nfields; i++) {
+        bool m = false;
+        if (jp_field_selector_match(s->fields[i], obj, &m, e, sizeof e) != 0 || !m) return false;
+    }
+    const json_t *vars[1] = {obj};
+    for (size_t i = 0; i < s->ncels; i++) {
+        bool m = false;
+        if (cel_eval_bool(s->cels[i], vars, NULL, &m, e, sizeof e) != 0 || !m) return false;
+    }
+    return true;
+}
+
+static bool source_selects(const cq_source *s, const json_t *obj)
+{
+    if (s->nsels == 0) return true;
+    for (size_t i = 0; i < s->nsels; i++)
+        if (entry_matches(&s->sels[i], obj)) return true;
+    return false;
+}
+
+/* The raw value of source s for obj. */
+static int source_value(const cq_source *s, const json_t *obj, qty *v, char *e, size_t n)
+{
+    if (s->op == CQ_OP_COUNT) {
+        *v = qty_from_int64(1, 0, QTY_DECIMAL_SI);
+        return 0;
+    }
+    if (s->path) return jp_quantity_sum(s->path, obj, v, e, n) == 0 ? 0 : -1;
+    const json_t *vars[1] = {obj};
+    return cel_eval_quantity(s->cel, vars, NULL, v, e, n) == 0 ? 0 : -1;
+}
+
+int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
+                    const json_t *obj, bool *matched, qty *usage, char *err, size_t errlen)
+{
+    *matched = false;
+    *usage = qty_zero(QTY_DECIMAL_SI);
+    if (!any_matches(q->scope, q->nscope,
+                     json_object_get(json_object_get(obj, "metadata"), "labels")))
+        return 0;
+    for (size_t i = 0; i < q->nsrc; i++) {
+        const cq_source *s = &q->src[i];
+        if (strcmp(s->kind, kind) || strcmp(s->group, group) || strcmp(s->version, version) ||
+            !source_selects(s, obj))
+            continue;
+        char e[1024];
+        qty v;
+        if (source_value(s, obj, &v, e, sizeof e) != 0)
+            return fail(err, errlen,
+                        "source path \"%s\" cel \"%s\" op \"%s\" did not resolve to a valid "
+                        "quantity: %s",
+                        s->path_text, s->cel_text, op_name(s->op), e);
+        *matched = true;
+        int rc = s->op == CQ_OP_SUB ? qty_sub(usage, &v) : qty_add(usage, &v);
+        if (rc != 0) return fail(err, errlen, "usage beyond supported precision");
+        if (qty_sign(usage) < 0) *usage = qty_zero(qty_get_format(usage));
+    }
+    return 0;
+}

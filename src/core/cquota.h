@@ -1,0 +1,89 @@
+/* cquota.h - Capsule's CustomQuota and GlobalCustomQuota: the decision core.
+ *
+ * Reference: shared spec capsule-pools-and-custom-quotas.md §2 (Capsule
+ * v0.14 customquota_types.go, calculation.go, utils.go). Pure: no I/O, no
+ * clocks, no globals. Paths are core/jsonpath.h's (kubectl's dialect),
+ * expressions core/cel.h's, quantities exact (core/quantity.h).
+ *
+ * A quota's spec is compiled once (cq_compile): its sources (group, version,
+ * kind; op add, sub or count; a JSONPath or CEL value; selectors), its scope
+ * selectors and, for the global kind, its namespace selectors. Then for any
+ * object, cq_object_usage says whether the quota counts it and for how much:
+ *  - the object must match the scope selectors (labels; an empty list
+ *    matches everything);
+ *  - every source whose group/version/kind is the object's (exactly) and
+ *    whose selectors match (an empty list matches; entries are ORed; within
+ *    one entry the label selector, every fieldSelector and every CEL
+ *    expression must hold; an entry whose evaluation fails does not match)
+ *    is applied in source order: count +1, add +value, sub -value, the
+ *    running usage clamped at 0 after each step (Capsule's per-object rule);
+ *  - an object no source applies to is not counted (matched false); one that
+ *    only `sub` sources apply to is counted with usage 0.
+ * A quota's used is the sum of the usages of the objects it counts. (Capsule
+ * folds the clamp over all objects in creation order, so its total depends
+ * on the order of sub and add sources; allot's is the same at every commit
+ * whatever the order: docs/decisions.md.)
+ *
+ * Errors carry Capsule's texts; cq_compile's are admission messages for the
+ * quota object, cq_object_usage's the tail of a denial (`source path "<p>"
+ * cel "<c>" op "<op>" did not resolve to a valid quantity: <err>`).
+ * Thread-safe after compile (a compiled quota is immutable).
+ */
+#ifndef ALLOT_CORE_CQUOTA_H
+#define ALLOT_CORE_CQUOTA_H
+
+#include "core/quantity.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { CQ_OP_ADD, CQ_OP_SUB, CQ_OP_COUNT } cq_op;
+
+typedef struct cq_quota cq_quota;
+
+/* Compile a CustomQuota (global false) or GlobalCustomQuota spec. NULL with
+ * err set: `invalid spec.limit: ...`, `invalid CEL expression:
+ * spec.sources[i].cel: ...`, `invalid CEL expression:
+ * spec.sources[i].selectors[j].celExpressions[k]: ...`, `invalid path:
+ * spec.sources[i].path: ...`, `invalid field selector:
+ * spec.sources[i].selectors[j].fieldSelectors[k]: ...`, selectors that do not
+ * parse, or "out of memory". */
+cq_quota *cq_compile(const json_t *spec, bool global, char *err, size_t errlen);
+void cq_free(cq_quota *q);
+
+const qty *cq_limit(const cq_quota *q);
+bool cq_emit_per_claim(const cq_quota *q);
+size_t cq_nsources(const cq_quota *q);
+
+/* Whether some source targets exactly this group ("" for core), version and
+ * kind. */
+bool cq_targets(const cq_quota *q, const char *group, const char *version, const char *kind);
+
+/* Global kind: whether the namespace with labels `labels` is selected (no
+ * namespaceSelectors: every namespace, and cluster-scoped objects too). */
+bool cq_all_namespaces(const cq_quota *q);
+bool cq_selects_namespace(const cq_quota *q, const json_t *labels);
+
+/* The usage of `obj` (of group/version/kind) for this quota. 0 with *matched
+ * and *usage set; -1 when a value cannot be computed, with err set as above
+ * (the failing source's path, cel and op quoted). */
+int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
+                    const json_t *obj, bool *matched, qty *usage, char *err, size_t errlen);
+
+/* The status.targets entry of source i (a new object): group, version, kind,
+ * path, cel, op, selectors, scope. */
+json_t *cq_target_json(const cq_quota *q, size_t i, bool namespaced);
+/* A source's group/version/kind (borrowed). */
+void cq_source_gvk(const cq_quota *q, size_t i, const char **group, const char **version,
+                   const char **kind);
+
+/* Split an apiVersion into group and version ("v1" -> "", "v1";
+ * "apps/v1" -> "apps", "v1"), into caller buffers. */
+void cq_split_api_version(const char *api_version, char *group, size_t gn, char *version,
+                          size_t vn);
+
+/* Capsule's usagePercentage: used/limit*100, 0 when limit <= 0. */
+double cq_usage_percentage(const qty *used, const qty *limit);
+
+#endif

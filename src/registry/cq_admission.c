@@ -1,0 +1,388 @@
+/* cq_admission.c - CustomQuota and GlobalCustomQuota charged in the write's
+ * transaction (see cq_admission.h, cq_books.h and docs/decisions.md).
+ *
+ * Every write of every kind asks the books of the quotas that may count it
+ * (the CustomQuotas of its namespace and every GlobalCustomQuota whose
+ * namespaces cover it, whose sources name its group/version/kind) what the
+ * object counts for now, checks the increases against the limits in
+ * Capsule's order (smallest limit first, global before namespaced on a tie,
+ * then namespace and name), and, if none is exceeded, changes the books by
+ * exactly that in the same transaction. So there is no reservation and no
+ * window: a denial never leaves usage behind, a delete releases at once, and
+ * a quota's usage equals a recount of the stored objects at every commit.
+ *
+ * Capsule's rules kept: UPDATE checks only increases and never denies a
+ * status update; DELETE is never denied; a value that does not resolve
+ * denies a create or update (a status update fails open); a quota that
+ * counts nothing of this kind costs two index lookups.
+ *
+ * This plugin runs last, after every other admission plugin: its changes to
+ * the in-memory books are then undone only by a store failure (an aborted
+ * transaction drops the books, and they are recounted).
+ */
+#include "registry/cq_admission.h"
+
+#include "api/objects.h"
+#include "registry/cq_books.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const api_kind *cq_kind, *gcq_kind;
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static const char *meta(const json_t *o, const char *k)
+{
+    return jstr(json_object_get(o, "metadata"), k);
+}
+
+static int forbid(api_err *e, const api_kind *k, const char *name, const char *msg)
+{
+    api_err_set(e, API_FORBIDDEN, "%s%s%s \"%s\" is forbidden: %s", k->resource,
+                *k->group ? "." : "", k->group, name, msg);
+    api_err_details(e, name, k->group, k->resource);
+    return -1;
+}
+
+static const char *type_name(const cq_book *b)
+{
+    return b->global ? "GlobalCustomQuota" : "CustomQuota";
+}
+
+static void fmt_qty(const qty *q, char *buf, size_t n)
+{
+    qty_format_str(q, buf, n);
+}
+
+/* ---- the quotas that may count an object ---- */
+
+typedef struct match {
+    ledger_entry *en;
+    const cq_book *b;
+    bool had;     /* it counts the object now (a claim) */
+    qty old;      /* ... for this much */
+    bool counts;  /* it counts the object as written */
+    qty usage;    /* ... for this much */
+} match;
+
+typedef struct matches {
+    match *v;
+    size_t n, cap;
+} matches;
+
+static int add_match(matches *m, ledger_entry *en, api_err *e)
+{
+    if (m->n == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 4;
+        match *nv = realloc(m->v, nc * sizeof *nv);
+        if (!nv) return api_err_set(e, API_INTERNAL, "out of memory");
+        m->v = nv;
+        m->cap = nc;
+    }
+    m->v[m->n++] = (match){.en = en, .b = cq_book_value(en)};
+    return 0;
+}
+
+/* The quotas under `prefix` whose sources name kind k and cover ns. */
+static int collect(store_txn *t, const char *prefix, const api_kind *k, const char *ns,
+                   matches *m, api_err *e)
+{
+    store_obj **objs = NULL;
+    size_t n = 0;
+    if (store_txn_list(t, prefix, &objs, &n) != 0)
+        return api_err_set(e, API_INTERNAL, "cannot read custom quotas");
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        ledger_entry *en = rc == 0 ? cq_book_of(t, objs[i], e) : NULL;
+        store_obj_unref(objs[i]);
+        if (!en) {
+            if (rc == 0) rc = -1;
+            continue;
+        }
+        const cq_book *b = cq_book_value(en);
+        if (b->q && cq_targets(b->q, k->group, k->version, k->kind) && cq_book_covers(b, ns))
+            rc = add_match(m, en, e);
+    }
+    free(objs);
+    return rc;
+}
+
+/* Capsule's order: limit ascending, global before namespaced on equal
+ * limits, then namespace and name. */
+static int match_cmp(const void *pa, const void *pb)
+{
+    const cq_book *a = ((const match *)pa)->b, *b = ((const match *)pb)->b;
+    int c = qty_cmp(cq_limit(a->q), cq_limit(b->q));
+    if (!c) c = (int)b->global - (int)a->global;
+    if (!c) c = strcmp(a->ns, b->ns);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+static int load_matches(store_txn *t, const api_kind *k, const char *ns, matches *m, api_err *e)
+{
+    char prefix[400];
+    memset(m, 0, sizeof *m);
+    int rc = 0;
+    if (k->namespaced && *ns) {
+        snprintf(prefix, sizeof prefix, CQ_PREFIX "%s/", ns);
+        rc = collect(t, prefix, k, ns, m, e);
+    }
+    if (rc == 0) rc = collect(t, GCQ_PREFIX, k, k->namespaced ? ns : "", m, e);
+    if (rc == 0 && m->n > 1) qsort(m->v, m->n, sizeof *m->v, match_cmp);
+    return rc;
+}
+
+/* ---- charging ---- */
+
+static void gvk_of(const api_kind *k, char *buf, size_t n)
+{
+    cq_gvk_string(k->group, k->version, k->kind, buf, n);
+}
+
+/* What each quota counts the object for, as written (and as it counted it
+ * before). A value that does not resolve denies (fails open on a status
+ * update: that quota keeps what it had). */
+static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t *obj, matches *m,
+                    api_err *e)
+{
+    const char *uid = meta(obj, "uid");
+    for (size_t i = 0; i < m->n; i++) {
+        match *x = &m->v[i];
+        const cq_claim *c = strmap_get(x->b->claims, uid);
+        x->had = c != NULL;
+        x->old = c ? c->usage : qty_zero(QTY_DECIMAL_SI);
+        char err[1400];
+        if (cq_object_usage(x->b->q, k->group, k->version, k->kind, obj, &x->counts, &x->usage,
+                            err, sizeof err) == 0)
+            continue;
+        if (!strcmp(sub, "status")) {
+            x->counts = x->had;
+            x->usage = x->old;
+            continue;
+        }
+        char gvk[600];
+        gvk_of(k, gvk, sizeof gvk);
+        return api_err_set(e, API_FORBIDDEN,
+                           "%s resource %s/%s (%s) cannot be admitted because %scustom quota usage "
+                           "could not be calculated: %s \"%s\" %s",
+                           op == REG_CREATE ? "creating" : "updating", meta(obj, "namespace"),
+                           meta(obj, "name"), gvk, op == REG_CREATE ? "" : "new ",
+                           type_name(x->b), x->b->name, err);
+    }
+    return 0;
+}
+
+/* The first quota, in Capsule's order, that the increase would take past
+ * its limit (never on a status update). */
+static int check(const api_kind *k, reg_op op, const char *sub, const json_t *obj,
+                 const matches *m, api_err *e)
+{
+    if (!strcmp(sub, "status")) return 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const match *x = &m->v[i];
+        if (!x->counts || qty_cmp(&x->usage, &x->old) <= 0) continue;
+        qty next = x->b->used;
+        if (qty_sub(&next, &x->old) != 0 || qty_add(&next, &x->usage) != 0)
+            return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
+        if (qty_cmp(&next, cq_limit(x->b->q)) <= 0) continue;
+        char req[64], cur[64], lim[64], msg[800];
+        fmt_qty(&x->usage, req, sizeof req);
+        fmt_qty(&next, cur, sizeof cur);
+        fmt_qty(cq_limit(x->b->q), lim, sizeof lim);
+        snprintf(msg, sizeof msg,
+                 "%s resource exceeds limit for %s \"%s\" (requested=%s, currentUsed=%s, "
+                 "available=0, limit=%s, inflightReserved=0)",
+                 op == REG_CREATE ? "creating" : "updating", type_name(x->b), x->b->name, req,
+                 cur, lim);
+        return forbid(e, k, meta(obj, "name"), msg);
+    }
+    return 0;
+}
+
+/* The books take what was decided. */
+static int apply(store_txn *t, const api_kind *k, const json_t *obj, const matches *m,
+                 api_err *e)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const match *x = &m->v[i];
+        if (x->had == x->counts && (!x->counts || qty_cmp(&x->usage, &x->old) == 0)) continue;
+        cq_book *b = cq_book_modify(t, x->en, e);
+        if (!b || cq_book_set(b, k->group, k->version, k->kind, obj, x->counts, &x->usage, e) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, const json_t *obj,
+                  const json_t *old, api_err *e)
+{
+    const json_t *it = op == REG_DELETE ? old : obj;
+    matches m;
+    if (load_matches(t, k, k->namespaced ? meta(it, "namespace") : "", &m, e) != 0) {
+        free(m.v);
+        return -1;
+    }
+    int rc = 0;
+    if (m.n && op == REG_DELETE) {
+        /* never denied: each quota lets the object go */
+        for (size_t i = 0; i < m.n; i++) {
+            const match *x = &m.v[i];
+            if (!strmap_get(x->b->claims, meta(it, "uid"))) continue;
+            cq_book *b = cq_book_modify(t, x->en, e);
+            if (!b || cq_book_set(b, k->group, k->version, k->kind, it, false, NULL, e) != 0) {
+                rc = -1;
+                break;
+            }
+        }
+    } else if (m.n) {
+        rc = evaluate(k, op, sub, obj, &m, e);
+        if (rc == 0) rc = check(k, op, sub, obj, &m, e);
+        if (rc == 0) rc = apply(t, k, obj, &m, e);
+    }
+    free(m.v);
+    return rc;
+}
+
+/* ---- the quota objects themselves ---- */
+
+static bool sources_changed(const json_t *a, const json_t *b)
+{
+    if (json_array_size(a) != json_array_size(b)) return true;
+    const char *keys[] = {"apiVersion", "group", "version", "kind", "path", "op"};
+    for (size_t i = 0; i < json_array_size(a); i++)
+        for (size_t j = 0; j < sizeof keys / sizeof *keys; j++)
+            if (strcmp(jstr(json_array_get(a, i), keys[j]), jstr(json_array_get(b, i), keys[j])))
+                return true;
+    return false;
+}
+
+static int admit_quota(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
+                       const json_t *old, api_err *e)
+{
+    const char *name = meta(obj, "name");
+    char key[768];
+    api_kind_key(k, meta(obj, "namespace"), name, key, sizeof key);
+    if (!strcmp(sub, "status"))
+        return forbid(e, k, name, "the status of custom quotas is written by allot");
+    if (*sub) return 0;
+    if (op == REG_DELETE) {
+        ledger_forget(t, key);
+        return 0;
+    }
+    char err[1400];
+    cq_quota *q = cq_compile(json_object_get(obj, "spec"), k == gcq_kind, err, sizeof err);
+    cq_free(q);
+    if (!q) return forbid(e, k, name, err);
+    if (op != REG_UPDATE) return 0;
+    store_obj *o = store_txn_get(t, key);
+    ledger_entry *en = o ? cq_book_of(t, o, e) : NULL;
+    if (o) store_obj_unref(o);
+    if (!en) return o ? -1 : 0;
+    const cq_book *b = cq_book_value(en);
+    if (qty_sign(&b->used) <= 0) return 0;
+    char used[64], lim[64], msg[600];
+    fmt_qty(&b->used, used, sizeof used);
+    const json_t *ns = json_object_get(obj, "spec"), *os = json_object_get(old, "spec");
+    if (sources_changed(json_object_get(os, "sources"), json_object_get(ns, "sources"))) {
+        snprintf(msg, sizeof msg,
+                 "spec.sources cannot be changed while usage is recorded (usage: %s); create a "
+                 "new %s instead",
+                 used, k == gcq_kind ? "GlobalCustomQuota" : "CustomQuota");
+        return forbid(e, k, name, msg);
+    }
+    qty nl;
+    if (qty_from_json(json_object_get(ns, "limit"), &nl) == 0 && qty_cmp(&nl, &b->used) < 0) {
+        fmt_qty(&nl, lim, sizeof lim);
+        snprintf(msg, sizeof msg,
+                 "spec.limit cannot be lowered below current usage (%s); requested limit: %s",
+                 used, lim);
+        return forbid(e, k, name, msg);
+    }
+    return 0;
+}
+
+/* A namespace created, relabelled or deleted may enter or leave global
+ * quotas: their books are recounted (loaded again) after this write. */
+static int admit_namespace(store_txn *t, reg_op op, const json_t *obj, const json_t *old,
+                           api_err *e)
+{
+    const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+    bool leaving = op == REG_DELETE ||
+                   json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp");
+    if (old && !leaving) {
+        const json_t *was = json_object_get(json_object_get(old, "metadata"), "labels");
+        if (was == labels || json_equal(was, labels)) return 0;
+    }
+    store_obj **objs = NULL;
+    size_t n = 0;
+    if (store_txn_list(t, GCQ_PREFIX, &objs, &n) != 0)
+        return api_err_set(e, API_INTERNAL, "cannot read custom quotas");
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        ledger_entry *en = rc == 0 ? cq_book_of(t, objs[i], e) : NULL;
+        if (!en && rc == 0) rc = -1;
+        if (en && cq_book_selection_changes(cq_book_value(en), meta(obj, "name"), labels, leaving))
+            ledger_forget(t, objs[i]->key);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    return rc;
+}
+
+static int cq_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
+                    const json_t *old, bool dry_run, api_err *e)
+{
+    (void)dry_run; /* everything is in the transaction, which a dry run aborts */
+    if ((k->flags & API_KIND_NAMESPACE) && !*sub && admit_namespace(t, op, obj, old, e) != 0)
+        return -1;
+    if ((k == cq_kind || k == gcq_kind) && admit_quota(t, k, op, sub, obj, old, e) != 0) return -1;
+    return charge(t, k, op, sub, obj, old, e);
+}
+
+/* Before custom quotas are read: every quota's books loaded (a status that
+ * trails them after a restart is written again), then every trailing status
+ * written. */
+static void prepare_quotas(store *st)
+{
+    store_txn *t = store_begin(st);
+    if (!t) return;
+    const char *prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
+    api_err e;
+    api_err_init(&e);
+    int rc = 0;
+    for (int p = 0; p < 2 && rc == 0; p++) {
+        store_obj **objs = NULL;
+        size_t n = 0;
+        rc = store_txn_list(t, prefixes[p], &objs, &n);
+        for (size_t i = 0; i < n; i++) {
+            ledger_entry *en = rc == 0 ? cq_book_of(t, objs[i], &e) : NULL;
+            store_obj_unref(objs[i]);
+            if (rc == 0) rc = en ? cq_book_verify(t, en, &e) : -1;
+        }
+        free(objs);
+    }
+    api_err_clear(&e);
+    if (rc == 0)
+        store_commit(t); /* (ends as aborted when it wrote nothing) */
+    else
+        store_abort(t);
+    ledger_sync(st);
+}
+
+static const reg_admission custom_quotas = {"CustomQuotas", cq_admit};
+
+int cq_admission_register(void)
+{
+    cq_kind = api_kind_find(CQ_GROUP, CQ_VERSION, "customquotas");
+    gcq_kind = api_kind_find(CQ_GROUP, CQ_VERSION, "globalcustomquotas");
+    if (!cq_kind || !gcq_kind || reg_read_hook_register(cq_kind, prepare_quotas) != 0 ||
+        reg_read_hook_register(gcq_kind, prepare_quotas) != 0)
+        return -1;
+    return reg_admission_register(&custom_quotas);
+}

@@ -1,0 +1,412 @@
+/* cq_books.c - custom quota books on the ledger (see cq_books.h). */
+#include "registry/cq_books.h"
+
+#include "api/kinds.h"
+#include "core/selector.h"
+#include "registry/conditions.h"
+#include "registry/registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static const char *meta(const json_t *o, const char *k)
+{
+    return jstr(json_object_get(o, "metadata"), k);
+}
+
+void cq_gvk_string(const char *group, const char *version, const char *kind, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s, Kind=%s", group, version, kind);
+}
+
+/* ---- claims ---- */
+
+static void claim_free(cq_claim *c)
+{
+    if (!c) return;
+    free(c->uid);
+    free(c->group);
+    free(c->version);
+    free(c->kind);
+    free(c->ns);
+    free(c->name);
+    free(c);
+}
+
+static cq_claim *claim_new(const char *group, const char *version, const char *kind,
+                           const json_t *obj, const qty *usage)
+{
+    cq_claim *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->uid = strdup(meta(obj, "uid"));
+    c->group = strdup(group);
+    c->version = strdup(version);
+    c->kind = strdup(kind);
+    c->ns = strdup(meta(obj, "namespace"));
+    c->name = strdup(meta(obj, "name"));
+    c->usage = *usage;
+    if (!c->uid || !c->group || !c->version || !c->kind || !c->ns || !c->name) {
+        claim_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void book_free(void *v)
+{
+    cq_book *b = v;
+    if (!b) return;
+    void *c;
+    for (size_t it = 0; b->claims && strmap_next(b->claims, &it, NULL, &c);)
+        claim_free(c);
+    strmap_free(b->claims);
+    strmap_free(b->selected);
+    json_decref(b->namespaces);
+    cq_free(b->q);
+    free(b->error);
+    json_decref(b->quota);
+    json_decref(b->last_status);
+    free(b);
+}
+
+int cq_book_set(cq_book *b, const char *group, const char *version, const char *kind,
+                const json_t *obj, bool matched, const qty *usage, api_err *e)
+{
+    const char *uid = meta(obj, "uid");
+    cq_claim *old = strmap_get(b->claims, uid);
+    qty used = b->used;
+    if ((old && qty_sub(&used, &old->usage) != 0) || (matched && qty_add(&used, usage) != 0))
+        return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
+    if (qty_sign(&used) < 0) used = qty_zero(qty_get_format(&used));
+    cq_claim *c = matched ? claim_new(group, version, kind, obj, usage) : NULL;
+    if (matched && (!c || strmap_put(b->claims, c->uid, c, NULL) != 0)) {
+        claim_free(c);
+        return api_err_set(e, API_INTERNAL, "out of memory");
+    }
+    if (!matched && old) strmap_del(b->claims, uid);
+    if (old) claim_free(old); /* (replaced or removed above) */
+    b->used = used;
+    return 0;
+}
+
+/* ---- loading: Capsule's rebuild ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+/* A global quota's namespaces: "*" for all, or the selected ones sorted. */
+static int load_namespaces(store_txn *t, cq_book *b, api_err *e)
+{
+    if (!b->q || cq_all_namespaces(b->q)) {
+        b->namespaces = json_pack("[s]", "*");
+        return b->namespaces ? 0 : api_err_set(e, API_INTERNAL, "out of memory");
+    }
+    store_obj **objs = NULL;
+    size_t n = 0;
+    if (store_txn_list(t, "namespaces//", &objs, &n) != 0)
+        return api_err_set(e, API_INTERNAL, "cannot list namespaces");
+    b->namespaces = json_array();
+    b->selected = strmap_new();
+    int rc = b->namespaces && b->selected ? 0 : api_err_set(e, API_INTERNAL, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_t *ns = rc == 0 ? store_obj_doc(objs[i]) : NULL;
+        if (ns && cq_selects_namespace(b->q, json_object_get(json_object_get(ns, "metadata"),
+                                                             "labels")))
+            json_array_append_new(b->namespaces, json_string(meta(ns, "name")));
+        json_decref(ns);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    if (rc != 0) return rc;
+    /* jansson arrays cannot be sorted in place: copy out, sort, copy back */
+    size_t m = json_array_size(b->namespaces);
+    json_t **v = m ? malloc(m * sizeof *v) : NULL;
+    if (m && !v) return api_err_set(e, API_INTERNAL, "out of memory");
+    for (size_t i = 0; i < m; i++)
+        v[i] = json_incref(json_array_get(b->namespaces, i));
+    qsort(v, m, sizeof *v, cmp_str);
+    json_array_clear(b->namespaces);
+    for (size_t i = 0; i < m; i++)
+        json_array_append_new(b->namespaces, v[i]);
+    free(v);
+    size_t i;
+    json_t *x;
+    json_array_foreach(b->namespaces, i, x) if (strmap_put(b->selected, json_string_value(x),
+                                                           (void *)1, NULL) != 0) rc =
+        api_err_set(e, API_INTERNAL, "out of memory");
+    return rc;
+}
+
+bool cq_book_covers(const cq_book *b, const char *ns)
+{
+    if (!b->global) return !strcmp(ns, b->ns);
+    if (!b->selected) return true;
+    return *ns && strmap_get(b->selected, ns) != NULL;
+}
+
+/* Append an error to the Ready=False message ("; "-joined). */
+static void add_error(cq_book *b, const char *msg)
+{
+    size_t old = b->error ? strlen(b->error) : 0;
+    char *nw = realloc(b->error, old + strlen(msg) + 3);
+    if (!nw) return;
+    if (old)
+        memcpy(nw + old, "; ", 2), old += 2;
+    strcpy(nw + old, msg);
+    b->error = nw;
+}
+
+/* The api kind of source i, or NULL with the error recorded. */
+static const api_kind *source_kind(cq_book *b, size_t i)
+{
+    const char *g, *v, *k;
+    char av[300], gvk[600], msg[800];
+    cq_source_gvk(b->q, i, &g, &v, &k);
+    snprintf(av, sizeof av, "%s%s%s", g, *g ? "/" : "", v);
+    const api_kind *kind = api_kind_by_kind(av, k);
+    cq_gvk_string(g, v, k, gvk, sizeof gvk);
+    if (!kind) {
+        snprintf(msg, sizeof msg,
+                 "failed to resolve REST mapping for %s: no matches for kind \"%s\" in version "
+                 "\"%s\"",
+                 gvk, k, av);
+        add_error(b, msg);
+    } else if (!b->global && !kind->namespaced) {
+        snprintf(msg, sizeof msg, "GVK %s is not namespaced", gvk);
+        add_error(b, msg);
+        kind = NULL;
+    }
+    return kind;
+}
+
+/* Count every stored object of kind k the quota covers. */
+static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
+{
+    char prefix[600], res[300];
+    api_kind_store_resource(k, res, sizeof res);
+    if (!b->global)
+        snprintf(prefix, sizeof prefix, "%s/%s/", res, b->ns);
+    else
+        snprintf(prefix, sizeof prefix, "%s/", res);
+    store_obj **objs = NULL;
+    size_t n = 0;
+    if (store_txn_list(t, prefix, &objs, &n) != 0)
+        return api_err_set(e, API_INTERNAL, "cannot list %s", k->resource);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *obj = rc == 0 && cq_book_covers(b, k->namespaced ? objs[i]->ns : "")
+                          ? store_obj_doc(objs[i])
+                          : NULL;
+        const json_t *m = json_object_get(obj, "metadata");
+        bool going = json_object_get(m, "deletionTimestamp") &&
+                     json_array_size(json_object_get(m, "finalizers")) == 0;
+        bool matched = false;
+        qty usage;
+        char err[1024], msg[1800];
+        if (obj && !going) {
+            if (cq_object_usage(b->q, k->group, k->version, k->kind, obj, &matched, &usage, err,
+                                sizeof err) != 0) {
+                char gvk[600];
+                cq_gvk_string(k->group, k->version, k->kind, gvk, sizeof gvk);
+                snprintf(msg, sizeof msg, "get usage from %s/%s (%s) %s", meta(obj, "namespace"),
+                         meta(obj, "name"), gvk, err);
+                add_error(b, msg);
+            } else if (matched) {
+                rc = cq_book_set(b, k->group, k->version, k->kind, obj, true, &usage, e);
+            }
+        }
+        json_decref(obj);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    return rc;
+}
+
+static void *book_load(store_txn *t, store_obj *o, api_err *e)
+{
+    cq_book *b = calloc(1, sizeof *b);
+    json_t *quota = store_obj_parse(o);
+    if (!b || !quota || !(b->claims = strmap_new())) {
+        json_decref(quota);
+        book_free(b);
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
+    b->quota = quota;
+    b->name = meta(quota, "name");
+    b->ns = meta(quota, "namespace");
+    b->global = !strncmp(o->key, GCQ_PREFIX, strlen(GCQ_PREFIX));
+    b->used = qty_zero(QTY_DECIMAL_SI);
+    b->last_status = json_incref(json_object_get(quota, "status"));
+    char err[1200];
+    b->q = cq_compile(json_object_get(quota, "spec"), b->global, err, sizeof err);
+    if (!b->q) add_error(b, err);
+    int rc = b->global ? load_namespaces(t, b, e) : 0;
+    /* each kind once, though several sources name it */
+    for (size_t i = 0; rc == 0 && b->q && i < cq_nsources(b->q); i++) {
+        const api_kind *k = source_kind(b, i);
+        bool seen = false;
+        for (size_t j = 0; k && j < i; j++) {
+            const char *g, *v, *kk;
+            cq_source_gvk(b->q, j, &g, &v, &kk);
+            seen |= !strcmp(g, k->group) && !strcmp(v, k->version) && !strcmp(kk, k->kind);
+        }
+        if (k && !seen) rc = count_kind(t, b, k, e);
+    }
+    if (rc != 0) {
+        book_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* ---- the status ---- */
+
+static int claim_cmp(const void *a, const void *b)
+{
+    const cq_claim *x = *(cq_claim *const *)a, *y = *(cq_claim *const *)b;
+    int c = strcmp(x->ns, y->ns);
+    if (!c) c = strcmp(x->kind, y->kind);
+    if (!c) c = strcmp(x->name, y->name);
+    return c ? c : strcmp(x->uid, y->uid);
+}
+
+static json_t *claims_json(const cq_book *b)
+{
+    size_t n = strmap_count(b->claims), m = 0;
+    cq_claim **v = n ? malloc(n * sizeof *v) : NULL;
+    json_t *out = json_array();
+    if ((n && !v) || !out) {
+        free(v);
+        json_decref(out);
+        return NULL;
+    }
+    void *c;
+    for (size_t it = 0; strmap_next(b->claims, &it, NULL, &c);)
+        v[m++] = c;
+    qsort(v, m, sizeof *v, claim_cmp);
+    for (size_t i = 0; i < m; i++)
+        json_array_append_new(
+            out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "group", v[i]->group, "version",
+                           v[i]->version, "kind", v[i]->kind, "name", v[i]->name, "namespace",
+                           v[i]->ns, "uid", v[i]->uid, "usage", qty_to_json(&v[i]->usage)));
+    free(v);
+    return out;
+}
+
+static json_t *status_json(const cq_book *b, const char *now)
+{
+    json_t *st = json_object();
+    json_t *conds = json_deep_copy(json_object_get(b->last_status, "conditions"));
+    if (st && json_is_array(conds)) json_object_set(st, "conditions", conds);
+    json_decref(conds);
+    if (!st) return NULL;
+    json_int_t gen = json_integer_value(json_object_get(json_object_get(b->quota, "metadata"),
+                                                        "generation"));
+    json_object_set_new(st, "observedGeneration", json_integer(gen));
+    qty avail = b->q ? *cq_limit(b->q) : qty_zero(QTY_DECIMAL_SI);
+    if (qty_sub(&avail, &b->used) != 0 || qty_sign(&avail) < 0) avail = qty_zero(QTY_DECIMAL_SI);
+    json_object_set_new(st, "usage", json_pack("{s:o, s:o}", "used", qty_to_json(&b->used),
+                                               "available", qty_to_json(&avail)));
+    json_t *claims = claims_json(b), *targets = json_array();
+    if (claims) json_object_set_new(st, "claims", claims);
+    for (size_t i = 0; targets && b->q && i < cq_nsources(b->q); i++)
+        json_array_append_new(targets, cq_target_json(b->q, i, !b->global));
+    if (targets) json_object_set_new(st, "targets", targets);
+    if (b->global && b->namespaces) json_object_set(st, "namespaces", b->namespaces);
+    if (b->error)
+        cond_set(st, "Ready", "False", "Failed", b->error, gen, now);
+    else
+        cond_set(st, "Ready", "True", "Succeeded", "reconciled", gen, now);
+    return st;
+}
+
+/* The stored quota `cur` with the books' status (a new object; *same when
+ * it is what is stored, if `same` is given). */
+static json_t *with_status(cq_book *b, const json_t *cur, bool *same)
+{
+    char now[32];
+    reg_now_rfc3339(now, sizeof now);
+    json_t *st = status_json(b, now);
+    json_t *nw = st ? json_copy((json_t *)cur) : NULL;
+    if (same) *same = st && json_equal(st, json_object_get(cur, "status"));
+    if (nw) {
+        json_object_set(nw, "status", st);
+        json_decref(b->last_status);
+        b->last_status = json_incref(st);
+    }
+    json_decref(st);
+    return nw;
+}
+
+static store_obj *book_write(store_txn *t, store_obj *o, const void *val)
+{
+    cq_book *b = (cq_book *)val; /* (last_status: a cache of what was written) */
+    json_t *nw = with_status(b, b->quota, NULL);
+    store_obj *out = NULL;
+    if (nw) {
+        json_t *m = json_copy(json_object_get(nw, "metadata"));
+        char rv[32];
+        snprintf(rv, sizeof rv, "%lld", (long long)store_txn_rev(t));
+        if (m && json_object_set_new(m, "resourceVersion", json_string(rv)) == 0) {
+            int r = json_object_set_new(nw, "metadata", m); /* takes m */
+            m = NULL;
+            if (r == 0 && store_txn_put_derived(t, o->key, nw, NULL) == 0)
+                out = store_txn_get(t, o->key);
+        }
+        json_decref(m);
+    }
+    json_decref(nw);
+    return out;
+}
+
+/* Claims list every counted object: with thousands, a status costs
+ * milliseconds, so the flusher writes one at most once a second (reads of
+ * the quotas sync first). */
+#define CQ_STATUS_MIN_FLUSH_MS 1000
+
+static const ledger_ops book_ops = {"customquota", book_load,  NULL, book_free,
+                                    book_write,    true,       CQ_STATUS_MIN_FLUSH_MS};
+
+ledger_entry *cq_book_of(store_txn *t, store_obj *o, api_err *e)
+{
+    return ledger_current(t, &book_ops, o, e);
+}
+
+cq_book *cq_book_modify(store_txn *t, ledger_entry *en, api_err *e)
+{
+    return ledger_modify(t, en, e);
+}
+
+int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e)
+{
+    cq_book *b = (cq_book *)ledger_value(en); /* (verified, last_status: caches) */
+    if (b->verified) return 0;
+    json_t *cur = store_obj_parse(ledger_obj(en));
+    bool same = false;
+    json_t *nw = cur ? with_status(b, cur, &same) : NULL;
+    json_decref(nw);
+    json_decref(cur);
+    if (!nw) return api_err_set(e, API_INTERNAL, "out of memory");
+    if (!same && ledger_write(t, en, e) != 0) return -1;
+    b->verified = true;
+    return 0;
+}
+
+bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *labels,
+                               bool leaving)
+{
+    if (!b->global || !b->q || cq_all_namespaces(b->q)) return false;
+    bool was = strmap_get(b->selected, ns) != NULL;
+    bool is = !leaving && cq_selects_namespace(b->q, labels);
+    return was != is;
+}

@@ -1,0 +1,85 @@
+/* cq_books.h - a CustomQuota's or GlobalCustomQuota's books: its compiled
+ * spec, its usage and the objects it counts (its claims).
+ *
+ * The books are a function of the stored objects: loading them is Capsule's
+ * rebuild (a full recount of every object the quota targets, §2.3), and
+ * every write admitted afterwards changes them by exactly what it changes
+ * (cq_admission.c), in the write's transaction. They live on the ledger
+ * (registry/ledger.h) as an in-place kind, like a pool's: an aborted
+ * transaction drops them and the next user recounts. The quota's status
+ * (usage, claims, targets, namespaces, Ready) is derived from them and
+ * written behind, at most a second late and before any client reads
+ * quotas.
+ *
+ * A quota object written by a client (a new generation: spec changed) is a
+ * new stored version, so its books are loaded again: usage and claims are
+ * rebuilt whenever the quota is created or changed.
+ */
+#ifndef ALLOT_REGISTRY_CQ_BOOKS_H
+#define ALLOT_REGISTRY_CQ_BOOKS_H
+
+#include "api/status.h"
+#include "core/cquota.h"
+#include "core/strmap.h"
+#include "registry/ledger.h"
+#include "store/store.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#define CQ_GROUP "capsule.clastix.io"
+#define CQ_VERSION "v1beta2"
+#define CQ_PREFIX "customquotas." CQ_GROUP "/"
+#define GCQ_PREFIX "globalcustomquotas." CQ_GROUP "//"
+
+/* One object a quota counts. */
+typedef struct cq_claim {
+    char *uid; /* the map's key */
+    char *group, *version, *kind, *ns, *name;
+    qty usage;
+} cq_claim;
+
+typedef struct cq_book {
+    json_t *quota; /* the stored version loaded (metadata, spec) */
+    const char *name, *ns;
+    bool global;
+    cq_quota *q;    /* NULL when the spec does not compile (error says why) */
+    char *error;    /* the Ready=False message, or NULL */
+    qty used;
+    strmap *claims; /* uid -> cq_claim */
+    strmap *selected;   /* global with namespaceSelectors: the namespaces; else NULL (all) */
+    json_t *namespaces; /* status.namespaces (global) */
+    /* caches */
+    bool verified;
+    json_t *last_status;
+} cq_book;
+
+/* The books of stored quota version o (either kind). NULL with e set. */
+ledger_entry *cq_book_of(store_txn *t, store_obj *o, api_err *e);
+static inline const cq_book *cq_book_value(const ledger_entry *en)
+{
+    return ledger_value(en);
+}
+cq_book *cq_book_modify(store_txn *t, ledger_entry *en, api_err *e);
+
+/* Whether the books count objects in namespace ns ("" for cluster-scoped). */
+bool cq_book_covers(const cq_book *b, const char *ns);
+
+/* Charge: the object uid now counts `usage` (matched) or nothing (!matched).
+ * The claim's identity is taken from obj and the kind. 0 or -1 (out of
+ * memory, usage beyond precision) with e set. */
+int cq_book_set(cq_book *b, const char *group, const char *version, const char *kind,
+                const json_t *obj, bool matched, const qty *usage, api_err *e);
+
+/* As pool_book_verify: the stored status checked once after a load. */
+int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e);
+
+/* Whether a global quota's namespace selection of ns (its labels) changes. */
+bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *labels,
+                               bool leaving);
+
+/* "group/version, Kind=Kind" as Go prints a GroupVersionKind. */
+void cq_gvk_string(const char *group, const char *version, const char *kind, char *buf,
+                   size_t n);
+
+#endif
