@@ -1,0 +1,247 @@
+/* test_cq_books.c - custom quotas charged in the write's transaction
+ * (registry/cq_admission.c, cq_books.c) on a memory store through the
+ * registry, with a property: after every write, each quota's served status
+ * (usage and claims) equals a recount of the stored objects made here, by a
+ * reference that knows nothing of the books; no quota's used exceeds its
+ * limit through a create or update; denials change nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cquota.h"
+#include "registry/admission.h"
+#include "registry/quota_admission.h"
+#include "teststore.h"
+
+#define G "capsule.clastix.io", "v1beta2"
+
+static const api_kind *kind(const char *group, const char *version, const char *resource)
+{
+    const api_kind *k = api_kind_find(group, version, resource);
+    assert_non_null(k);
+    return k;
+}
+
+static int create(store *st, const api_kind *k, const char *ns, json_t *o, char *msg, size_t n)
+{
+    json_t *out = NULL;
+    api_err e;
+    api_err_init(&e);
+    int rc = reg_create(st, k, ns, o, false, &out, &e);
+    snprintf(msg, n, "%s", rc == 0 ? "" : e.message);
+    int code = rc == 0 ? 201 : api_errcode_http(e.code);
+    json_decref(out);
+    api_err_clear(&e);
+    return code;
+}
+
+static int del(store *st, const api_kind *k, const char *ns, const char *name)
+{
+    reg_delete_opts o = {.grace_seconds = 0};
+    json_t *out = NULL;
+    bool gone = false;
+    api_err e;
+    api_err_init(&e);
+    int rc = reg_delete(st, k, ns, name, &o, &out, &gone, &e);
+    int code = rc == 0 ? 200 : api_errcode_http(e.code);
+    json_decref(out);
+    api_err_clear(&e);
+    return code;
+}
+
+/* ---- the reference: a recount of stored pods ---- */
+
+typedef struct ref {
+    qty used;
+    size_t claims;
+} ref;
+
+static ref recount(store *st, const json_t *quota, bool global)
+{
+    char err[1024];
+    cq_quota *q = cq_compile(json_object_get(quota, "spec"), global, err, sizeof err);
+    assert_non_null(q);
+    const char *qns = json_string_value(json_object_get(json_object_get(quota, "metadata"),
+                                                        "namespace"));
+    const json_t *sel = json_object_get(json_object_get(quota, "status"), "namespaces");
+    ref r = {qty_zero(QTY_DECIMAL_SI), 0};
+    store_obj **objs = NULL;
+    size_t n = 0;
+    assert_int_equal(store_list(st, "pods/", NULL, 0, &objs, &n, NULL, NULL), 0);
+    for (size_t i = 0; i < n; i++) {
+        json_t *p = store_obj_parse(objs[i]);
+        const char *ns = objs[i]->ns;
+        bool covered = !global ? !strcmp(ns, qns) : false;
+        size_t j;
+        json_t *x;
+        json_array_foreach(sel, j, x) covered |= global && (!strcmp(json_string_value(x), "*") ||
+                                                           !strcmp(json_string_value(x), ns));
+        bool matched = false;
+        qty u;
+        if (covered && cq_object_usage(q, "", "v1", "Pod", p, &matched, &u, err, sizeof err) == 0 &&
+            matched) {
+            assert_int_equal(qty_add(&r.used, &u), 0);
+            r.claims++;
+        }
+        json_decref(p);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    cq_free(q);
+    return r;
+}
+
+/* Every quota's served status equals the reference; none is over its limit
+ * unless `over_ok` (namespaces moved into a global quota bring their pods:
+ * as a quota created over existing objects, it is then over its limit). */
+static void check_books(store *st, bool over_ok)
+{
+    const api_kind *ks[2] = {kind(G, "customquotas"), kind(G, "globalcustomquotas")};
+    const char *prefixes[2] = {"customquotas.capsule.clastix.io/",
+                               "globalcustomquotas.capsule.clastix.io//"};
+    for (int g = 0; g < 2; g++) {
+        reg_prepare_read(st, ks[g]);
+        store_obj **objs = NULL;
+        size_t n = 0;
+        assert_int_equal(store_list(st, prefixes[g], NULL, 0, &objs, &n, NULL, NULL), 0);
+        for (size_t i = 0; i < n; i++) {
+            json_t *quota = store_obj_parse(objs[i]);
+            const json_t *status = json_object_get(quota, "status");
+            ref r = recount(st, quota, g == 1);
+            qty used, lim;
+            assert_int_equal(qty_from_json(json_object_get(json_object_get(status, "usage"),
+                                                           "used"),
+                                           &used),
+                             0);
+            assert_int_equal(qty_from_json(json_object_get(json_object_get(quota, "spec"),
+                                                           "limit"),
+                                           &lim),
+                             0);
+            if (qty_cmp(&used, &r.used) != 0 ||
+                json_array_size(json_object_get(status, "claims")) != r.claims) {
+                char a[64], b[64];
+                qty_format_str(&used, a, sizeof a);
+                qty_format_str(&r.used, b, sizeof b);
+                fail_msg("%s: status used %s with %zu claims, recount %s with %zu", objs[i]->key,
+                         a, json_array_size(json_object_get(status, "claims")), b, r.claims);
+            }
+            if (qty_cmp(&used, &lim) > 0 && !(over_ok && g == 1)) {
+                char a[64], b[64];
+                qty_format_str(&used, a, sizeof a);
+                qty_format_str(&lim, b, sizeof b);
+                fail_msg("%s: used %s over limit %s after a pod write", objs[i]->key, a, b);
+            }
+            json_decref(quota);
+            store_obj_unref(objs[i]);
+        }
+        free(objs);
+    }
+}
+
+/* ---- the scenario ---- */
+
+static uint64_t rng = 88172645463325252ull;
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+static json_t *pod(const char *name, const char *track, unsigned cpu_m)
+{
+    char cpu[32];
+    snprintf(cpu, sizeof cpu, "%um", cpu_m);
+    return json_pack("{s:{s:s, s:{s:s}}, s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}", "metadata", "name",
+                     name, "labels", "track", track, "spec", "containers", "name", "c", "image",
+                     "nginx", "resources", "requests", "cpu", cpu);
+}
+
+static void test_books_equal_recount(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    const api_kind *pods = kind("", "v1", "pods"), *cq = kind(G, "customquotas"),
+                   *gcq = kind(G, "globalcustomquotas");
+    const char *nss[3] = {"a", "b", "c"};
+    create_core(st, "namespaces", "", "{'metadata':{'name':'a','labels':{'t':'x'}}}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'b','labels':{'t':'x'}}}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'c'}}");
+    char msg[1024];
+    json_t *q = J("{'metadata':{'name':'count'},'spec':{'limit':'4','sources':[{'apiVersion':'v1',"
+                  "'kind':'Pod','op':'count','selectors':[{'matchLabels':{'track':'yes'}}]}]}}");
+    assert_int_equal(create(st, cq, "a", q, msg, sizeof msg), 201);
+    json_decref(q);
+    q = J("{'metadata':{'name':'cpu'},'spec':{'limit':'1','sources':[{'apiVersion':'v1',"
+          "'kind':'Pod','path':'.spec.containers[*].resources.requests.cpu'},{'apiVersion':'v1',"
+          "'kind':'Pod','op':'sub','path':'.spec.containers[0].resources.requests.cpu',"
+          "'selectors':[{'matchLabels':{'track':'free'}}]}]}}");
+    assert_int_equal(create(st, cq, "b", q, msg, sizeof msg), 201);
+    json_decref(q);
+    q = J("{'metadata':{'name':'tenant'},'spec':{'limit':'1500m','namespaceSelectors':[{"
+          "'matchLabels':{'t':'x'}}],'sources':[{'apiVersion':'v1','kind':'Pod','path':"
+          "'.spec.containers[0].resources.requests.cpu'}]}}");
+    assert_int_equal(create(st, gcq, "", q, msg, sizeof msg), 201);
+    json_decref(q);
+    check_books(st, false);
+    const char *tracks[3] = {"yes", "no", "free"};
+    unsigned denied = 0, created = 0;
+    bool over = false; /* a namespace moved: a global quota may be over its limit */
+    for (int step = 0; step < 400; step++) {
+        char name[32];
+        snprintf(name, sizeof name, "p%u", rnd(12));
+        const char *ns = nss[rnd(3)];
+        unsigned what = rnd(10);
+        if (what < 5) {
+            json_t *p = pod(name, tracks[rnd(3)], 100 * (1 + rnd(5)));
+            int code = create(st, pods, ns, p, msg, sizeof msg);
+            json_decref(p);
+            if (code == 403) {
+                denied++;
+                if (!strstr(msg, "exceeds limit for")) fail_msg("denied: %s", msg);
+            } else if (code == 201) {
+                created++;
+            } else if (code != 409) {
+                fail_msg("create: %d %s", code, msg);
+            }
+        } else if (what < 8) {
+            char patch[128];
+            snprintf(patch, sizeof patch, "{'metadata':{'labels':{'track':'%s'}}}", tracks[rnd(3)]);
+            int code = reg_merge(st, pods, ns, name, "", patch, false, msg, sizeof msg);
+            if (code != 200 && code != 404 && code != 403) fail_msg("relabel: %d %s", code, msg);
+        } else if (what < 9) {
+            int code = del(st, pods, ns, name);
+            if (code != 200 && code != 404) fail_msg("delete: %d", code);
+        } else {
+            char patch[64];
+            snprintf(patch, sizeof patch, "{'metadata':{'labels':{'t':'%s'}}}", rnd(2) ? "x" : "y");
+            assert_int_equal(reg_merge(st, kind("", "v1", "namespaces"), "", nss[rnd(3)], "", patch,
+                                       false, msg, sizeof msg),
+                             200);
+        }
+        over |= what == 9;
+        check_books(st, over);
+    }
+    print_message("custom quota books: %u pods created, %u denied over 400 steps\n", created,
+                  denied);
+    assert_true(created > 0 && denied > 0);
+    store_close(st);
+}
+
+int main(void)
+{
+    if (admission_register_defaults() != 0) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_books_equal_recount),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    quota_admission_cleanup();
+    return rc;
+}
