@@ -379,20 +379,85 @@ static bool source_selects(const cq_source *s, const json_t *obj)
     return false;
 }
 
+/* ---- the value cache ---- */
+
+typedef struct cq_cached {
+    const char *text; /* borrowed from a compiled source */
+    bool cel;
+    int rc;
+    qty v;
+    char *err;
+} cq_cached;
+
+struct cq_cache {
+    cq_cached *v;
+    size_t n, cap;
+};
+
+cq_cache *cq_cache_new(void)
+{
+    return calloc(1, sizeof(cq_cache));
+}
+
+void cq_cache_free(cq_cache *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->n; i++)
+        free(c->v[i].err);
+    free(c->v);
+    free(c);
+}
+
+static const cq_cached *cache_find(const cq_cache *c, const char *text, bool cel)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        if (c->v[i].cel == cel && !strcmp(c->v[i].text, text)) return &c->v[i];
+    return NULL;
+}
+
+static void cache_put(cq_cache *c, const char *text, bool cel, int rc, const qty *v,
+                      const char *err)
+{
+    if (!c) return;
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 4;
+        cq_cached *nv = realloc(c->v, nc * sizeof *nv);
+        if (!nv) return; /* a cache: best effort */
+        c->v = nv;
+        c->cap = nc;
+    }
+    char *e = rc ? strdup(err) : NULL;
+    if (rc && !e) return;
+    c->v[c->n++] = (cq_cached){text, cel, rc, *v, e};
+}
+
 /* The raw value of source s for obj. */
-static int source_value(const cq_source *s, const json_t *obj, qty *v, char *e, size_t n)
+static int source_value(const cq_source *s, const json_t *obj, cq_cache *cache, qty *v, char *e,
+                        size_t n)
 {
     if (s->op == CQ_OP_COUNT) {
         *v = qty_from_int64(1, 0, QTY_DECIMAL_SI);
         return 0;
     }
-    if (s->path) return jp_quantity_sum(s->path, obj, v, e, n) == 0 ? 0 : -1;
+    bool cel = s->cel != NULL;
+    const char *text = cel ? s->cel_text : s->path_text;
+    const cq_cached *hit = cache_find(cache, text, cel);
+    if (hit) {
+        *v = hit->v;
+        if (hit->rc) snprintf(e, n, "%s", hit->err);
+        return hit->rc;
+    }
     const json_t *vars[1] = {obj};
-    return cel_eval_quantity(s->cel, vars, NULL, v, e, n) == 0 ? 0 : -1;
+    int rc = cel ? (cel_eval_quantity(s->cel, vars, NULL, v, e, n) == 0 ? 0 : -1)
+                 : (jp_quantity_sum(s->path, obj, v, e, n) == 0 ? 0 : -1);
+    if (rc) *v = qty_zero(QTY_DECIMAL_SI);
+    cache_put(cache, text, cel, rc, v, e);
+    return rc;
 }
 
 int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
-                    const json_t *obj, bool *matched, qty *usage, char *err, size_t errlen)
+                    const json_t *obj, cq_cache *cache, bool *matched, qty *usage, char *err,
+                    size_t errlen)
 {
     *matched = false;
     *usage = qty_zero(QTY_DECIMAL_SI);
@@ -406,7 +471,7 @@ int cq_object_usage(const cq_quota *q, const char *group, const char *version, c
             continue;
         char e[1024];
         qty v;
-        if (source_value(s, obj, &v, e, sizeof e) != 0)
+        if (source_value(s, obj, cache, &v, e, sizeof e) != 0)
             return fail(err, errlen,
                         "source path \"%s\" cel \"%s\" op \"%s\" did not resolve to a valid "
                         "quantity: %s",

@@ -65,11 +65,20 @@ bool cq_targets(const cq_quota *q, const char *group, const char *version, const
 bool cq_all_namespaces(const cq_quota *q);
 bool cq_selects_namespace(const cq_quota *q, const json_t *labels);
 
+/* Values of one object already computed, by their path or CEL text: one
+ * object charged against many quotas that read the same value (Capsule:
+ * "each distinct path/CEL once per object") computes it once. Valid for one
+ * object, while the quotas that filled it live. */
+typedef struct cq_cache cq_cache;
+cq_cache *cq_cache_new(void);
+void cq_cache_free(cq_cache *c);
+
 /* The usage of `obj` (of group/version/kind) for this quota. 0 with *matched
  * and *usage set; -1 when a value cannot be computed, with err set as above
- * (the failing source's path, cel and op quoted). */
+ * (the failing source's path, cel and op quoted). `cache` may be NULL. */
 int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
-                    const json_t *obj, bool *matched, qty *usage, char *err, size_t errlen);
+                    const json_t *obj, cq_cache *cache, bool *matched, qty *usage, char *err,
+                    size_t errlen);
 
 /* The status.targets entry of source i (a new object): group, version, kind,
  * path, cel, op, selectors, scope. */

@@ -148,17 +148,16 @@ static void gvk_of(const api_kind *k, char *buf, size_t n)
 /* What each quota counts the object for, as written (and as it counted it
  * before). A value that does not resolve denies (fails open on a status
  * update: that quota keeps what it had). */
-static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t *obj, matches *m,
-                    api_err *e)
+static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const json_t *obj,
+                         const char *uid, cq_cache *cache, matches *m, api_err *e)
 {
-    const char *uid = meta(obj, "uid");
     for (size_t i = 0; i < m->n; i++) {
         match *x = &m->v[i];
         const cq_claim *c = strmap_get(x->b->claims, uid);
         x->had = c != NULL;
         x->old = c ? c->usage : qty_zero(QTY_DECIMAL_SI);
         char err[1400];
-        if (cq_object_usage(x->b->q, k->group, k->version, k->kind, obj, &x->counts, &x->usage,
+        if (cq_object_usage(x->b->q, k->group, k->version, k->kind, obj, cache, &x->counts, &x->usage,
                             err, sizeof err) == 0)
             continue;
         if (!strcmp(sub, "status")) {
@@ -176,6 +175,16 @@ static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t 
                            type_name(x->b), x->b->name, err);
     }
     return 0;
+}
+
+static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t *obj, matches *m,
+                    api_err *e)
+{
+    const char *uid = meta(obj, "uid");
+    cq_cache *cache = cq_cache_new(); /* (NULL: no cache) */
+    int rc = evaluate_with(k, op, sub, obj, uid, cache, m, e);
+    cq_cache_free(cache);
+    return rc;
 }
 
 /* The first quota, in Capsule's order, that the increase would take past

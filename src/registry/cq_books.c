@@ -30,32 +30,27 @@ void cq_gvk_string(const char *group, const char *version, const char *kind, cha
 
 static void claim_free(cq_claim *c)
 {
-    if (!c) return;
-    free(c->uid);
-    free(c->group);
-    free(c->version);
-    free(c->kind);
-    free(c->ns);
-    free(c->name);
-    free(c);
+    free(c); /* one allocation: the strings follow the struct */
 }
 
 static cq_claim *claim_new(const char *group, const char *version, const char *kind,
                            const json_t *obj, const qty *usage)
 {
-    cq_claim *c = calloc(1, sizeof *c);
+    const char *s[6] = {meta(obj, "uid"), group, version, kind, meta(obj, "namespace"),
+                        meta(obj, "name")};
+    size_t len[6], total = sizeof(cq_claim);
+    for (int i = 0; i < 6; i++)
+        total += (len[i] = strlen(s[i]) + 1);
+    cq_claim *c = malloc(total);
     if (!c) return NULL;
-    c->uid = strdup(meta(obj, "uid"));
-    c->group = strdup(group);
-    c->version = strdup(version);
-    c->kind = strdup(kind);
-    c->ns = strdup(meta(obj, "namespace"));
-    c->name = strdup(meta(obj, "name"));
-    c->usage = *usage;
-    if (!c->uid || !c->group || !c->version || !c->kind || !c->ns || !c->name) {
-        claim_free(c);
-        return NULL;
+    char *p = (char *)(c + 1), **dst[6] = {&c->uid, &c->group, &c->version,
+                                           &c->kind, &c->ns, &c->name};
+    for (int i = 0; i < 6; i++) {
+        memcpy(p, s[i], len[i]);
+        *dst[i] = p;
+        p += len[i];
     }
+    c->usage = *usage;
     return c;
 }
 
@@ -213,7 +208,7 @@ static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
         qty usage;
         char err[1024], msg[1800];
         if (obj && !going) {
-            if (cq_object_usage(b->q, k->group, k->version, k->kind, obj, &matched, &usage, err,
+            if (cq_object_usage(b->q, k->group, k->version, k->kind, obj, NULL, &matched, &usage, err,
                                 sizeof err) != 0) {
                 char gvk[600];
                 cq_gvk_string(k->group, k->version, k->kind, gvk, sizeof gvk);
@@ -369,10 +364,12 @@ static store_obj *book_write(store_txn *t, store_obj *o, const void *val)
     return out;
 }
 
-/* Claims list every counted object: with thousands, a status costs
- * milliseconds, so the flusher writes one at most once a second (reads of
- * the quotas sync first). */
-#define CQ_STATUS_MIN_FLUSH_MS 1000
+/* Claims list every counted object, and one pod may be counted by a
+ * hundred quotas: rewriting each quota's status per flush interval would
+ * render and store a hundred times the pods' own volume. The flusher writes a
+ * quota's status at most every 10 s; reads of the quotas always sync first,
+ * so clients are never served a stale status, only watchers see it late. */
+#define CQ_STATUS_MIN_FLUSH_MS 10000
 
 static const ledger_ops book_ops = {"customquota", book_load,  NULL, book_free,
                                     book_write,    true,       CQ_STATUS_MIN_FLUSH_MS};

@@ -84,7 +84,7 @@ static ref recount(store *st, const json_t *quota, bool global)
                                                            !strcmp(json_string_value(x), ns));
         bool matched = false;
         qty u;
-        if (covered && cq_object_usage(q, "", "v1", "Pod", p, &matched, &u, err, sizeof err) == 0 &&
+        if (covered && cq_object_usage(q, "", "v1", "Pod", p, NULL, &matched, &u, err, sizeof err) == 0 &&
             matched) {
             assert_int_equal(qty_add(&r.used, &u), 0);
             r.claims++;

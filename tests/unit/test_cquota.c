@@ -40,7 +40,7 @@ static void usage_of(const cq_quota *q, const char *obj, char *out, size_t n)
     bool matched = false;
     qty u;
     char err[1024], buf[64];
-    if (cq_object_usage(q, "", "v1", "Pod", o, &matched, &u, err, sizeof err) != 0) {
+    if (cq_object_usage(q, "", "v1", "Pod", o, NULL, &matched, &u, err, sizeof err) != 0) {
         snprintf(out, n, "error: %s", err);
     } else {
         qty_format_str(&u, buf, sizeof buf);
