@@ -10,6 +10,7 @@
 #include "core/quantity.h"
 #include "core/strmap.h"
 #include "registry/quota_ledger.h"
+#include "server/metrics_custom_quotas.h"
 #include "server/metrics_pools.h"
 
 #include <pthread.h>
@@ -266,6 +267,7 @@ char *metrics_render(metrics *m, store *st, size_t *len)
     render_store(st, &b);
     render_quotas(st, &b);
     metrics_render_pools(st, &b);
+    metrics_render_custom_quotas(st, &b);
     scheduler_render_metrics(&b);
     return dbuf_take(&b, len);
 }

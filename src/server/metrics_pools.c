@@ -16,23 +16,20 @@
  * The exposition text groups the samples of a family, so samples are
  * collected per family while the objects are walked once, and each line is
  * built whole in a scratch buffer before it is appended: a failed
- * allocation drops that series, never half a line. */
+ * allocation drops that series, never half a line (metrics_util.h has
+ * what the scrape-time families share). */
 #include "server/metrics_pools.h"
 
 #include "api/kinds.h"
 #include "api/pool_kinds.h"
 #include "core/quantity.h"
 #include "registry/registry.h"
+#include "server/metrics_util.h"
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define FAMILY_MAX ((size_t)16 << 20) /* as metrics_render's whole buffer */
-#define LINE_MAX_BYTES ((size_t)64 << 10)
 
 enum {
     POOL_RESOURCE,
@@ -51,9 +48,9 @@ enum {
     NFAMILIES
 };
 
-static const struct {
-    const char *name, *help;
-} families[NFAMILIES] = {
+_Static_assert(NFAMILIES <= METRICS_FAMILIES_MAX, "metrics_scrape holds the families");
+
+static const metrics_family families[NFAMILIES] = {
     [POOL_RESOURCE] = {"capsule_pool_resource",
                        "1 for each resource in a ResourcePool's status.allocation.hard."},
     [POOL_LIMIT] = {"capsule_pool_limit", "Hard amount of a resource in a ResourcePool."},
@@ -89,133 +86,10 @@ static const struct {
                     "spec.pool)."},
 };
 
-typedef struct scrape {
-    dbuf fam[NFAMILIES]; /* the samples of each family */
-    dbuf line;           /* scratch: the line being built */
-} scrape;
-
-static void scrape_init(scrape *sc)
-{
-    for (int f = 0; f < NFAMILIES; f++)
-        dbuf_init(&sc->fam[f], FAMILY_MAX);
-    dbuf_init(&sc->line, LINE_MAX_BYTES);
-}
-
-static void scrape_free(scrape *sc)
-{
-    for (int f = 0; f < NFAMILIES; f++)
-        dbuf_free(&sc->fam[f]);
-    dbuf_free(&sc->line);
-}
-
-/* ---- exposition text ---- */
-
-/* A label value with backslash, double quote and newline escaped. */
-static int add_label_value(dbuf *b, const char *s)
-{
-    int rc = 0;
-    while (rc == 0 && *s) {
-        size_t run = strcspn(s, "\\\"\n");
-        if (run) rc = dbuf_add(b, s, run);
-        s += run;
-        if (rc == 0 && *s) {
-            rc = dbuf_adds(b, *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : "\\\\");
-            s++;
-        }
-    }
-    return rc;
-}
-
-/* The fewest significant digits that read back as v, in plain decimals
- * when its exponent is in [-5, 21) (4Gi is 4294967296, not 4.294967296e+09;
- * 200 is 200, not 2e+02), else in exponent form; Prometheus' spelling for
- * NaN and infinities. buf holds at least 32 bytes. */
-static void format_value(double v, char *buf, size_t n)
-{
-    if (isnan(v) || isinf(v)) {
-        snprintf(buf, n, "%s", isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
-        return;
-    }
-    if (v == 0) v = 0; /* no "-0" */
-    int digits = 1;
-    while (digits < 17) {
-        snprintf(buf, n, "%.*e", digits - 1, v);
-        if (strtod(buf, NULL) == v) break;
-        digits++;
-    }
-    snprintf(buf, n, "%.*e", digits - 1, v);
-    const char *e = strchr(buf, 'e');
-    long exp = e ? strtol(e + 1, NULL, 10) : 0;
-    if (exp >= -5 && exp < 21)
-        snprintf(buf, n, "%.*f", exp >= digits - 1 ? 0 : (int)(digits - 1 - exp), v);
-}
-
-/* Append one sample of family f: labels are NULL-terminated name, value
- * pairs. The line is built whole first, so it is appended entirely or not
- * at all. */
-static void sample(scrape *sc, int f, const char *const *labels, double v)
-{
-    dbuf *line = &sc->line;
-    char val[64];
-    format_value(v, val, sizeof val);
-    line->len = 0;
-    int rc = dbuf_adds(line, families[f].name);
-    for (size_t i = 0; rc == 0 && labels[i]; i += 2) {
-        rc = dbuf_printf(line, "%s%s=\"", i ? "," : "{", labels[i]);
-        if (rc == 0) rc = add_label_value(line, labels[i + 1] ? labels[i + 1] : "");
-        if (rc == 0) rc = dbuf_adds(line, "\"");
-    }
-    if (rc == 0 && labels[0]) rc = dbuf_adds(line, "}");
-    if (rc == 0) rc = dbuf_printf(line, " %s\n", val);
-    if (rc == 0) dbuf_add(&sc->fam[f], line->p, line->len);
-}
-
-/* ---- values ---- */
-
-/* MilliValue() of the quantity v (a JSON string); -1 when v is absent or
- * does not parse. */
-static int milli_of(const json_t *v, int64_t *out)
-{
-    qty q;
-    if (!v || qty_from_json(v, &q) != 0) return -1;
-    *out = qty_milli_value(&q);
-    return 0;
-}
-
-static double as_float(int64_t milli)
-{
-    return (double)milli / 1000.0;
-}
-
-/* part / whole * 100, or 0 when whole is not positive. */
-static double percent(int64_t part, int64_t whole)
-{
-    return whole > 0 ? (double)part / (double)whole * 100.0 : 0;
-}
-
-static const char *str_at(const json_t *obj, const char *key)
-{
-    return json_string_value(json_object_get(obj, key));
-}
-
-/* 1 when condition `type` in status.conditions is True, 0 when it is there
- * with another status, -1 when there is none. */
-static int cond_value(const json_t *status, const char *type)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(status, "conditions"), i, c)
-    {
-        const char *t = str_at(c, "type"), *s = str_at(c, "status");
-        if (t && !strcmp(t, type)) return s && !strcmp(s, "True");
-    }
-    return -1;
-}
-
 /* ---- pools ---- */
 
 /* limit, usage, available and usage percentage of every hard resource. */
-static void pool_resources(scrape *sc, const char *pool, json_t *alloc)
+static void pool_resources(metrics_scrape *sc, const char *pool, json_t *alloc)
 {
     json_t *used = json_object_get(alloc, "used"), *avail = json_object_get(alloc, "available");
     const char *res;
@@ -223,33 +97,35 @@ static void pool_resources(scrape *sc, const char *pool, json_t *alloc)
     json_object_foreach(json_object_get(alloc, "hard"), res, hv)
     {
         int64_t h, u = 0, a;
-        if (milli_of(hv, &h) != 0) continue;
+        if (metrics_milli_of(hv, &h) != 0) continue;
         const char *l[] = {"pool", pool, "resource", res, NULL};
-        sample(sc, POOL_RESOURCE, l, 1);
-        sample(sc, POOL_LIMIT, l, as_float(h));
+        metrics_sample(sc, POOL_RESOURCE, l, 1);
+        metrics_sample(sc, POOL_LIMIT, l, metrics_float(h));
         json_t *uv = json_object_get(used, res); /* absent: nothing claimed */
-        if (uv && milli_of(uv, &u) != 0) continue;
-        if (milli_of(json_object_get(avail, res), &a) != 0) a = h > u ? h - u : 0;
-        sample(sc, POOL_USAGE, l, as_float(u));
-        sample(sc, POOL_AVAILABLE, l, as_float(a));
-        sample(sc, POOL_USAGE_PCT, l, percent(u, h));
+        if (uv && metrics_milli_of(uv, &u) != 0) continue;
+        if (metrics_milli_of(json_object_get(avail, res), &a) != 0) a = h > u ? h - u : 0;
+        metrics_sample(sc, POOL_USAGE, l, metrics_float(u));
+        metrics_sample(sc, POOL_AVAILABLE, l, metrics_float(a));
+        metrics_sample(sc, POOL_USAGE_PCT, l, metrics_percent(u, h));
     }
 }
 
 /* status.exhaustions: what the waiting claims request, and by how much that
  * exceeds what is available. */
-static void pool_exhaustions(scrape *sc, const char *pool, json_t *exhaustions)
+static void pool_exhaustions(metrics_scrape *sc, const char *pool, json_t *exhaustions)
 {
     const char *res;
     json_t *ex;
     json_object_foreach(exhaustions, res, ex)
     {
         int64_t req, avail;
-        if (milli_of(json_object_get(ex, "requesting"), &req) != 0) continue;
+        if (metrics_milli_of(json_object_get(ex, "requesting"), &req) != 0) continue;
         const char *l[] = {"pool", pool, "resource", res, NULL};
-        sample(sc, POOL_EXHAUSTION, l, as_float(req));
-        if (milli_of(json_object_get(ex, "available"), &avail) == 0 && avail > 0 && req > avail)
-            sample(sc, POOL_EXHAUSTION_PCT, l, (double)(req - avail) / (double)avail * 100.0);
+        metrics_sample(sc, POOL_EXHAUSTION, l, metrics_float(req));
+        if (metrics_milli_of(json_object_get(ex, "available"), &avail) == 0 && avail > 0 &&
+            req > avail)
+            metrics_sample(sc, POOL_EXHAUSTION_PCT, l,
+                           (double)(req - avail) / (double)avail * 100.0);
     }
 }
 
@@ -302,7 +178,8 @@ static int sum_namespace(json_t *list, sums *s)
 }
 
 /* Usage of one namespace, and its percentage of hard for hard resources. */
-static void pool_namespace(scrape *sc, const char *pool, const char *ns, json_t *list, json_t *hard)
+static void pool_namespace(metrics_scrape *sc, const char *pool, const char *ns, json_t *list,
+                           json_t *hard)
 {
     sums s = {0};
     if (sum_namespace(list, &s) == 0) {
@@ -310,15 +187,15 @@ static void pool_namespace(scrape *sc, const char *pool, const char *ns, json_t 
             if (s.v[i].bad) continue;
             const char *l[] = {"pool", pool, "target_namespace", ns, "resource", s.v[i].res, NULL};
             int64_t u = qty_milli_value(&s.v[i].sum), h;
-            sample(sc, POOL_NS_USAGE, l, as_float(u));
-            if (milli_of(json_object_get(hard, s.v[i].res), &h) == 0)
-                sample(sc, POOL_NS_USAGE_PCT, l, percent(u, h));
+            metrics_sample(sc, POOL_NS_USAGE, l, metrics_float(u));
+            if (metrics_milli_of(json_object_get(hard, s.v[i].res), &h) == 0)
+                metrics_sample(sc, POOL_NS_USAGE_PCT, l, metrics_percent(u, h));
         }
     }
     free(s.v);
 }
 
-static void render_pool(scrape *sc, const store_obj *o, json_t *pool)
+static void render_pool(metrics_scrape *sc, const store_obj *o, json_t *pool)
 {
     static const char *const types[] = {"Ready", "Exhausted"};
     json_t *status = json_object_get(pool, "status");
@@ -330,9 +207,9 @@ static void render_pool(scrape *sc, const store_obj *o, json_t *pool)
     json_object_foreach(json_object_get(status, "claims"), ns, list)
         pool_namespace(sc, o->name, ns, list, json_object_get(alloc, "hard"));
     for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
-        int v = cond_value(status, types[i]);
+        int v = metrics_condition(status, types[i]);
         const char *l[] = {"pool", o->name, "condition", types[i], NULL};
-        if (v >= 0) sample(sc, POOL_CONDITION, l, v);
+        if (v >= 0) metrics_sample(sc, POOL_CONDITION, l, v);
     }
 }
 
@@ -341,20 +218,21 @@ static void render_pool(scrape *sc, const store_obj *o, json_t *pool)
 /* Capsule's GetPool(): status.pool.name, else spec.pool. */
 static const char *claim_pool(const json_t *claim)
 {
-    const char *p = str_at(json_object_get(json_object_get(claim, "status"), "pool"), "name");
+    const char *p =
+        metrics_str_at(json_object_get(json_object_get(claim, "status"), "pool"), "name");
     if (p && *p) return p;
-    p = str_at(json_object_get(claim, "spec"), "pool");
+    p = metrics_str_at(json_object_get(claim, "spec"), "pool");
     return p ? p : "";
 }
 
-static void render_claim(scrape *sc, const store_obj *o, json_t *claim)
+static void render_claim(metrics_scrape *sc, const store_obj *o, json_t *claim)
 {
     static const char *const types[] = {"Ready", "Exhausted", "Bound"};
     json_t *status = json_object_get(claim, "status");
     for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
-        int v = cond_value(status, types[i]);
+        int v = metrics_condition(status, types[i]);
         const char *l[] = {"name", o->name, "target_namespace", o->ns, "condition", types[i], NULL};
-        if (v >= 0) sample(sc, CLAIM_CONDITION, l, v);
+        if (v >= 0) metrics_sample(sc, CLAIM_CONDITION, l, v);
     }
     const char *res;
     json_t *qv;
@@ -362,33 +240,10 @@ static void render_claim(scrape *sc, const store_obj *o, json_t *claim)
     {
         int64_t m;
         const char *l[] = {"name", o->name, "target_namespace", o->ns, "resource", res, NULL};
-        if (milli_of(qv, &m) == 0) sample(sc, CLAIM_RESOURCE, l, as_float(m));
+        if (metrics_milli_of(qv, &m) == 0) metrics_sample(sc, CLAIM_RESOURCE, l, metrics_float(m));
     }
     const char *l[] = {"name", o->name, "target_namespace", o->ns, "pool", claim_pool(claim), NULL};
-    sample(sc, CLAIM_POOL, l, 1);
-}
-
-/* ---- reading the store ---- */
-
-typedef void (*render_fn)(scrape *sc, const store_obj *o, json_t *obj);
-
-/* Render every stored object of kind k (NULL: not served, nothing). */
-static void render_kind(store *st, scrape *sc, const api_kind *k, render_fn fn)
-{
-    if (!k) return;
-    char res[240], prefix[256];
-    api_kind_store_resource(k, res, sizeof res);
-    snprintf(prefix, sizeof prefix, "%s/", res);
-    store_obj **objs = NULL;
-    size_t n = 0;
-    if (store_list(st, prefix, NULL, 0, &objs, &n, NULL, NULL) != 0) return;
-    for (size_t i = 0; i < n; i++) {
-        json_t *obj = store_obj_parse(objs[i]);
-        if (obj) fn(sc, objs[i], obj);
-        json_decref(obj);
-        store_obj_unref(objs[i]);
-    }
-    free(objs);
+    metrics_sample(sc, CLAIM_POOL, l, 1);
 }
 
 void metrics_render_pools(store *st, dbuf *b)
@@ -398,14 +253,10 @@ void metrics_render_pools(store *st, dbuf *b)
     /* pool status may trail its ledger, claims' Bound their quota's usage */
     if (pools) reg_prepare_read(st, pools);
     if (claims) reg_prepare_read(st, claims);
-    scrape sc;
-    scrape_init(&sc);
-    render_kind(st, &sc, pools, render_pool);
-    render_kind(st, &sc, claims, render_claim);
-    for (int f = 0; f < NFAMILIES; f++) {
-        dbuf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", families[f].name, families[f].help,
-                    families[f].name);
-        if (sc.fam[f].len) dbuf_add(b, sc.fam[f].p, sc.fam[f].len);
-    }
-    scrape_free(&sc);
+    metrics_scrape sc;
+    metrics_scrape_init(&sc, families, NFAMILIES);
+    metrics_for_each(st, &sc, pools, render_pool);
+    metrics_for_each(st, &sc, claims, render_claim);
+    metrics_scrape_write(&sc, b);
+    metrics_scrape_free(&sc);
 }
