@@ -354,11 +354,10 @@ double cq_usage_percentage(const qty *used, const qty *limit)
 /* ---- usage ---- */
 
 /* Whether selector entry s holds for obj (an evaluation error: it does not). */
-static bool entry_matches(const cq_sel *s, const json_t *obj)
+static bool entry_matches(const cq_sel *s, const json_t *obj, const json_t *labels)
 {
     char e[512];
-    if (!sel_matches(s->labels, json_object_get(json_object_get(obj, "metadata"), "labels")))
-        return false;
+    if (!sel_matches(s->labels, labels)) return false;
     for (size_t i = 0; i < s->nfields; i++) {
         bool m = false;
         if (jp_field_selector_match(s->fields[i], obj, &m, e, sizeof e) != 0 || !m) return false;
@@ -371,11 +370,11 @@ static bool entry_matches(const cq_sel *s, const json_t *obj)
     return true;
 }
 
-static bool source_selects(const cq_source *s, const json_t *obj)
+static bool source_selects(const cq_source *s, const json_t *obj, const json_t *labels)
 {
     if (s->nsels == 0) return true;
     for (size_t i = 0; i < s->nsels; i++)
-        if (entry_matches(&s->sels[i], obj)) return true;
+        if (entry_matches(&s->sels[i], obj, labels)) return true;
     return false;
 }
 
@@ -390,9 +389,21 @@ typedef struct cq_cached {
 } cq_cached;
 
 struct cq_cache {
+    const json_t *obj, *labels; /* the object's metadata.labels, once looked up */
     cq_cached *v;
     size_t n, cap;
 };
+
+static const json_t *labels_of(const json_t *obj, cq_cache *c)
+{
+    if (c && c->obj == obj) return c->labels;
+    const json_t *l = json_object_get(json_object_get(obj, "metadata"), "labels");
+    if (c) {
+        c->obj = obj;
+        c->labels = l;
+    }
+    return l;
+}
 
 cq_cache *cq_cache_new(void)
 {
@@ -461,13 +472,12 @@ int cq_object_usage(const cq_quota *q, const char *group, const char *version, c
 {
     *matched = false;
     *usage = qty_zero(QTY_DECIMAL_SI);
-    if (!any_matches(q->scope, q->nscope,
-                     json_object_get(json_object_get(obj, "metadata"), "labels")))
-        return 0;
+    const json_t *labels = labels_of(obj, cache);
+    if (!any_matches(q->scope, q->nscope, labels)) return 0;
     for (size_t i = 0; i < q->nsrc; i++) {
         const cq_source *s = &q->src[i];
         if (strcmp(s->kind, kind) || strcmp(s->group, group) || strcmp(s->version, version) ||
-            !source_selects(s, obj))
+            !source_selects(s, obj, labels))
             continue;
         char e[1024];
         qty v;

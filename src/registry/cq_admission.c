@@ -134,7 +134,6 @@ static int load_matches(store_txn *t, const api_kind *k, const char *ns, matches
         rc = collect(t, prefix, k, ns, m, e);
     }
     if (rc == 0) rc = collect(t, GCQ_PREFIX, k, k->namespaced ? ns : "", m, e);
-    if (rc == 0 && m->n > 1) qsort(m->v, m->n, sizeof *m->v, match_cmp);
     return rc;
 }
 
@@ -193,13 +192,20 @@ static int check(const api_kind *k, reg_op op, const char *sub, const json_t *ob
                  const matches *m, api_err *e)
 {
     if (!strcmp(sub, "status")) return 0;
+    const match *x = NULL;
+    qty next;
     for (size_t i = 0; i < m->n; i++) {
-        const match *x = &m->v[i];
-        if (!x->counts || qty_cmp(&x->usage, &x->old) <= 0) continue;
-        qty next = x->b->used;
-        if (qty_sub(&next, &x->old) != 0 || qty_add(&next, &x->usage) != 0)
+        const match *y = &m->v[i];
+        if (!y->counts || qty_cmp(&y->usage, &y->old) <= 0) continue;
+        qty n = y->b->used;
+        if (qty_sub(&n, &y->old) != 0 || qty_add(&n, &y->usage) != 0)
             return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
-        if (qty_cmp(&next, cq_limit(x->b->q)) <= 0) continue;
+        if (qty_cmp(&n, cq_limit(y->b->q)) > 0 && (!x || match_cmp(y, x) < 0)) {
+            x = y;
+            next = n;
+        }
+    }
+    if (x) {
         char req[64], cur[64], lim[64], msg[800];
         fmt_qty(&x->usage, req, sizeof req);
         fmt_qty(&next, cur, sizeof cur);
@@ -218,11 +224,13 @@ static int check(const api_kind *k, reg_op op, const char *sub, const json_t *ob
 static int apply(store_txn *t, const api_kind *k, const json_t *obj, const matches *m,
                  api_err *e)
 {
+    cq_ident id;
+    cq_ident_of(&id, k->group, k->version, k->kind, obj);
     for (size_t i = 0; i < m->n; i++) {
         const match *x = &m->v[i];
         if (x->had == x->counts && (!x->counts || qty_cmp(&x->usage, &x->old) == 0)) continue;
         cq_book *b = cq_book_modify(t, x->en, e);
-        if (!b || cq_book_set(b, k->group, k->version, k->kind, obj, x->counts, &x->usage, e) != 0)
+        if (!b || cq_book_set(b, &id, x->counts, &x->usage, e) != 0)
             return -1;
     }
     return 0;
@@ -240,11 +248,13 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
     int rc = 0;
     if (m.n && op == REG_DELETE) {
         /* never denied: each quota lets the object go */
+        cq_ident id;
+        cq_ident_of(&id, k->group, k->version, k->kind, it);
         for (size_t i = 0; i < m.n; i++) {
             const match *x = &m.v[i];
-            if (!strmap_get(x->b->claims, meta(it, "uid"))) continue;
+            if (!strmap_get(x->b->claims, id.uid)) continue;
             cq_book *b = cq_book_modify(t, x->en, e);
-            if (!b || cq_book_set(b, k->group, k->version, k->kind, it, false, NULL, e) != 0) {
+            if (!b || cq_book_set(b, &id, false, NULL, e) != 0) {
                 rc = -1;
                 break;
             }

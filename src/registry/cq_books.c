@@ -33,11 +33,16 @@ static void claim_free(cq_claim *c)
     free(c); /* one allocation: the strings follow the struct */
 }
 
-static cq_claim *claim_new(const char *group, const char *version, const char *kind,
-                           const json_t *obj, const qty *usage)
+void cq_ident_of(cq_ident *id, const char *group, const char *version, const char *kind,
+                 const json_t *obj)
 {
-    const char *s[6] = {meta(obj, "uid"), group, version, kind, meta(obj, "namespace"),
-                        meta(obj, "name")};
+    const json_t *m = json_object_get(obj, "metadata");
+    *id = (cq_ident){group, version, kind, jstr(m, "uid"), jstr(m, "namespace"), jstr(m, "name")};
+}
+
+static cq_claim *claim_new(const cq_ident *id, const qty *usage)
+{
+    const char *s[6] = {id->uid, id->group, id->version, id->kind, id->ns, id->name};
     size_t len[6], total = sizeof(cq_claim);
     for (int i = 0; i < 6; i++)
         total += (len[i] = strlen(s[i]) + 1);
@@ -71,16 +76,15 @@ static void book_free(void *v)
     free(b);
 }
 
-int cq_book_set(cq_book *b, const char *group, const char *version, const char *kind,
-                const json_t *obj, bool matched, const qty *usage, api_err *e)
+int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, api_err *e)
 {
-    const char *uid = meta(obj, "uid");
+    const char *uid = id->uid;
     cq_claim *old = strmap_get(b->claims, uid);
     qty used = b->used;
     if ((old && qty_sub(&used, &old->usage) != 0) || (matched && qty_add(&used, usage) != 0))
         return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
     if (qty_sign(&used) < 0) used = qty_zero(qty_get_format(&used));
-    cq_claim *c = matched ? claim_new(group, version, kind, obj, usage) : NULL;
+    cq_claim *c = matched ? claim_new(id, usage) : NULL;
     if (matched && (!c || strmap_put(b->claims, c->uid, c, NULL) != 0)) {
         claim_free(c);
         return api_err_set(e, API_INTERNAL, "out of memory");
@@ -128,7 +132,7 @@ static int load_namespaces(store_txn *t, cq_book *b, api_err *e)
     if (m && !v) return api_err_set(e, API_INTERNAL, "out of memory");
     for (size_t i = 0; i < m; i++)
         v[i] = json_incref(json_array_get(b->namespaces, i));
-    qsort(v, m, sizeof *v, cmp_str);
+    if (m) qsort(v, m, sizeof *v, cmp_str);
     json_array_clear(b->namespaces);
     for (size_t i = 0; i < m; i++)
         json_array_append_new(b->namespaces, v[i]);
@@ -216,7 +220,9 @@ static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
                          meta(obj, "name"), gvk, err);
                 add_error(b, msg);
             } else if (matched) {
-                rc = cq_book_set(b, k->group, k->version, k->kind, obj, true, &usage, e);
+                cq_ident id;
+                cq_ident_of(&id, k->group, k->version, k->kind, obj);
+                rc = cq_book_set(b, &id, true, &usage, e);
             }
         }
         json_decref(obj);
@@ -288,7 +294,7 @@ static json_t *claims_json(const cq_book *b)
     void *c;
     for (size_t it = 0; strmap_next(b->claims, &it, NULL, &c);)
         v[m++] = c;
-    qsort(v, m, sizeof *v, claim_cmp);
+    if (m) qsort(v, m, sizeof *v, claim_cmp);
     for (size_t i = 0; i < m; i++)
         json_array_append_new(
             out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "group", v[i]->group, "version",

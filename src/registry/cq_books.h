@@ -65,11 +65,18 @@ cq_book *cq_book_modify(store_txn *t, ledger_entry *en, api_err *e);
 /* Whether the books count objects in namespace ns ("" for cluster-scoped). */
 bool cq_book_covers(const cq_book *b, const char *ns);
 
-/* Charge: the object uid now counts `usage` (matched) or nothing (!matched).
- * The claim's identity is taken from obj and the kind. 0 or -1 (out of
- * memory, usage beyond precision) with e set. */
-int cq_book_set(cq_book *b, const char *group, const char *version, const char *kind,
-                const json_t *obj, bool matched, const qty *usage, api_err *e);
+/* An object as its claims name it: read once per write, whatever the number
+ * of quotas charged. */
+typedef struct cq_ident {
+    const char *group, *version, *kind;
+    const char *uid, *ns, *name; /* borrowed from the object */
+} cq_ident;
+void cq_ident_of(cq_ident *id, const char *group, const char *version, const char *kind,
+                 const json_t *obj);
+
+/* Charge: object `id` now counts `usage` (matched) or nothing (!matched).
+ * 0 or -1 (out of memory, usage beyond precision) with e set. */
+int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, api_err *e);
 
 /* As pool_book_verify: the stored status checked once after a load. */
 int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e);
