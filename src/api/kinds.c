@@ -2,6 +2,7 @@
 #include "api/kinds.h"
 
 #include "api/core_validation.h"
+#include "api/custom_quota_kinds.h"
 #include "api/limitrange.h"
 #include "api/objects.h"
 #include "api/pod_validation.h"
@@ -95,6 +96,11 @@ static const api_kind builtin[] = {
     {POOL_GROUP, POOL_VERSION, "ResourcePoolClaim", "resourcepoolclaims", "resourcepoolclaim", NULL,
      NULL, true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, resourcepoolclaim_defaults,
      resourcepoolclaim_validate},
+    {CQ_GROUP, CQ_VERSION, "CustomQuota", "customquotas", "customquota", "cq", NULL, true,
+     API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, customquota_defaults, customquota_validate},
+    {CQ_GROUP, CQ_VERSION, "GlobalCustomQuota", "globalcustomquotas", "globalcustomquota", "gcq",
+     NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, globalcustomquota_defaults,
+     globalcustomquota_validate},
 };
 #undef CORE
 

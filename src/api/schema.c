@@ -91,7 +91,11 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_TokenRequest, m_TokenRequestSpec, m_BoundObjectReference, m_TokenRequestStatus,
     m_ResourcePool, m_ResourcePoolSpec, m_ResourcePoolSpecConfiguration, m_ResourcePoolStatus,
     m_ResourcePoolClaimsItem, m_ResourcePoolQuotaStatus, m_PoolExhaustionResource,
-    m_ResourcePoolClaim, m_ResourcePoolClaimSpec, m_ResourcePoolClaimStatus, m_StatusNameUID;
+    m_ResourcePoolClaim, m_ResourcePoolClaimSpec, m_ResourcePoolClaimStatus, m_StatusNameUID,
+    m_CustomQuota, m_CustomQuotaSpec, m_CustomQuotaOptionsSpec, m_CustomQuotaSpecSource,
+    m_SelectorWithFields, m_CustomQuotaStatus, m_CustomQuotaUsage, m_CustomQuotaClaim,
+    m_CustomQuotaTarget, m_GlobalCustomQuota, m_GlobalCustomQuotaSpec, m_NamespaceSelector,
+    m_GlobalCustomQuotaStatus;
 
 /* ---- k8s.io/apimachinery/pkg/apis/meta/v1 ---- */
 #define SCH_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -500,6 +504,33 @@ DEF(ResourcePoolClaimStatus, I64(1, "observedGeneration"), M(2, "pool", StatusNa
     M(5, "allocation", ResourcePoolQuotaStatus), TIME(6, "releasedAt"));
 DEF(StatusNameUID, S(1, "name"), S(2, "namespace"), S(3, "uid"));
 
+/* Capsule's custom quotas (api/v1beta2/customquota_*.go, globalcustomquota_*.go,
+ * pkg/runtime/selectors). A source's group and version are allot's: seed 003
+ * writes sources that way besides Capsule's apiVersion (api/custom_quota_kinds.h).
+ * The global kinds inline the CustomQuota spec and status, a selector inlines
+ * a label selector, as Capsule's Go types do; a source's two inlined Go
+ * structs (VersionKind, the source config) are one message here. */
+DEF(CustomQuota, META, M(2, "spec", CustomQuotaSpec), M(3, "status", CustomQuotaStatus));
+DEF(CustomQuotaSpec, RM(1, "scopeSelectors", LabelSelector), QTY(2, "limit"),
+    RM(3, "sources", CustomQuotaSpecSource), M(4, "options", CustomQuotaOptionsSpec));
+DEF(CustomQuotaOptionsSpec, BK(1, "emitMetricPerClaimUsage"));
+DEF(CustomQuotaSpecSource, SK(1, "kind"), S(2, "apiVersion"), SK(3, "group"), S(4, "version"),
+    S(5, "path"), S(6, "cel"), S(7, "op"), RM(8, "selectors", SelectorWithFields));
+DEF(SelectorWithFields, INL(1, LabelSelector), RS(2, "fieldSelectors"), RS(3, "celExpressions"));
+DEF(CustomQuotaStatus, I64(1, "observedGeneration"), M(2, "usage", CustomQuotaUsage),
+    RM(3, "claims", CustomQuotaClaim), RM(4, "targets", CustomQuotaTarget),
+    RM(5, "conditions", Condition));
+DEF(CustomQuotaUsage, QTY(1, "used"), QTY(2, "available"));
+DEF(CustomQuotaClaim, SK(1, "group"), SK(2, "version"), SK(3, "kind"), SK(4, "name"),
+    S(5, "namespace"), SK(6, "uid"), QTY(7, "usage"));
+DEF(CustomQuotaTarget, SK(1, "group"), SK(2, "version"), SK(3, "kind"), S(4, "path"), S(5, "cel"),
+    S(6, "op"), RM(7, "selectors", SelectorWithFields), S(8, "scope"));
+DEF(GlobalCustomQuota, META, M(2, "spec", GlobalCustomQuotaSpec),
+    M(3, "status", GlobalCustomQuotaStatus));
+DEF(GlobalCustomQuotaSpec, INL(1, CustomQuotaSpec), RM(2, "namespaceSelectors", NamespaceSelector));
+DEF(NamespaceSelector, INL(1, LabelSelector));
+DEF(GlobalCustomQuotaStatus, INL(1, CustomQuotaStatus), RS(2, "namespaces"));
+
 /* Top-level kinds. A NULL apiVersion matches any: DeleteOptions and Status
  * are registered in every group version upstream. */
 static const struct {
@@ -530,6 +561,8 @@ static const struct {
     {"authentication.k8s.io/v1", "TokenRequest", &m_TokenRequest},
     {"capsule.clastix.io/v1beta2", "ResourcePool", &m_ResourcePool},
     {"capsule.clastix.io/v1beta2", "ResourcePoolClaim", &m_ResourcePoolClaim},
+    {"capsule.clastix.io/v1beta2", "CustomQuota", &m_CustomQuota},
+    {"capsule.clastix.io/v1beta2", "GlobalCustomQuota", &m_GlobalCustomQuota},
     {NULL, "DeleteOptions", &m_DeleteOptions},
     {NULL, "Status", &m_Status},
 };

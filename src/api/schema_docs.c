@@ -1386,6 +1386,107 @@ static const sch_doc docs[] = {
     D("StatusNameUID", "name", "Name of the object."),
     D("StatusNameUID", "namespace", "Namespace of the object, for namespaced objects."),
     D("StatusNameUID", "uid", "UID of the object."),
+    T("CustomQuota",
+      "A limit on what objects of chosen kinds in this namespace add up to: a count of them, or "
+      "the sum of a value read from each (a field by JSONPath, or a CEL expression). A write "
+      "that would take the total over the limit is refused."),
+    D("CustomQuota", "metadata", "Standard object metadata."),
+    R("CustomQuota", "spec", "The limit, what counts towards it and how."),
+    D("CustomQuota", "status", "What the quota counts now."),
+    T("CustomQuotaSpec", "Desired state of a custom quota."),
+    D("CustomQuotaSpec", "scopeSelectors",
+      "Label selectors an object must match to be counted: any one of them. When empty, every "
+      "object the sources name is counted."),
+    R("CustomQuotaSpec", "limit",
+      "The most the counted objects may add up to; more than zero. Inclusive: a write is refused "
+      "only when the total would exceed it."),
+    R("CustomQuotaSpec", "sources",
+      "What counts: one entry per kind of object and way of measuring it. The contributions of "
+      "every source are added up."),
+    R("CustomQuotaSpec", "options", "Further options; when left out, every option is off."),
+    T("CustomQuotaOptionsSpec", "Options of a custom quota."),
+    D("CustomQuotaOptionsSpec", "emitMetricPerClaimUsage",
+      "Also publish a metric for each counted object's share. Off by default: with many objects "
+      "it makes many series."),
+    T("CustomQuotaSpecSource",
+      "One kind of object a quota counts, and how each such object contributes. Name the kind by "
+      "apiVersion, or by group and version; the server fills in the other form."),
+    R("CustomQuotaSpecSource", "kind", "Kind of the objects counted, such as Pod."),
+    D("CustomQuotaSpecSource", "apiVersion",
+      "API version of the objects counted: \"v1\" for the core group, else \"<group>/<version>\". "
+      "Filled in from group and version when left out; empty with neither means v1."),
+    D("CustomQuotaSpecSource", "group",
+      "API group of the objects counted; \"\" for the core group. An alternative to apiVersion, "
+      "used together with version; filled in from apiVersion when left out."),
+    D("CustomQuotaSpecSource", "version",
+      "API version within the group; an alternative to apiVersion, used together with group. "
+      "Filled in from apiVersion when left out."),
+    D("CustomQuotaSpecSource", "path",
+      "A JSONPath starting with '.' (kubectl's dialect, without braces) to the quantity each "
+      "object contributes, such as .spec.resources.requests.storage. Several results are added "
+      "up. Set either path or cel for add and sub, and neither for count."),
+    D("CustomQuotaSpecSource", "cel",
+      "A CEL expression over `object` giving the quantity (or list of quantities, added up) each "
+      "object contributes; at most 4096 characters. An alternative to path."),
+    E("CustomQuotaSpecSource", "op",
+      "How each object contributes: add its value, subtract its value, or count it as 1. "
+      "Defaults to add.",
+      "add|sub|count"),
+    D("CustomQuotaSpecSource", "selectors",
+      "Narrows the objects this source counts, after the quota's own selectors: an object is "
+      "counted when any entry matches it. When empty, every object of the kind is."),
+    T("SelectorWithFields",
+      "Matches an object when its labels match and every field selector and CEL expression "
+      "holds for it."),
+    D("SelectorWithFields", "fieldSelectors",
+      "JSONPath tests on the object, all of which must hold: \"<path>=<value>\", "
+      "\"<path>!=<value>\", or a bare path, true when it finds something other than false or 0. "
+      "At most 64."),
+    D("SelectorWithFields", "celExpressions",
+      "CEL expressions over `object` that must all be true; at most 64, each 1 to 4096 "
+      "characters."),
+    T("CustomQuotaStatus", "Current state of a custom quota."),
+    D("CustomQuotaStatus", "observedGeneration", "The generation of the spec last acted on."),
+    D("CustomQuotaStatus", "usage", "What the counted objects add up to, and what is left."),
+    D("CustomQuotaStatus", "claims", "The objects counted, each with its contribution."),
+    R("CustomQuotaStatus", "targets", "The kinds of object counted, one per source."),
+    R("CustomQuotaStatus", "conditions",
+      "Ready: whether the quota was reconciled, and if not why."),
+    T("CustomQuotaUsage", "A quota's total and what remains of its limit."),
+    D("CustomQuotaUsage", "used", "What the counted objects add up to, never below zero."),
+    D("CustomQuotaUsage", "available", "The limit minus what is used, never below zero."),
+    T("CustomQuotaClaim", "One object a quota counts."),
+    R("CustomQuotaClaim", "group", "API group of the object; \"\" for the core group."),
+    R("CustomQuotaClaim", "version", "API version of the object."),
+    R("CustomQuotaClaim", "kind", "Kind of the object."),
+    R("CustomQuotaClaim", "name", "Name of the object."),
+    D("CustomQuotaClaim", "namespace", "Namespace of the object."),
+    R("CustomQuotaClaim", "uid", "UID of the object."),
+    R("CustomQuotaClaim", "usage", "What the object contributes."),
+    T("CustomQuotaTarget", "A kind of object a quota counts, as the server resolved a source."),
+    R("CustomQuotaTarget", "group", "API group; \"\" for the core group."),
+    R("CustomQuotaTarget", "version", "API version."),
+    R("CustomQuotaTarget", "kind", "Kind."),
+    D("CustomQuotaTarget", "path", "The source's JSONPath, if any."),
+    D("CustomQuotaTarget", "cel", "The source's CEL expression, if any."),
+    E("CustomQuotaTarget", "op", "The source's operation.", "add|sub|count"),
+    D("CustomQuotaTarget", "selectors", "The source's selectors."),
+    D("CustomQuotaTarget", "scope", "Whether the kind is namespaced or cluster-wide."),
+    T("GlobalCustomQuota",
+      "A custom quota over many namespaces: the objects of the chosen kinds in every namespace "
+      "its namespace selectors choose (every namespace when there are none) add up against one "
+      "limit."),
+    D("GlobalCustomQuota", "metadata", "Standard object metadata."),
+    R("GlobalCustomQuota", "spec", "The limit, the namespaces, what counts and how."),
+    D("GlobalCustomQuota", "status", "What the quota counts now, and in which namespaces."),
+    T("GlobalCustomQuotaSpec", "Desired state of a global custom quota."),
+    D("GlobalCustomQuotaSpec", "namespaceSelectors",
+      "Label selectors for the namespaces whose objects are counted: a namespace is in when any "
+      "of them matches it. When empty, all namespaces are."),
+    T("NamespaceSelector", "Selects namespaces by their labels."),
+    T("GlobalCustomQuotaStatus", "Current state of a global custom quota."),
+    D("GlobalCustomQuotaStatus", "namespaces",
+      "The namespaces the quota counts in, sorted; \"*\" when it has no namespace selectors."),
     T("TokenRequestStatus", "The token issued."),
     R("TokenRequestStatus", "token", "The token."),
     R("TokenRequestStatus", "expirationTimestamp", "When it expires."),

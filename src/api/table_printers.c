@@ -889,6 +889,19 @@ static void resourcepoolclaim_row(const json_t *o, int64_t now, json_t *cells)
     cell_age(cells, o, now);
 }
 
+/* CustomQuota and GlobalCustomQuota: Capsule's columns, the same for both
+ * kinds (customquota_types.go, globalcustomquota_types.go). */
+static void customquota_row(const json_t *o, int64_t now, json_t *cells)
+{
+    cell_name(cells, o);
+    cell_json_string(cells, api_json_path(o, "spec.limit"));
+    cell_json_string(cells, api_json_path(o, "status.usage.used"));
+    cell_json_string(cells, api_json_path(o, "status.usage.available"));
+    cell_condition(cells, o, "Ready", "status");
+    cell_condition(cells, o, "Ready", "message");
+    cell_age(cells, o, now);
+}
+
 /* ---- columns ---- */
 
 #define COL_NAME                                                                                   \
@@ -1245,6 +1258,17 @@ static const table_col resourcepoolclaim_cols[] = {
     COL_END,
 };
 
+static const table_col customquota_cols[] = {
+    COL_NAME,
+    COL("Limit", "string", "The most the quota lets its objects add up to."),
+    COL("Used", "string", "What the objects the quota counts add up to."),
+    COL("Available", "string", "What is left below the limit."),
+    COL("Ready", "string", "Whether the quota was reconciled: its Ready condition."),
+    COL("Status", "string", "The message of the quota's Ready condition."),
+    COL_CRD_AGE,
+    COL_END,
+};
+
 /* LimitRange has no printer upstream either: it gets the default table. */
 static const table_printer printers[] = {
     {"", "namespaces", namespace_cols, namespace_row, NULL},
@@ -1265,6 +1289,8 @@ static const table_printer printers[] = {
     {"capsule.clastix.io", "resourcepools", resourcepool_cols, resourcepool_row, NULL},
     {"capsule.clastix.io", "resourcepoolclaims", resourcepoolclaim_cols, resourcepoolclaim_row,
      NULL},
+    {"capsule.clastix.io", "customquotas", customquota_cols, customquota_row, NULL},
+    {"capsule.clastix.io", "globalcustomquotas", customquota_cols, customquota_row, NULL},
 };
 
 const table_printer *table_printer_find(const char *group, const char *resource)
