@@ -334,13 +334,16 @@ void cq_source_gvk(const cq_quota *q, size_t i, const char **group, const char *
     *kind = q->src[i].kind;
 }
 
-json_t *cq_target_json(const cq_quota *q, size_t i, bool namespaced)
+json_t *cq_target_json(const cq_quota *q, size_t i, const char *scope)
 {
     const cq_source *s = &q->src[i];
-    json_t *t = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "group", s->group, "version",
-                          s->version, "kind", s->kind, "path", s->path_text, "cel", s->cel_text,
-                          "op", op_name(s->op), "scope", namespaced ? "Namespaced" : "Cluster");
-    if (t && json_array_size(s->selectors)) json_object_set(t, "selectors", s->selectors);
+    json_t *t = json_pack("{s:s, s:s, s:s, s:s}", "group", s->group, "version", s->version,
+                          "kind", s->kind, "op", op_name(s->op));
+    if (!t) return NULL;
+    if (*s->path_text) json_object_set_new(t, "path", json_string(s->path_text));
+    if (*s->cel_text) json_object_set_new(t, "cel", json_string(s->cel_text));
+    if (*scope) json_object_set_new(t, "scope", json_string(scope));
+    if (json_array_size(s->selectors)) json_object_set(t, "selectors", s->selectors);
     return t;
 }
 

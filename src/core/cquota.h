@@ -81,8 +81,9 @@ int cq_object_usage(const cq_quota *q, const char *group, const char *version, c
                     size_t errlen);
 
 /* The status.targets entry of source i (a new object): group, version, kind,
- * path, cel, op, selectors, scope. */
-json_t *cq_target_json(const cq_quota *q, size_t i, bool namespaced);
+ * op, and path, cel, selectors and scope (the kind's REST scope: "namespace"
+ * or "root"; "" when unknown) when set. */
+json_t *cq_target_json(const cq_quota *q, size_t i, const char *scope);
 /* A source's group/version/kind (borrowed). */
 void cq_source_gvk(const cq_quota *q, size_t i, const char **group, const char **version,
                    const char **kind);

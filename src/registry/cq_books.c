@@ -320,8 +320,17 @@ static json_t *status_json(const cq_book *b, const char *now)
                                                "available", qty_to_json(&avail)));
     json_t *claims = claims_json(b), *targets = json_array();
     if (claims) json_object_set_new(st, "claims", claims);
-    for (size_t i = 0; targets && b->q && i < cq_nsources(b->q); i++)
-        json_array_append_new(targets, cq_target_json(b->q, i, !b->global));
+    for (size_t i = 0; targets && b->q && i < cq_nsources(b->q); i++) {
+        const char *g, *v, *k;
+        char av[300];
+        cq_source_gvk(b->q, i, &g, &v, &k);
+        snprintf(av, sizeof av, "%s%s%s", g, *g ? "/" : "", v);
+        const api_kind *kind = api_kind_by_kind(av, k);
+        json_array_append_new(targets, cq_target_json(b->q, i,
+                                                      !kind              ? ""
+                                                      : kind->namespaced ? "namespace"
+                                                                         : "root"));
+    }
     if (targets) json_object_set_new(st, "targets", targets);
     if (b->global && b->namespaces) json_object_set(st, "namespaces", b->namespaces);
     if (b->error)

@@ -18,6 +18,7 @@
 #ifndef ALLOT_REGISTRY_CQ_BOOKS_H
 #define ALLOT_REGISTRY_CQ_BOOKS_H
 
+#include "api/custom_quota_kinds.h"
 #include "api/status.h"
 #include "core/cquota.h"
 #include "core/strmap.h"
@@ -27,8 +28,6 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#define CQ_GROUP "capsule.clastix.io"
-#define CQ_VERSION "v1beta2"
 #define CQ_PREFIX "customquotas." CQ_GROUP "/"
 #define GCQ_PREFIX "globalcustomquotas." CQ_GROUP "//"
 
