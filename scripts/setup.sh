@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # setup.sh - install what allot builds and tests with (Debian packages only;
-# prometheus for promtool, which checks the /metrics exposition).
+# prometheus for promtool, which checks the /metrics exposition; clang and
+# its runtime for the libFuzzer targets).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config curl ca-certificates python3 python3-kubernetes
       libmicrohttpd-dev libjansson-dev libsqlite3-dev libgnutls28-dev libcmocka-dev
-      libcurl4-openssl-dev libyaml-dev prometheus)
+      libcurl4-openssl-dev libyaml-dev prometheus clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

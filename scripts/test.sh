@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # test.sh - install dependencies; run the end-to-end tests against the release
-# build, then build with AddressSanitizer and UBSan and run every test: cmocka
-# unit tests and end-to-end tests against a real allotd (kubectl and
-# python3-kubernetes). Ends with ctest's summary line.
+# build and the libFuzzer targets for a bounded time, then build with
+# AddressSanitizer and UBSan and run every test: cmocka unit tests and
+# end-to-end tests against a real allotd (kubectl and python3-kubernetes).
+# Ends with ctest's summary line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 # The end-to-end tests against the release build first (what users run)...
 scripts/build.sh build
 (cd build && ctest --output-on-failure -j2 --timeout 600 -R '^e2e/')
+# The parsers' libFuzzer targets (clang), each for a bounded time...
+scripts/fuzz.sh "${ALLOT_FUZZ_SECONDS:-20}"
 # ...then everything under the sanitizers; its summary line ends the run.
 scripts/build.sh build-asan -DALLOT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
