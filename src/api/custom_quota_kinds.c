@@ -5,6 +5,7 @@
 #include "api/core_validation.h"
 #include "api/status.h"
 #include "api/validation.h"
+#include "core/jsonpath.h"
 #include "core/quantity.h"
 
 #include <stdbool.h>
@@ -303,36 +304,12 @@ static void check_rule(const json_t *src, const char *op, const char *field, jso
     ferr_add_str(causes, FERR_INVALID, field, "object", CQ_MSG_SOURCE_RULE);
 }
 
-static bool go_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/* What Capsule's CompileJSONPath refuses before parsing (pkg/runtime/
- * jsonpath), on the trimmed path; NULL when none. core/jsonpath.h
- * jp_compile_source_path applies the same rules, and parses, when the
- * registry compiles the path: here they are told at admission. */
-static const char *source_path_error(const char *p)
-{
-    size_t b = 0, e = strlen(p);
-    while (b < e && go_space(p[b]))
-        b++;
-    while (e > b && go_space(p[e - 1]))
-        e--;
-    if (b == e) return CQ_MSG_PATH_EMPTY;
-    if (e - b > CQ_SOURCE_PATH_MAX) return CQ_MSG_PATH_LONG;
-    if (p[b] != '.') return CQ_MSG_PATH_DOT;
-    for (size_t i = b; i < e; i++)
-        if (p[i] == '\r' || p[i] == '\n' || p[i] == '\t') return CQ_MSG_PATH_CONTROL;
-    for (size_t i = b; i < e; i++)
-        if (p[i] == '{' || p[i] == '}') return CQ_MSG_PATH_BRACES;
-    return NULL;
-}
-
 static void check_path(const json_t *src, const char *field, json_t *causes)
 {
-    const char *p = str_of(src, "path"), *err;
-    if (!*p || !(err = source_path_error(p))) return;
+    /* Capsule's rules before parsing (core/jsonpath.h, Go's TrimSpace) */
+    const char *p = str_of(src, "path");
+    char err[256];
+    if (!*p || jp_source_path_rules(p, err, sizeof err) == JP_OK) return;
     char path[FIELD_MAX];
     snprintf(path, sizeof path, "%s.path", field);
     ferr_add_str(causes, FERR_INVALID, path, p, err);

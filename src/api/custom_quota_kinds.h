@@ -44,11 +44,6 @@
 #define CQ_MSG_SOURCE_RULE                                                                         \
     "path and cel must be empty when op is 'count'; otherwise exactly one of path or cel must "    \
     "be set and non-empty"
-#define CQ_MSG_PATH_EMPTY "sourcePath must not be empty"
-#define CQ_MSG_PATH_LONG "sourcePath exceeds max length of 1024"
-#define CQ_MSG_PATH_DOT "sourcePath must start with '.'"
-#define CQ_MSG_PATH_CONTROL "sourcePath must not contain control whitespace"
-#define CQ_MSG_PATH_BRACES "sourcePath must not contain curly braces"
 
 /* kinds.h hooks of customquotas. */
 void customquota_defaults(json_t *obj);
