@@ -8,6 +8,8 @@
  */
 #include "controllers/quota.h"
 
+#include "registry/cq_books.h"
+
 #include "registry/quota_admission.h"
 #include "registry/quota_ledger.h"
 #include "server/log.h"
@@ -128,11 +130,15 @@ int quota_controller_restore(store *st, size_t *corrected)
     return resync_all(st, true, corrected);
 }
 
+/* Custom quotas are recounted every this many periods. */
+#define CQ_RESYNC_EVERY 12
+
 static void *run(void *arg)
 {
     quota_controller *c = arg;
     pthread_setname_np(pthread_self(), "quota-ctl");
     size_t corrected = 0; /* the first recount ran before serving (allotd.c) */
+    unsigned long rounds = 0;
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
         struct timespec deadline;
@@ -144,6 +150,13 @@ static void *run(void *arg)
         pthread_mutex_unlock(&c->mu);
         if (quota_controller_resync(c->st, &corrected) != 0)
             log_msg(LOG_ERROR, "quota resync failed", NULL);
+        /* custom quotas: an hour at the default period (a recount parses
+         * every object a quota targets) */
+        size_t drift = 0;
+        if (++rounds % CQ_RESYNC_EVERY == 0 && cq_books_resync(c->st, &drift) != 0)
+            log_msg(LOG_ERROR, "custom quota resync failed", NULL);
+        else if (drift)
+            log_msg(LOG_WARN, "custom quota usage drift corrected", "\"quotas\":%zu", drift);
         pthread_mutex_lock(&c->mu);
     }
     pthread_mutex_unlock(&c->mu);

@@ -358,10 +358,12 @@ static int cq_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub,
                     const json_t *old, bool dry_run, api_err *e)
 {
     (void)dry_run; /* everything is in the transaction, which a dry run aborts */
-    if ((k->flags & API_KIND_NAMESPACE) && !*sub && admit_namespace(t, op, obj, old, e) != 0)
-        return -1;
     if ((k == cq_kind || k == gcq_kind) && admit_quota(t, k, op, sub, obj, old, e) != 0) return -1;
-    return charge(t, k, op, sub, obj, old, e);
+    if (charge(t, k, op, sub, obj, old, e) != 0) return -1;
+    /* last: the books it drops must not be loaded again in this transaction
+     * (they would read the namespace as it was) */
+    if ((k->flags & API_KIND_NAMESPACE) && !*sub) return admit_namespace(t, op, obj, old, e);
+    return 0;
 }
 
 /* Before custom quotas are read: every quota's books loaded (a status that

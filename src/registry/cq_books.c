@@ -422,3 +422,71 @@ bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *l
     bool is = !leaving && cq_selects_namespace(b->q, labels);
     return was != is;
 }
+
+/* ---- resync ---- */
+
+static bool same_books(const cq_book *a, const cq_book *b)
+{
+    if (qty_cmp(&a->used, &b->used) != 0 || strmap_count(a->claims) != strmap_count(b->claims))
+        return false;
+    const char *uid;
+    void *v;
+    for (size_t it = 0; strmap_next(a->claims, &it, &uid, &v);) {
+        const cq_claim *o = strmap_get(b->claims, uid);
+        if (!o || qty_cmp(&o->usage, &((const cq_claim *)v)->usage) != 0) return false;
+    }
+    return true;
+}
+
+/* Swap the accounted contents of two books (the caches stay). */
+static void swap_books(cq_book *a, cq_book *b)
+{
+    qty u = a->used;
+    a->used = b->used;
+    b->used = u;
+    strmap *c = a->claims;
+    a->claims = b->claims;
+    b->claims = c;
+    char *e = a->error;
+    a->error = b->error;
+    b->error = e;
+}
+
+int cq_books_resync(store *st, size_t *drift)
+{
+    *drift = 0;
+    store_txn *t = store_begin(st);
+    if (!t) return -1;
+    const char *prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
+    api_err e;
+    api_err_init(&e);
+    int rc = 0;
+    for (int p = 0; p < 2 && rc == 0; p++) {
+        store_obj **objs = NULL;
+        size_t n = 0;
+        rc = store_txn_list(t, prefixes[p], &objs, &n);
+        for (size_t i = 0; i < n; i++) {
+            ledger_entry *en = rc == 0 ? cq_book_of(t, objs[i], &e) : NULL;
+            cq_book *fresh = en ? book_load(t, objs[i], &e) : NULL;
+            if (!fresh && rc == 0) rc = -1;
+            if (fresh && !same_books(cq_book_value(en), fresh)) {
+                cq_book *cur = cq_book_modify(t, en, &e);
+                if (cur) {
+                    swap_books(cur, fresh);
+                    (*drift)++;
+                } else {
+                    rc = -1;
+                }
+            }
+            book_free(fresh);
+            store_obj_unref(objs[i]);
+        }
+        free(objs);
+    }
+    api_err_clear(&e);
+    if (rc == 0 && *drift)
+        rc = store_commit(t);
+    else
+        store_abort(t);
+    return rc;
+}

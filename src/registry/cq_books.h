@@ -84,6 +84,11 @@ int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e);
 bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *labels,
                                bool leaving);
 
+/* Recount every quota and adopt the recount where the books differ (they
+ * should not: admission keeps them exact); *drift counts those. Any thread,
+ * not inside a transaction. 0 or -1. */
+int cq_books_resync(store *st, size_t *drift);
+
 /* "group/version, Kind=Kind" as Go prints a GroupVersionKind. */
 void cq_gvk_string(const char *group, const char *version, const char *kind, char *buf,
                    size_t n);
