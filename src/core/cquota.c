@@ -356,29 +356,37 @@ double cq_usage_percentage(const qty *used, const qty *limit)
 
 /* ---- usage ---- */
 
-/* Whether selector entry s holds for obj (an evaluation error: it does not). */
-static bool entry_matches(const cq_sel *s, const json_t *obj, const json_t *labels)
+/* Whether selector entry s holds for obj: 1, 0, or -1 when it cannot be
+ * evaluated (err set). */
+static int entry_matches(const cq_sel *s, const json_t *obj, const json_t *labels, char *e,
+                         size_t n)
 {
-    char e[512];
-    if (!sel_matches(s->labels, labels)) return false;
+    if (!sel_matches(s->labels, labels)) return 0;
     for (size_t i = 0; i < s->nfields; i++) {
         bool m = false;
-        if (jp_field_selector_match(s->fields[i], obj, &m, e, sizeof e) != 0 || !m) return false;
+        if (jp_field_selector_match(s->fields[i], obj, &m, e, n) != 0) return -1;
+        if (!m) return 0;
     }
     const json_t *vars[1] = {obj};
     for (size_t i = 0; i < s->ncels; i++) {
         bool m = false;
-        if (cel_eval_bool(s->cels[i], vars, NULL, &m, e, sizeof e) != 0 || !m) return false;
+        if (cel_eval_bool(s->cels[i], vars, NULL, &m, e, n) != 0) return -1;
+        if (!m) return 0;
     }
-    return true;
+    return 1;
 }
 
-static bool source_selects(const cq_source *s, const json_t *obj, const json_t *labels)
+/* Whether source s selects obj: entries ORed, an empty list selects all; 1,
+ * 0 or -1 (the first entry that cannot be evaluated, err set). */
+static int source_selects(const cq_source *s, const json_t *obj, const json_t *labels, char *e,
+                          size_t n)
 {
-    if (s->nsels == 0) return true;
-    for (size_t i = 0; i < s->nsels; i++)
-        if (entry_matches(&s->sels[i], obj, labels)) return true;
-    return false;
+    if (s->nsels == 0) return 1;
+    for (size_t i = 0; i < s->nsels; i++) {
+        int m = entry_matches(&s->sels[i], obj, labels, e, n);
+        if (m != 0) return m;
+    }
+    return 0;
 }
 
 /* ---- the value cache ---- */
@@ -470,19 +478,24 @@ static int source_value(const cq_source *s, const json_t *obj, cq_cache *cache, 
 }
 
 int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
-                    const json_t *obj, cq_cache *cache, bool *matched, qty *usage, char *err,
-                    size_t errlen)
+                    const json_t *obj, cq_cache *cache, bool *matched, qty *usage, qty *net,
+                    char *err, size_t errlen)
 {
     *matched = false;
     *usage = qty_zero(QTY_DECIMAL_SI);
+    *net = qty_zero(QTY_DECIMAL_SI);
     const json_t *labels = labels_of(obj, cache);
     if (!any_matches(q->scope, q->nscope, labels)) return 0;
     for (size_t i = 0; i < q->nsrc; i++) {
         const cq_source *s = &q->src[i];
-        if (strcmp(s->kind, kind) || strcmp(s->group, group) || strcmp(s->version, version) ||
-            !source_selects(s, obj, labels))
-            continue;
         char e[1024];
+        if (strcmp(s->kind, kind) || strcmp(s->group, group) || strcmp(s->version, version))
+            continue;
+        int sel = source_selects(s, obj, labels, e, sizeof e);
+        if (sel < 0)
+            return fail(err, errlen, "source path \"%s\" cel \"%s\" op \"%s\" selectors: %s",
+                        s->path_text, s->cel_text, op_name(s->op), e);
+        if (!sel) continue;
         qty v;
         if (source_value(s, obj, cache, &v, e, sizeof e) != 0)
             return fail(err, errlen,
@@ -490,8 +503,10 @@ int cq_object_usage(const cq_quota *q, const char *group, const char *version, c
                         "quantity: %s",
                         s->path_text, s->cel_text, op_name(s->op), e);
         *matched = true;
-        int rc = s->op == CQ_OP_SUB ? qty_sub(usage, &v) : qty_add(usage, &v);
-        if (rc != 0) return fail(err, errlen, "usage beyond supported precision");
+        bool sub = s->op == CQ_OP_SUB;
+        if ((sub ? qty_sub(usage, &v) : qty_add(usage, &v)) != 0 ||
+            (sub ? qty_sub(net, &v) : qty_add(net, &v)) != 0)
+            return fail(err, errlen, "usage beyond supported precision");
         if (qty_sign(usage) < 0) *usage = qty_zero(qty_get_format(usage));
     }
     return 0;

@@ -15,14 +15,19 @@
  *    whose selectors match (an empty list matches; entries are ORed; within
  *    one entry the label selector, every fieldSelector and every CEL
  *    expression must hold; an entry whose evaluation fails does not match)
- *    is applied in source order: count +1, add +value, sub -value, the
- *    running usage clamped at 0 after each step (Capsule's per-object rule);
+ *    is applied in source order: count +1, add +value, sub -value; the
+ *    object's claim is that fold clamped at 0 after each step (Capsule's
+ *    per-object rule), its net contribution the same unclamped;
  *  - an object no source applies to is not counted (matched false); one that
- *    only `sub` sources apply to is counted with usage 0.
- * A quota's used is the sum of the usages of the objects it counts. (Capsule
- * folds the clamp over all objects in creation order, so its total depends
- * on the order of sub and add sources; allot's is the same at every commit
- * whatever the order: docs/decisions.md.)
+ *    only `sub` sources apply to is counted with usage 0 (and a negative
+ *    net).
+ * A quota's used is max(0, the sum of the nets): sub sources take from the
+ * total, as Capsule's rebuild does. (Capsule clamps the running total after
+ * each object in creation order, so its total depends on that order; allot's
+ * clamps once: the same whenever the running total never went below 0, and
+ * the same at every commit whatever the order: docs/custom-quotas.md.)
+ * A selector that cannot be evaluated is an error, as a value that does not
+ * resolve (admission denies; a recount skips the object and says why).
  *
  * Errors carry Capsule's texts; cq_compile's are admission messages for the
  * quota object, cq_object_usage's the tail of a denial (`source path "<p>"
@@ -73,12 +78,15 @@ typedef struct cq_cache cq_cache;
 cq_cache *cq_cache_new(void);
 void cq_cache_free(cq_cache *c);
 
-/* The usage of `obj` (of group/version/kind) for this quota. 0 with *matched
- * and *usage set; -1 when a value cannot be computed, with err set as above
- * (the failing source's path, cel and op quoted). `cache` may be NULL. */
+/* The usage of `obj` (of group/version/kind) for this quota. 0 with
+ * *matched, *usage (its claim: the per-object fold, clamped at 0 after each
+ * source) and *net (its signed contribution to the quota's total: adds and
+ * counts minus subs, unclamped) set; -1 when a selector or a value cannot be
+ * evaluated, with err set as above (the failing source's path, cel and op
+ * quoted). `cache` may be NULL. */
 int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
-                    const json_t *obj, cq_cache *cache, bool *matched, qty *usage, char *err,
-                    size_t errlen);
+                    const json_t *obj, cq_cache *cache, bool *matched, qty *usage, qty *net,
+                    char *err, size_t errlen);
 
 /* The status.targets entry of source i (a new object): group, version, kind,
  * op, and path, cel, selectors and scope (the kind's REST scope: "namespace"

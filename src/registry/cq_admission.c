@@ -67,8 +67,10 @@ typedef struct match {
     const cq_book *b;
     bool had;     /* it counts the object now (a claim) */
     qty old;      /* ... for this much */
+    qty old_net;  /* ... contributing this much to the total */
     bool counts;  /* it counts the object as written */
     qty usage;    /* ... for this much */
+    qty net;      /* ... contributing this much */
 } match;
 
 typedef struct matches {
@@ -155,13 +157,15 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
         const cq_claim *c = strmap_get(x->b->claims, uid);
         x->had = c != NULL;
         x->old = c ? c->usage : qty_zero(QTY_DECIMAL_SI);
+        x->old_net = c ? c->net : qty_zero(QTY_DECIMAL_SI);
         char err[1400];
-        if (cq_object_usage(x->b->q, k->group, k->version, k->kind, obj, cache, &x->counts, &x->usage,
-                            err, sizeof err) == 0)
+        if (cq_object_usage(x->b->q, k->group, k->version, k->kind, obj, cache, &x->counts,
+                            &x->usage, &x->net, err, sizeof err) == 0)
             continue;
         if (!strcmp(sub, "status")) {
             x->counts = x->had;
             x->usage = x->old;
+            x->net = x->old_net;
             continue;
         }
         char gvk[600];
@@ -196,9 +200,9 @@ static int check(const api_kind *k, reg_op op, const char *sub, const json_t *ob
     qty next;
     for (size_t i = 0; i < m->n; i++) {
         const match *y = &m->v[i];
-        if (!y->counts || qty_cmp(&y->usage, &y->old) <= 0) continue;
-        qty n = y->b->used;
-        if (qty_sub(&n, &y->old) != 0 || qty_add(&n, &y->usage) != 0)
+        if (!y->counts || qty_cmp(&y->net, &y->old_net) <= 0) continue;
+        qty n;
+        if (cq_book_next(y->b, &y->old_net, &y->net, &n) != 0)
             return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
         if (qty_cmp(&n, cq_limit(y->b->q)) > 0 && (!x || match_cmp(y, x) < 0)) {
             x = y;
@@ -228,9 +232,12 @@ static int apply(store_txn *t, const api_kind *k, const json_t *obj, const match
     cq_ident_of(&id, k->group, k->version, k->kind, obj);
     for (size_t i = 0; i < m->n; i++) {
         const match *x = &m->v[i];
-        if (x->had == x->counts && (!x->counts || qty_cmp(&x->usage, &x->old) == 0)) continue;
+        if (x->had == x->counts &&
+            (!x->counts ||
+             (qty_cmp(&x->usage, &x->old) == 0 && qty_cmp(&x->net, &x->old_net) == 0)))
+            continue;
         cq_book *b = cq_book_modify(t, x->en, e);
-        if (!b || cq_book_set(b, &id, x->counts, &x->usage, e) != 0)
+        if (!b || cq_book_set(b, &id, x->counts, &x->usage, &x->net, e) != 0)
             return -1;
     }
     return 0;
@@ -254,7 +261,7 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
             const match *x = &m.v[i];
             if (!strmap_get(x->b->claims, id.uid)) continue;
             cq_book *b = cq_book_modify(t, x->en, e);
-            if (!b || cq_book_set(b, &id, false, NULL, e) != 0) {
+            if (!b || cq_book_set(b, &id, false, NULL, NULL, e) != 0) {
                 rc = -1;
                 break;
             }

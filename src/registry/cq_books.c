@@ -40,7 +40,7 @@ void cq_ident_of(cq_ident *id, const char *group, const char *version, const cha
     *id = (cq_ident){group, version, kind, jstr(m, "uid"), jstr(m, "namespace"), jstr(m, "name")};
 }
 
-static cq_claim *claim_new(const cq_ident *id, const qty *usage)
+static cq_claim *claim_new(const cq_ident *id, const qty *usage, const qty *net)
 {
     const char *s[6] = {id->uid, id->group, id->version, id->kind, id->ns, id->name};
     size_t len[6], total = sizeof(cq_claim);
@@ -56,6 +56,7 @@ static cq_claim *claim_new(const cq_ident *id, const qty *usage)
         p += len[i];
     }
     c->usage = *usage;
+    c->net = *net;
     return c;
 }
 
@@ -76,22 +77,31 @@ static void book_free(void *v)
     free(b);
 }
 
-int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, api_err *e)
+int cq_book_next(const cq_book *b, const qty *old_net, const qty *net, qty *next)
+{
+    *next = b->sum;
+    if ((old_net && qty_sub(next, old_net) != 0) || (net && qty_add(next, net) != 0)) return -1;
+    if (qty_sign(next) < 0) *next = qty_zero(qty_get_format(next));
+    return 0;
+}
+
+int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, const qty *net,
+                api_err *e)
 {
     const char *uid = id->uid;
     cq_claim *old = strmap_get(b->claims, uid);
-    qty used = b->used;
-    if ((old && qty_sub(&used, &old->usage) != 0) || (matched && qty_add(&used, usage) != 0))
+    qty sum = b->sum;
+    if ((old && qty_sub(&sum, &old->net) != 0) || (matched && qty_add(&sum, net) != 0))
         return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
-    if (qty_sign(&used) < 0) used = qty_zero(qty_get_format(&used));
-    cq_claim *c = matched ? claim_new(id, usage) : NULL;
+    cq_claim *c = matched ? claim_new(id, usage, net) : NULL;
     if (matched && (!c || strmap_put(b->claims, c->uid, c, NULL) != 0)) {
         claim_free(c);
         return api_err_set(e, API_INTERNAL, "out of memory");
     }
     if (!matched && old) strmap_del(b->claims, uid);
     if (old) claim_free(old); /* (replaced or removed above) */
-    b->used = used;
+    b->sum = sum;
+    b->used = qty_sign(&sum) < 0 ? qty_zero(qty_get_format(&sum)) : sum;
     return 0;
 }
 
@@ -209,10 +219,10 @@ static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
         bool going = json_object_get(m, "deletionTimestamp") &&
                      json_array_size(json_object_get(m, "finalizers")) == 0;
         bool matched = false;
-        qty usage;
+        qty usage, net;
         char err[1024], msg[1800];
         if (obj && !going) {
-            if (cq_object_usage(b->q, k->group, k->version, k->kind, obj, NULL, &matched, &usage, err,
+            if (cq_object_usage(b->q, k->group, k->version, k->kind, obj, NULL, &matched, &usage, &net, err,
                                 sizeof err) != 0) {
                 char gvk[600];
                 cq_gvk_string(k->group, k->version, k->kind, gvk, sizeof gvk);
@@ -222,7 +232,7 @@ static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
             } else if (matched) {
                 cq_ident id;
                 cq_ident_of(&id, k->group, k->version, k->kind, obj);
-                rc = cq_book_set(b, &id, true, &usage, e);
+                rc = cq_book_set(b, &id, true, &usage, &net, e);
             }
         }
         json_decref(obj);
@@ -246,7 +256,7 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
     b->name = meta(quota, "name");
     b->ns = meta(quota, "namespace");
     b->global = !strncmp(o->key, GCQ_PREFIX, strlen(GCQ_PREFIX));
-    b->used = qty_zero(QTY_DECIMAL_SI);
+    b->used = b->sum = qty_zero(QTY_DECIMAL_SI);
     b->last_status = json_incref(json_object_get(quota, "status"));
     char err[1200];
     b->q = cq_compile(json_object_get(quota, "spec"), b->global, err, sizeof err);
@@ -433,7 +443,9 @@ static bool same_books(const cq_book *a, const cq_book *b)
     void *v;
     for (size_t it = 0; strmap_next(a->claims, &it, &uid, &v);) {
         const cq_claim *o = strmap_get(b->claims, uid);
-        if (!o || qty_cmp(&o->usage, &((const cq_claim *)v)->usage) != 0) return false;
+        if (!o || qty_cmp(&o->usage, &((const cq_claim *)v)->usage) != 0 ||
+            qty_cmp(&o->net, &((const cq_claim *)v)->net) != 0)
+            return false;
     }
     return true;
 }
@@ -444,6 +456,9 @@ static void swap_books(cq_book *a, cq_book *b)
     qty u = a->used;
     a->used = b->used;
     b->used = u;
+    u = a->sum;
+    a->sum = b->sum;
+    b->sum = u;
     strmap *c = a->claims;
     a->claims = b->claims;
     b->claims = c;

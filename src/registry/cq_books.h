@@ -35,7 +35,8 @@
 typedef struct cq_claim {
     char *uid; /* the map's key */
     char *group, *version, *kind, *ns, *name;
-    qty usage;
+    qty usage; /* its claim: the per-object fold, clamped (core/cquota.h) */
+    qty net;   /* its signed contribution to the total */
 } cq_claim;
 
 typedef struct cq_book {
@@ -44,7 +45,8 @@ typedef struct cq_book {
     bool global;
     cq_quota *q;    /* NULL when the spec does not compile (error says why) */
     char *error;    /* the Ready=False message, or NULL */
-    qty used;
+    qty sum;        /* the claims' nets */
+    qty used;       /* max(0, sum) */
     strmap *claims; /* uid -> cq_claim */
     strmap *selected;   /* global with namespaceSelectors: the namespaces; else NULL (all) */
     json_t *namespaces; /* status.namespaces (global) */
@@ -73,9 +75,13 @@ typedef struct cq_ident {
 void cq_ident_of(cq_ident *id, const char *group, const char *version, const char *kind,
                  const json_t *obj);
 
-/* Charge: object `id` now counts `usage` (matched) or nothing (!matched).
- * 0 or -1 (out of memory, usage beyond precision) with e set. */
-int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, api_err *e);
+/* Charge: object `id` now counts `usage` with net contribution `net`
+ * (matched) or nothing (!matched). 0 or -1 (out of memory, usage beyond
+ * precision) with e set. */
+int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, const qty *net,
+                api_err *e);
+/* What the quota's used would be with `old_net` replaced by `net`. */
+int cq_book_next(const cq_book *b, const qty *old_net, const qty *net, qty *next);
 
 /* As pool_book_verify: the stored status checked once after a load. */
 int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e);

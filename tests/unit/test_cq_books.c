@@ -90,10 +90,12 @@ static ref recount(store *st, const json_t *quota, bool global)
             if (no) store_obj_unref(no);
         }
         bool matched = false;
-        qty u;
-        if (covered && cq_object_usage(q, "", "v1", "Pod", p, NULL, &matched, &u, err, sizeof err) == 0 &&
+        qty u, net;
+        if (covered &&
+            cq_object_usage(q, "", "v1", "Pod", p, NULL, &matched, &u, &net, err, sizeof err) ==
+                0 &&
             matched) {
-            assert_int_equal(qty_add(&r.used, &u), 0);
+            assert_int_equal(qty_add(&r.used, &net), 0); /* the nets, clamped at the end */
             r.claims++;
         }
         json_decref(p);
@@ -101,6 +103,7 @@ static ref recount(store *st, const json_t *quota, bool global)
     }
     free(objs);
     cq_free(q);
+    if (qty_sign(&r.used) < 0) r.used = qty_zero(QTY_DECIMAL_SI);
     return r;
 }
 

@@ -38,13 +38,14 @@ static void usage_of(const cq_quota *q, const char *obj, char *out, size_t n)
 {
     json_t *o = J(obj);
     bool matched = false;
-    qty u;
-    char err[1024], buf[64];
-    if (cq_object_usage(q, "", "v1", "Pod", o, NULL, &matched, &u, err, sizeof err) != 0) {
+    qty u, net;
+    char err[1024], buf[64], nb[64];
+    if (cq_object_usage(q, "", "v1", "Pod", o, NULL, &matched, &u, &net, err, sizeof err) != 0) {
         snprintf(out, n, "error: %s", err);
     } else {
         qty_format_str(&u, buf, sizeof buf);
-        snprintf(out, n, "%s/%s", matched ? "counted" : "not counted", buf);
+        qty_format_str(&net, nb, sizeof nb);
+        snprintf(out, n, "%s/%s net %s", matched ? "counted" : "not counted", buf, nb);
     }
     json_decref(o);
 }
@@ -70,22 +71,22 @@ static void test_count_add_sub(void **state)
                           ".resources.requests.cpu'}]}",
                           false);
     /* one claim with the net usage: count + sub 500m -> 500m */
-    expect_usage(q, POD("{}", "500m", "0"), "counted/500m");
-    /* clamped at 0 after each step */
-    expect_usage(q, POD("{}", "3", "0"), "counted/0");
+    expect_usage(q, POD("{}", "500m", "0"), "counted/500m net 500m");
+    /* the claim is clamped at 0 after each step; the net contribution is not */
+    expect_usage(q, POD("{}", "3", "0"), "counted/0 net -2");
     cq_free(q);
     /* [sub, add]: the sub runs first on 0 and is lost per object */
     q = compile("{'limit':'10','sources':[{'apiVersion':'v1','kind':'Pod','op':'sub','path':"
                 "'.spec.containers[1].resources.requests.cpu'},{'apiVersion':'v1','kind':'Pod',"
                 "'path':'.spec.containers[*].resources.requests.cpu'}]}",
                 false);
-    expect_usage(q, POD("{}", "100m", "200m"), "counted/300m");
+    expect_usage(q, POD("{}", "100m", "200m"), "counted/300m net 100m");
     cq_free(q);
     /* only sub sources apply: counted with 0 (Capsule's claim with usage 0) */
     q = compile("{'limit':'10Gi','sources':[{'apiVersion':'v1','kind':'Pod','op':'sub','path':"
                 "'.spec.containers[0].resources.requests.cpu'}]}",
                 false);
-    expect_usage(q, POD("{}", "1", "0"), "counted/0");
+    expect_usage(q, POD("{}", "1", "0"), "counted/0 net -1");
     cq_free(q);
 }
 
@@ -126,13 +127,17 @@ static void test_selectors(void **state)
     expect_usage(q, POD("{'track':'yes'}", "1", "1"), "counted/1");
     expect_usage(q, POD("{'track':'no'}", "1", "1"), "not counted/0");
     cq_free(q);
-    /* entries are ORed; a field selector that cannot be evaluated does not match */
+    /* entries are ORed; one that cannot be evaluated (a filter on a scalar) is an
+     * error, as Capsule's N33 expects */
     q = compile("{'limit':'10','sources':[{'apiVersion':'v1','kind':'Pod','op':'count','selectors':["
                 "{'fieldSelectors':['.spec.restartPolicy[?(@==\\\"Always\\\")]']},"
                 "{'matchLabels':{'tier':'web'}}]}]}",
                 false);
-    expect_usage(q, POD("{'tier':'web'}", "1", "1"), "counted/1");
-    expect_usage(q, POD("{}", "1", "1"), "not counted/0");
+    expect_usage(q, POD("{'tier':'web'}", "1", "1"), "error: source path \"\" cel \"\" op \"count\" selectors: ");
+    expect_usage(q, POD("{}", "1", "1"), "error: ");
+    char got[1200];
+    usage_of(q, POD("{}", "1", "1"), got, sizeof got);
+    assert_non_null(strstr(got, "is not array or slice and cannot be filtered"));
     cq_free(q);
     /* scope selectors: object labels, ORed; empty matches all */
     q = compile("{'limit':'10','scopeSelectors':[{'matchLabels':{'a':'1'}},{'matchLabels':{'b':'1'}}],"
