@@ -587,6 +587,9 @@ struct node {
 struct jp_expr {
     node *root; /* N_LIST of N_TEXT and N_LIST (one per {action}) */
     jp_limits lim;
+    /* A filter on a single value filters it as a one-element list (for
+     * custom quota field selectors; client-go: "is not array or slice"). */
+    bool scalar_filters;
 };
 
 static void node_free(node *n)
@@ -1976,6 +1979,15 @@ static int eval_filter(ectx *c, const vlist *in, const node *n, vlist *out)
 {
     for (size_t i = 0; i < in->n; i++) {
         const jv *v = &in->v[i];
+        if (v->k == V_JSON && !json_is_array(v->u.j) && c->e->scalar_filters) {
+            jv e = *v;
+            bool partial = false;
+            int rc = step(c);
+            if (rc == JP_OK) rc = filter_one(c, n, &e, &partial);
+            if (rc == 1) rc = vl_push(c, out, e);
+            if (rc < 0) return fatal(rc) || partial ? rc : fail_input(c, in, out, rc);
+            continue;
+        }
         if (v->k != V_JSON || !json_is_array(v->u.j))
             return fail_input(c, in, out, not_filterable(c, v));
         for (size_t k = 0; k < json_array_size(v->u.j); k++) {
@@ -2693,6 +2705,7 @@ jp_field_selector *jp_field_selector_compile(const char *raw, int *code, char *e
     if (!fs->path || !fs->value) goto nomem;
     fs->expr = jp_compile_source_path(fs->path, &rc, err, errlen);
     if (!fs->expr) goto fail;
+    fs->expr->scalar_filters = true; /* docs/custom-quotas.md */
     if (code) *code = JP_OK;
     return fs;
 nomem:

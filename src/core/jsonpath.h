@@ -143,7 +143,11 @@ typedef enum { JP_FS_TRUTHY, JP_FS_EQUALS, JP_FS_NOT_EQUALS } jp_fs_op;
 typedef struct jp_field_selector jp_field_selector;
 
 jp_field_selector *jp_field_selector_compile(const char *raw, int *code, char *err, size_t errlen);
-/* evaluateCompiledFieldSelector: equals / not-equals compare the trimmed
+/* A field selector's path filters a single value as a one-element list:
+ * `.spec.type[?(@=="LoadBalancer")]` holds for a LoadBalancer Service (seed
+ * 003's example; client-go and Capsule fail with "is not array or slice and
+ * cannot be filtered"). Everywhere else filters keep kubectl's rule.
+ * evaluateCompiledFieldSelector: equals / not-equals compare the trimmed
  * output with the value; truthy is false for "", "false" (any case) and "0".
  * An evaluation error is returned as such (*match is then false). */
 int jp_field_selector_match(const jp_field_selector *fs, const json_t *obj, bool *match, char *err,

@@ -960,15 +960,28 @@ static void test_capsule_field_selector_match(void **state)
         if (m != cs[i].want) fail_msg("%s: want %d", cs[i].raw, cs[i].want);
         jp_field_selector_free(fs);
     }
+    /* a field selector filters a single value as a one-element list (seed
+     * 003's LoadBalancer example; Capsule's N33 expected client-go's error) */
     char err[512];
-    jp_field_selector *fs =
-        jp_field_selector_compile(".spec.restartPolicy[?(@==\"Always\")]", NULL, err, sizeof err);
-    assert_non_null(fs);
-    bool m = true;
-    assert_int_equal(jp_field_selector_match(fs, pod, &m, err, sizeof err), JP_ERR_EVAL);
-    assert_false(m);
+    const char *scalar[][2] = {{".spec.restartPolicy[?(@==\"Always\")]", "1"},
+                               {".spec.restartPolicy[?(@==\"Never\")]", "0"},
+                               {".spec.restartPolicy[?(@==\"Always\")]=Always", "1"}};
+    for (size_t i = 0; i < sizeof scalar / sizeof *scalar; i++) {
+        jp_field_selector *fs = jp_field_selector_compile(scalar[i][0], NULL, err, sizeof err);
+        assert_non_null(fs);
+        bool m = false;
+        assert_int_equal(jp_field_selector_match(fs, pod, &m, err, sizeof err), JP_OK);
+        if (m != (scalar[i][1][0] == '1')) fail_msg("%s: want %s", scalar[i][0], scalar[i][1]);
+        jp_field_selector_free(fs);
+    }
+    /* ...but only there: a source path keeps kubectl's rule */
+    jp_expr *e = jp_compile_source_path(".spec.restartPolicy[?(@==\"Always\")]", NULL, err,
+                                        sizeof err);
+    char *out = NULL;
+    assert_int_equal(jp_source_eval(e, pod, &out, err, sizeof err), JP_ERR_EVAL);
     assert_non_null(strstr(err, "is not array or slice and cannot be filtered"));
-    jp_field_selector_free(fs);
+    free(out);
+    jp_free(e);
     json_decref(pod);
 }
 
