@@ -553,7 +553,7 @@ enum ntype {
     N_IDENT,
 };
 
-enum fop { OP_EXISTS, OP_LT, OP_GT, OP_EQ, OP_NE, OP_LE, OP_GE, OP_UNKNOWN };
+enum fop { OP_EXISTS, OP_LT, OP_GT, OP_EQ, OP_NE, OP_LE, OP_GE, OP_UNKNOWN, OP_AND, OP_OR };
 
 typedef struct node node;
 struct node {
@@ -1108,8 +1108,70 @@ static enum fop op_code(const char *s, size_t n)
     return OP_UNKNOWN;
 }
 
+/* Where the last top-level `op` ("&&" or "||") is in t[0..n): outside
+ * quotes, brackets and parentheses; n when there is none. */
+static size_t find_logic(const char *t, size_t n, const char *op)
+{
+    int depth = 0;
+    char q = 0;
+    size_t at = n;
+    for (size_t i = 0; i + 1 < n; i++) {
+        char c = t[i];
+        if (q) {
+            if (c == '\\')
+                i++;
+            else if (c == q)
+                q = 0;
+        } else if (c == '"' || c == '\'') {
+            q = c;
+        } else if (c == '(' || c == '[' || c == '{') {
+            depth++;
+        } else if (c == ')' || c == ']' || c == '}') {
+            depth--;
+        } else if (depth == 0 && c == op[0] && t[i + 1] == op[1]) {
+            at = i++;
+        }
+    }
+    return at;
+}
+
+static int filter_node(parser *p, const char *t, size_t n, node **out);
+
+/* `a && b`, `a || b` (allot's extension of kubectl's filters: || binds
+ * looser than &&; both are left-associative). 1 when t has none. */
+static int logic_node(parser *p, const char *t, size_t n, node **out)
+{
+    enum fop code = OP_OR;
+    size_t at = find_logic(t, n, "||");
+    if (at == n) {
+        code = OP_AND;
+        at = find_logic(t, n, "&&");
+    }
+    if (at == n) return 1;
+    if (p->depth + 1 > p->lim->max_depth) return perr(p, JP_ERR_LIMIT, M_LIM_DEPTH, p->lim->max_depth);
+    node *f = node_new(N_FILTER);
+    if (!f) return JP_ERR_NOMEM;
+    f->u.filter.code = code;
+    p->depth++;
+    int rc = filter_node(p, t, at, &f->u.filter.left);
+    if (rc == JP_OK) rc = filter_node(p, t + at + 2, n - at - 2, &f->u.filter.right);
+    p->depth--;
+    if (rc) {
+        node_free(f);
+        return rc;
+    }
+    *out = f;
+    return JP_OK;
+}
+
 static int filter_node(parser *p, const char *t, size_t n, node **out)
 {
+    while (n && (*t == ' ' || *t == '\t')) /* around && and || */
+        t++, n--;
+    while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+        n--;
+    int lr = logic_node(p, t, n, out);
+    if (lr != 1) return lr;
     node *f = node_new(N_FILTER);
     if (!f) return JP_ERR_NOMEM;
     size_t ob, oe;
@@ -1952,6 +2014,12 @@ static int filter_one(ectx *c, const node *n, const jv *e, bool *partial)
 {
     vlist elem = {(jv *)e, 1, 1}, lefts = {0}, rights = {0};
     int rc;
+    if (n->u.filter.code == OP_AND || n->u.filter.code == OP_OR) {
+        bool pl = false;
+        rc = filter_one(c, n->u.filter.left, e, &pl);
+        if (rc < 0 || rc == (n->u.filter.code == OP_OR)) return rc;
+        return filter_one(c, n->u.filter.right, e, partial);
+    }
     if (n->u.filter.code == OP_EXISTS) {
         /* an error here is ignored: only whether anything came out counts */
         rc = eval_list(c, &elem, n->u.filter.left, &lefts);

@@ -11,13 +11,15 @@
  *     `[0,2]`, `['a','b']`, recursive descent `..`;
  *   - filters `[?(@.a=="x")]`, `[?(@=="x")]`, `[?(@.n>1)]` (<, >, <=, >=, ==,
  *     != with text/template's comparison rules: an integer literal against a
- *     JSON real is "incompatible types for comparison"), existence `[?(@.a)]`;
+ *     JSON real is "incompatible types for comparison"), existence `[?(@.a)]`,
+ *     and, allot's extension (client-go refuses them), `&&` and `||` between
+ *     them (|| binds looser; both short-circuit);
  *   - `{range ...}...{end}`, quoted text `{"\n"}`, literal text outside {};
  *   - rendering: strings raw, numbers as Go prints them (1e+06 for a real),
  *     booleans, null as <nil>, objects and arrays as Go's json.Marshal (keys
  *     sorted), values of one expression separated by one space.
- * Not supported, as in client-go: `&&`/`||` in filters and regular expressions
- * (`=~`) are syntax errors; there are no functions (length() etc.).
+ * Not supported, as in client-go: regular expressions (`=~`) are syntax
+ * errors; there are no functions (length() etc.).
  * Objects are walked in the order jansson keeps their keys (insertion order),
  * where Go's map order is random.
  *
