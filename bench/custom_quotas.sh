@@ -17,6 +17,17 @@ start() {
 }
 stop() { kill $pid; wait $pid 2>/dev/null || true; rm -rf "$dir"; }
 post() { curl -sS --cacert "$dir/ca.crt" -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -o /dev/null --data "$2" "$url$1"; }
+# settle: wait (at most 10 s) until allotd is idle, so that a run measures
+# the requests and not the controllers still working through the setup's
+# events (the namespaces, the pool's quotas).
+settle() {
+  local prev=-1 cur
+  for _ in $(seq 1 50); do
+    cur=$(awk '{print $14 + $15}' /proc/$pid/stat)
+    [ "$prev" -ge 0 ] && [ $((cur - prev)) -le 1 ] && return 0
+    prev=$cur; sleep 0.2
+  done
+}
 median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 show() { local line; line=$(cat); echo "$line" >&2; echo "$line" | sed -E 's/.*: ([0-9]+)\/s.*/\1/'; }
 run() { # run N -> pod creates/s with N custom quotas in each namespace
@@ -28,6 +39,7 @@ run() { # run N -> pod creates/s with N custom quotas in each namespace
         "{\"metadata\":{\"name\":\"q$q\"},\"spec\":{\"limit\":\"1000000\",\"sources\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"path\":\".spec.containers[*].resources.requests.cpu\"}]}}"
     done
   done
+  settle
   build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests "$REQUESTS" --namespaces 10 \
     --pid $pid --label "$1 custom quotas per pod" | show
   stop

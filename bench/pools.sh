@@ -23,6 +23,17 @@ stop() { kill $pid; wait $pid 2>/dev/null || true; rm -rf "$dir"; }
 post() { curl -sS --cacert "$dir/ca.crt" -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -o /dev/null --data "$2" "$url$1"; }
 mkns() { for i in $(seq 0 $(($1 - 1))); do post /api/v1/namespaces "{\"metadata\":{\"name\":\"bench-$i\",\"labels\":{\"pool\":\"bench\"}}}"; done; }
 pool='{"apiVersion":"capsule.clastix.io/v1beta2","kind":"ResourcePool","metadata":{"name":"bench"},"spec":{"quota":{"hard":{"requests.cpu":"100000","pods":"1000000","limits.cpu":"100000","requests.memory":"100Ti","limits.memory":"100Ti"}},"selectors":[{"matchLabels":{"pool":"bench"}}]}}'
+# settle: wait (at most 10 s) until allotd is idle, so that a run measures
+# the requests and not the controllers still working through the setup's
+# events (the namespaces, the pool's quotas).
+settle() {
+  local prev=-1 cur
+  for _ in $(seq 1 50); do
+    cur=$(awk '{print $14 + $15}' /proc/$pid/stat)
+    [ "$prev" -ge 0 ] && [ $((cur - prev)) -le 1 ] && return 0
+    prev=$cur; sleep 0.2
+  done
+}
 median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 # show: a loadgen line to stderr, its rate to stdout (tee /dev/stderr would
 # truncate a log file stderr is redirected to)
@@ -33,6 +44,7 @@ claims() { # claims alone|default -> claims/s
   if [ "$1" = alone ]; then start --scheduler=false --node-agent=false; else start; fi
   mkns "$NAMESPACES"
   post /apis/capsule.clastix.io/v1beta2/resourcepools "$pool"
+  settle
   build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests "$CLAIMS" --namespaces "$NAMESPACES" \
     --pid $pid --resource resourcepoolclaims --label "claims, $1 ($NAMESPACES namespaces)" | show
   stop
@@ -61,6 +73,7 @@ run() { # run pool|quota -> creates/s (API server alone)
       post /api/v1/namespaces/bench-$i/resourcequotas "{\"metadata\":{\"name\":\"q\"},\"spec\":{\"hard\":{\"requests.cpu\":\"10000\",\"pods\":\"100000\",\"limits.cpu\":\"10000\",\"requests.memory\":\"10Ti\",\"limits.memory\":\"10Ti\"}}}"
     done
   fi
+  settle
   build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests ${REQUESTS:-20000} --namespaces 10 \
     --pid $pid --label "$1" | show
   stop
