@@ -378,29 +378,8 @@ static int cq_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub,
  * written. */
 static void prepare_quotas(store *st)
 {
-    store_txn *t = store_begin(st);
-    if (!t) return;
-    const char *prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
-    api_err e;
-    api_err_init(&e);
-    int rc = 0;
-    for (int p = 0; p < 2 && rc == 0; p++) {
-        store_obj **objs = NULL;
-        size_t n = 0;
-        rc = store_txn_list(t, prefixes[p], &objs, &n);
-        for (size_t i = 0; i < n; i++) {
-            ledger_entry *en = rc == 0 ? cq_book_of(t, objs[i], &e) : NULL;
-            store_obj_unref(objs[i]);
-            if (rc == 0) rc = en ? cq_book_verify(t, en, &e) : -1;
-        }
-        free(objs);
-    }
-    api_err_clear(&e);
-    if (rc == 0)
-        store_commit(t); /* (ends as aborted when it wrote nothing) */
-    else
-        store_abort(t);
-    ledger_sync(st);
+    static const char *const prefixes[] = {CQ_PREFIX, GCQ_PREFIX, NULL};
+    ledger_prepare_read(st, prefixes, cq_book_of, cq_book_verify);
 }
 
 static const reg_admission custom_quotas = {"CustomQuotas", cq_admit};

@@ -372,19 +372,7 @@ static store_obj *book_write(store_txn *t, store_obj *o, const void *val)
 {
     cq_book *b = (cq_book *)val; /* (last_status: a cache of what was written) */
     json_t *nw = with_status(b, b->quota, NULL);
-    store_obj *out = NULL;
-    if (nw) {
-        json_t *m = json_copy(json_object_get(nw, "metadata"));
-        char rv[32];
-        snprintf(rv, sizeof rv, "%lld", (long long)store_txn_rev(t));
-        if (m && json_object_set_new(m, "resourceVersion", json_string(rv)) == 0) {
-            int r = json_object_set_new(nw, "metadata", m); /* takes m */
-            m = NULL;
-            if (r == 0 && store_txn_put_derived(t, o->key, nw, NULL) == 0)
-                out = store_txn_get(t, o->key);
-        }
-        json_decref(m);
-    }
+    store_obj *out = nw ? ledger_put_derived(t, o->key, nw) : NULL;
     json_decref(nw);
     return out;
 }

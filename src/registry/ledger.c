@@ -404,6 +404,20 @@ void *ledger_modify(store_txn *t, ledger_entry *en, api_err *e)
     return en->val;
 }
 
+store_obj *ledger_put_derived(store_txn *t, const char *key, json_t *obj)
+{
+    json_t *m = json_copy(json_object_get(obj, "metadata"));
+    char rv[32];
+    snprintf(rv, sizeof rv, "%lld", (long long)store_txn_rev(t));
+    if (!m) return NULL;
+    if (json_object_set_new(m, "resourceVersion", json_string(rv)) != 0) {
+        json_decref(m);
+        return NULL;
+    }
+    if (json_object_set_new(obj, "metadata", m) != 0) return NULL; /* (takes m) */
+    return store_txn_put_derived(t, key, obj, NULL) == 0 ? store_txn_get(t, key) : NULL;
+}
+
 void ledger_forget(store_txn *t, const char *key)
 {
     entry *en = entry_new(key);
@@ -532,6 +546,33 @@ static int sync_paced(store *st, bool paced)
 int ledger_sync(store *st)
 {
     return sync_paced(st, false);
+}
+
+void ledger_prepare_read(store *st, const char *const *prefixes, ledger_of_fn of,
+                         ledger_verify_fn verify)
+{
+    store_txn *t = store_begin(st);
+    if (!t) return;
+    api_err e;
+    api_err_init(&e);
+    int rc = 0;
+    for (size_t p = 0; prefixes[p] && rc == 0; p++) {
+        store_obj **objs = NULL;
+        size_t n = 0;
+        rc = store_txn_list(t, prefixes[p], &objs, &n);
+        for (size_t i = 0; i < n; i++) {
+            ledger_entry *en = rc == 0 ? of(t, objs[i], &e) : NULL;
+            store_obj_unref(objs[i]);
+            if (rc == 0) rc = en ? verify(t, en, &e) : -1;
+        }
+        free(objs);
+    }
+    api_err_clear(&e);
+    if (rc == 0)
+        store_commit(t); /* (ends as aborted when it wrote nothing) */
+    else
+        store_abort(t);
+    ledger_sync(st);
 }
 
 /* ---- the flusher ----------------------------------------------------------------------------- */

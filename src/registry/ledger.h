@@ -80,6 +80,20 @@ void *ledger_modify(store_txn *t, ledger_entry *en, api_err *e);
  * the version t sees). -1 with e set. */
 int ledger_write(store_txn *t, ledger_entry *en, api_err *e);
 
+/* For a kind's ops->write: store `obj` (the object with its new status; its
+ * metadata is copied, not changed) at key in t as a derived write, with t's
+ * revision as its resourceVersion. The new version (a reference), or NULL. */
+store_obj *ledger_put_derived(store_txn *t, const char *key, json_t *obj);
+
+/* For a kind's read hook: every object stored under each of `prefixes`
+ * (NULL-terminated) has its entry loaded (`of`) and checked (`verify`: a
+ * status that trails after a restart is written again) in one transaction;
+ * then every trailing status is written (ledger_sync). Best effort. */
+typedef ledger_entry *(*ledger_of_fn)(store_txn *t, store_obj *o, api_err *e);
+typedef int (*ledger_verify_fn)(store_txn *t, ledger_entry *en, api_err *e);
+void ledger_prepare_read(store *st, const char *const *prefixes, ledger_of_fn of,
+                         ledger_verify_fn verify);
+
 /* The object `key` is deleted in t. */
 void ledger_forget(store_txn *t, const char *key);
 

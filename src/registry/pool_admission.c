@@ -1074,25 +1074,8 @@ static void refresh_bound(store *st)
  * written. */
 static void prepare_pools(store *st)
 {
-    store_txn *t = store_begin(st);
-    if (!t) return;
-    store_obj **objs = NULL;
-    size_t n = 0;
-    api_err e;
-    api_err_init(&e);
-    int rc = store_txn_list(t, PB_POOLS_PREFIX, &objs, &n);
-    for (size_t i = 0; i < n; i++) {
-        ledger_entry *en = rc == 0 ? pool_book_of(t, objs[i], &e) : NULL;
-        store_obj_unref(objs[i]);
-        if (rc == 0) rc = en ? pool_book_verify(t, en, &e) : -1;
-    }
-    free(objs);
-    api_err_clear(&e);
-    if (rc == 0)
-        store_commit(t); /* (ends as aborted when it wrote nothing) */
-    else
-        store_abort(t);
-    ledger_sync(st);
+    static const char *const prefixes[] = {PB_POOLS_PREFIX, NULL};
+    ledger_prepare_read(st, prefixes, pool_book_of, pool_book_verify);
 }
 
 static const reg_admission pools = {"ResourcePools", pool_admit};
