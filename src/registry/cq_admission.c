@@ -243,8 +243,11 @@ static int apply(store_txn *t, const api_kind *k, const json_t *obj, const match
     return 0;
 }
 
+/* Charge the write (`dry_run`: decide only; the books are not touched, since
+ * a transaction that aborts drops the books it changed and the next write
+ * would recount them: a tenant's dry runs must not cost everyone a recount). */
 static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, const json_t *obj,
-                  const json_t *old, api_err *e)
+                  const json_t *old, bool dry_run, api_err *e)
 {
     const json_t *it = op == REG_DELETE ? old : obj;
     matches m;
@@ -253,7 +256,7 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
         return -1;
     }
     int rc = 0;
-    if (m.n && op == REG_DELETE) {
+    if (m.n && op == REG_DELETE && !dry_run) {
         /* never denied: each quota lets the object go */
         cq_ident id;
         cq_ident_of(&id, k->group, k->version, k->kind, it);
@@ -266,10 +269,10 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
                 break;
             }
         }
-    } else if (m.n) {
+    } else if (m.n && op != REG_DELETE) {
         rc = evaluate(k, op, sub, obj, &m, e);
         if (rc == 0) rc = check(k, op, sub, obj, &m, e);
-        if (rc == 0) rc = apply(t, k, obj, &m, e);
+        if (rc == 0 && !dry_run) rc = apply(t, k, obj, &m, e);
     }
     free(m.v);
     return rc;
@@ -364,9 +367,8 @@ static int admit_namespace(store_txn *t, reg_op op, const json_t *obj, const jso
 static int cq_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
                     const json_t *old, bool dry_run, api_err *e)
 {
-    (void)dry_run; /* everything is in the transaction, which a dry run aborts */
     if ((k == cq_kind || k == gcq_kind) && admit_quota(t, k, op, sub, obj, old, e) != 0) return -1;
-    if (charge(t, k, op, sub, obj, old, e) != 0) return -1;
+    if (charge(t, k, op, sub, obj, old, dry_run, e) != 0) return -1;
     /* last: the books it drops must not be loaded again in this transaction
      * (they would read the namespace as it was) */
     if ((k->flags & API_KIND_NAMESPACE) && !*sub) return admit_namespace(t, op, obj, old, e);

@@ -489,20 +489,34 @@ static int book_leave(store_txn *t, ledger_entry *en, const char *ns, const char
  * in it; its status and what the decision changes for others are written. */
 static int book_enter(store_txn *t, ledger_entry *en, json_t *claim, api_err *e)
 {
-    pool_book *b = pool_book_modify(t, en, e);
-    if (!b) return -1;
+    char now[32];
     const json_t *meta = pb_get(claim, "metadata");
     const char *ns = pb_str(meta, "namespace"), *uid = pb_str(meta, "uid");
     rlist *req = pb_rl(pb_get(pb_get(claim, "spec"), "claim"));
+    if (!req) return oom(e);
     pool_claim c = {ns, pb_str(meta, "name"), uid, pb_queued_since(claim), req, false};
+    /* A write that changes nothing the books hold (labels, a re-apply) does
+     * not touch them: an aborted transaction (a no-op update, a dry run)
+     * drops the books it changed, and the next write would reload them. */
+    const pool_book *cur = pool_book_value(en);
+    const pool_status *ps = pool_state_get(cur->state, ns, uid);
+    if (ps && ps->created == c.created && rl_equal(ps->request, req)) {
+        rl_free(req);
+        reg_now_rfc3339(now, sizeof now);
+        return claim_status(t, cur->pool, &cur->view, cur->state, claim, NULL, now, e);
+    }
+    pool_book *b = pool_book_modify(t, en, e);
+    if (!b) {
+        rl_free(req);
+        return -1;
+    }
     pool_delta d;
     pool_delta_init(&d);
-    int prc = req ? pool_apply_claim(b->state, &b->view, &c, &d) : POOL_ENOMEM;
+    int prc = pool_apply_claim(b->state, &b->view, &c, &d);
     rl_free(req);
     int rc = prc == POOL_OK ? write_delta(t, b, &d, ns, uid, e) : pool_failed(e, prc, b->name);
     pool_delta_cleanup(&d);
     if (rc == 0) {
-        char now[32];
         reg_now_rfc3339(now, sizeof now);
         rc = claim_status(t, b->pool, &b->view, b->state, claim, NULL, now, e);
     }
