@@ -486,6 +486,7 @@ int cq_object_usage(const cq_quota *q, const char *group, const char *version, c
     *net = qty_zero(QTY_DECIMAL_SI);
     const json_t *labels = labels_of(obj, cache);
     if (!any_matches(q->scope, q->nscope, labels)) return 0;
+    bool diverged = false;
     for (size_t i = 0; i < q->nsrc; i++) {
         const cq_source *s = &q->src[i];
         char e[1024];
@@ -503,11 +504,17 @@ int cq_object_usage(const cq_quota *q, const char *group, const char *version, c
                         "quantity: %s",
                         s->path_text, s->cel_text, op_name(s->op), e);
         *matched = true;
+        /* usage and net are one sum until a sub makes them differ */
         bool sub = s->op == CQ_OP_SUB;
-        if ((sub ? qty_sub(usage, &v) : qty_add(usage, &v)) != 0 ||
-            (sub ? qty_sub(net, &v) : qty_add(net, &v)) != 0)
+        if (sub && !diverged) {
+            *usage = *net;
+            diverged = true;
+        }
+        if ((sub ? qty_sub(net, &v) : qty_add(net, &v)) != 0 ||
+            (diverged && (sub ? qty_sub(usage, &v) : qty_add(usage, &v)) != 0))
             return fail(err, errlen, "usage beyond supported precision");
-        if (qty_sign(usage) < 0) *usage = qty_zero(qty_get_format(usage));
+        if (diverged && qty_sign(usage) < 0) *usage = qty_zero(qty_get_format(usage));
     }
+    if (!diverged) *usage = *net;
     return 0;
 }

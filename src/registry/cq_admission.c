@@ -71,6 +71,7 @@ typedef struct match {
     bool counts;  /* it counts the object as written */
     qty usage;    /* ... for this much */
     qty net;      /* ... contributing this much */
+    cq_claim *claim; /* the object's claim in the books, or NULL */
 } match;
 
 typedef struct matches {
@@ -154,7 +155,8 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
 {
     for (size_t i = 0; i < m->n; i++) {
         match *x = &m->v[i];
-        const cq_claim *c = strmap_get(x->b->claims, uid);
+        cq_claim *c = op == REG_CREATE ? NULL : strmap_get(x->b->claims, uid); /* (a new uid) */
+        x->claim = c;
         x->had = c != NULL;
         x->old = c ? c->usage : qty_zero(QTY_DECIMAL_SI);
         x->old_net = c ? c->net : qty_zero(QTY_DECIMAL_SI);
@@ -237,7 +239,7 @@ static int apply(store_txn *t, const api_kind *k, const json_t *obj, const match
              (qty_cmp(&x->usage, &x->old) == 0 && qty_cmp(&x->net, &x->old_net) == 0)))
             continue;
         cq_book *b = cq_book_modify(t, x->en, e);
-        if (!b || cq_book_set(b, &id, x->counts, &x->usage, &x->net, e) != 0)
+        if (!b || cq_book_set_from(b, &id, x->claim, x->counts, &x->usage, &x->net, NULL, e) != 0)
             return -1;
     }
     return 0;

@@ -88,10 +88,16 @@ int cq_book_next(const cq_book *b, const qty *old_net, const qty *net, qty *next
 int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, const qty *net,
                 api_err *e)
 {
+    return cq_book_set_from(b, id, strmap_get(b->claims, id->uid), matched, usage, net, NULL, e);
+}
+
+int cq_book_set_from(cq_book *b, const cq_ident *id, cq_claim *old, bool matched,
+                     const qty *usage, const qty *net, const qty *next_sum, api_err *e)
+{
     const char *uid = id->uid;
-    cq_claim *old = strmap_get(b->claims, uid);
-    qty sum = b->sum;
-    if ((old && qty_sub(&sum, &old->net) != 0) || (matched && qty_add(&sum, net) != 0))
+    qty sum = next_sum ? *next_sum : b->sum;
+    if (!next_sum &&
+        ((old && qty_sub(&sum, &old->net) != 0) || (matched && qty_add(&sum, net) != 0)))
         return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
     cq_claim *c = matched ? claim_new(id, usage, net) : NULL;
     if (matched && (!c || strmap_put(b->claims, c->uid, c, NULL) != 0)) {

@@ -80,6 +80,10 @@ void cq_ident_of(cq_ident *id, const char *group, const char *version, const cha
  * precision) with e set. */
 int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, const qty *net,
                 api_err *e);
+/* The same when the caller holds the object's claim (`old`, NULL for none)
+ * and, if it computed it, the books' next sum (`sum`, NULL to compute). */
+int cq_book_set_from(cq_book *b, const cq_ident *id, cq_claim *old, bool matched,
+                     const qty *usage, const qty *net, const qty *sum, api_err *e);
 /* What the quota's used would be with `old_net` replaced by `net`. */
 int cq_book_next(const cq_book *b, const qty *old_net, const qty *net, qty *next);
 
