@@ -2634,10 +2634,39 @@ int jp_parse_quantities(const char *text, size_t len, qty *sum, char *err, size_
     return JP_OK;
 }
 
+/* The common case without rendering: every result a non-empty string with
+ * no white space (what the text would print and split into the same
+ * tokens), each a quantity. 1 when the slow path must decide (anything else,
+ * including every error: it words them). */
+static int quantity_sum_fast(const jp_expr *e, const json_t *obj, qty *sum)
+{
+    groups g = {0};
+    char err[8];
+    if (run(e, obj, true, &g, err, sizeof err) != JP_OK) return 1;
+    int rc = 0;
+    size_t seen = 0;
+    for (size_t i = 0; i < g.n && !rc; i++) {
+        for (size_t k = 0; k < g.g[i].n && !rc; k++) {
+            const jv *v = &g.g[i].v[k];
+            const char *str = v->k == V_JSON ? json_string_value(v->u.j) : NULL;
+            size_t n = str ? json_string_length(v->u.j) : 0;
+            qty q;
+            if (!n || strcspn(str, " \t\n\v\f\r") != n || qty_parse_len(str, n, &q) != 0 ||
+                qty_add(sum, &q) != 0)
+                rc = 1;
+            seen++;
+        }
+    }
+    groups_free(&g);
+    return rc || !seen;
+}
+
 int jp_quantity_sum(const jp_expr *e, const json_t *obj, qty *sum, char *err, size_t errlen)
 {
     char *s;
     size_t len;
+    *sum = qty_zero(QTY_DECIMAL_SI);
+    if (quantity_sum_fast(e, obj, sum) == 0) return JP_OK;
     *sum = qty_zero(QTY_DECIMAL_SI);
     int rc = source_eval_n(e, obj, &s, &len, err, errlen);
     if (rc) return rc;
