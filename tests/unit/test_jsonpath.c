@@ -1320,6 +1320,41 @@ static void test_threads(void **state)
     json_decref(o);
 }
 
+/* jp_quantity_sum decides plain string results without rendering; it must
+ * agree with the text path (jp_source_eval + jp_parse_quantities, Capsule's
+ * definition) on every input, values and errors alike. */
+static void test_quantity_sum_paths_agree(void **state)
+{
+    (void)state;
+    json_t *o = J("{'s':['100m','200m','1Gi'],'one':'2','sp':['1 2','3'],'e':['','1'],"
+                  "'n':[1,2.5,1000000.0],'mix':['1',2,true],'bad':['1x','2'],'uni':'\u00a01',"
+                  "'nested':{'a':[{'c':'1'},{'c':'2k'}]},'nul':null,'big':'9e999'}");
+    const char *paths[] = {".s[*]", ".one", ".sp[*]", ".e[*]", ".n[*]", ".mix[*]", ".bad[*]",
+                           ".uni", ".nested.a[*].c", ".nul", ".missing", ".s", ".big", "..c"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        char err[512], e1[512] = "", e2[512] = "", a[64] = "", b[64] = "";
+        jp_expr *e = jp_compile_source_path(paths[i], NULL, err, sizeof err);
+        assert_non_null(e);
+        qty q1, q2 = qty_zero(QTY_DECIMAL_SI);
+        int r1 = jp_quantity_sum(e, o, &q1, e1, sizeof e1);
+        char *text = NULL;
+        int r2 = jp_source_eval(e, o, &text, e2, sizeof e2);
+        if (r2 == JP_OK && !*text) {
+            r2 = JP_ERR_QUANTITY;
+            snprintf(e2, sizeof e2, "quantity path did not resolve to any value");
+        } else if (r2 == JP_OK) {
+            r2 = jp_parse_quantities(text, strlen(text), &q2, e2, sizeof e2);
+        }
+        free(text);
+        if (r1 == JP_OK) qty_format_str(&q1, a, sizeof a);
+        if (r2 == JP_OK) qty_format_str(&q2, b, sizeof b);
+        if (r1 != r2 || strcmp(a, b) || (r1 && strcmp(e1, e2)))
+            fail_msg("%s: sum %d [%s] [%s], text %d [%s] [%s]", paths[i], r1, a, e1, r2, b, e2);
+        jp_free(e);
+    }
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1349,6 +1384,7 @@ int main(void)
         cmocka_unit_test(test_limit_deep_object),
         cmocka_unit_test(test_limit_wide_and_output),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_quantity_sum_paths_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
