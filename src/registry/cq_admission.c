@@ -72,6 +72,8 @@ typedef struct match {
     qty usage;    /* ... for this much */
     qty net;      /* ... contributing this much */
     cq_claim *claim; /* the object's claim in the books, or NULL */
+    bool has_sum;    /* sum: the books' sum of nets with this write (check) */
+    qty sum;
 } match;
 
 typedef struct matches {
@@ -98,7 +100,7 @@ static int collect(store_txn *t, const char *prefix, const api_kind *k, const ch
 {
     store_obj **objs = NULL;
     size_t n = 0;
-    if (store_txn_list(t, prefix, &objs, &n) != 0)
+    if (store_txn_list_any(t, prefix, &objs, &n) != 0) /* (order: match_cmp decides) */
         return api_err_set(e, API_INTERNAL, "cannot read custom quotas");
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -153,6 +155,8 @@ static void gvk_of(const api_kind *k, char *buf, size_t n)
 static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const json_t *obj,
                          const char *uid, cq_cache *cache, matches *m, api_err *e)
 {
+    const match *bad = NULL; /* the first quota that cannot evaluate, in Capsule's order */
+    char err[1400], bad_err[1400];
     for (size_t i = 0; i < m->n; i++) {
         match *x = &m->v[i];
         cq_claim *c = op == REG_CREATE ? NULL : strmap_get(x->b->claims, uid); /* (a new uid) */
@@ -160,7 +164,6 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
         x->had = c != NULL;
         x->old = c ? c->usage : qty_zero(QTY_DECIMAL_SI);
         x->old_net = c ? c->net : qty_zero(QTY_DECIMAL_SI);
-        char err[1400];
         if (cq_object_usage(x->b->q, k->group, k->version, k->kind, obj, cache, &x->counts,
                             &x->usage, &x->net, err, sizeof err) == 0)
             continue;
@@ -170,16 +173,20 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
             x->net = x->old_net;
             continue;
         }
-        char gvk[600];
-        gvk_of(k, gvk, sizeof gvk);
-        return api_err_set(e, API_FORBIDDEN,
-                           "%s resource %s/%s (%s) cannot be admitted because %scustom quota usage "
-                           "could not be calculated: %s \"%s\" %s",
-                           op == REG_CREATE ? "creating" : "updating", meta(obj, "namespace"),
-                           meta(obj, "name"), gvk, op == REG_CREATE ? "" : "new ",
-                           type_name(x->b), x->b->name, err);
+        if (!bad || match_cmp(x, bad) < 0) {
+            bad = x;
+            snprintf(bad_err, sizeof bad_err, "%s", err);
+        }
     }
-    return 0;
+    if (!bad) return 0;
+    char gvk[600];
+    gvk_of(k, gvk, sizeof gvk);
+    return api_err_set(e, API_FORBIDDEN,
+                       "%s resource %s/%s (%s) cannot be admitted because %scustom quota usage "
+                       "could not be calculated: %s \"%s\" %s",
+                       op == REG_CREATE ? "creating" : "updating", meta(obj, "namespace"),
+                       meta(obj, "name"), gvk, op == REG_CREATE ? "" : "new ",
+                       type_name(bad->b), bad->b->name, bad_err);
 }
 
 static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t *obj, matches *m,
@@ -194,18 +201,21 @@ static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t 
 
 /* The first quota, in Capsule's order, that the increase would take past
  * its limit (never on a status update). */
-static int check(const api_kind *k, reg_op op, const char *sub, const json_t *obj,
-                 const matches *m, api_err *e)
+static int check(const api_kind *k, reg_op op, const char *sub, const json_t *obj, matches *m,
+                 api_err *e)
 {
     if (!strcmp(sub, "status")) return 0;
     const match *x = NULL;
     qty next;
     for (size_t i = 0; i < m->n; i++) {
-        const match *y = &m->v[i];
+        match *y = &m->v[i];
         if (!y->counts || qty_cmp(&y->net, &y->old_net) <= 0) continue;
-        qty n;
-        if (cq_book_next(y->b, &y->old_net, &y->net, &n) != 0)
+        /* the books' sum with this write, kept for apply */
+        y->sum = y->b->sum;
+        if ((y->had && qty_sub(&y->sum, &y->old_net) != 0) || qty_add(&y->sum, &y->net) != 0)
             return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
+        y->has_sum = true;
+        qty n = qty_sign(&y->sum) < 0 ? qty_zero(QTY_DECIMAL_SI) : y->sum;
         if (qty_cmp(&n, cq_limit(y->b->q)) > 0 && (!x || match_cmp(y, x) < 0)) {
             x = y;
             next = n;
@@ -239,7 +249,8 @@ static int apply(store_txn *t, const api_kind *k, const json_t *obj, const match
              (qty_cmp(&x->usage, &x->old) == 0 && qty_cmp(&x->net, &x->old_net) == 0)))
             continue;
         cq_book *b = cq_book_modify(t, x->en, e);
-        if (!b || cq_book_set_from(b, &id, x->claim, x->counts, &x->usage, &x->net, NULL, e) != 0)
+        if (!b || cq_book_set_from(b, &id, x->claim, x->counts, &x->usage, &x->net,
+                                   x->has_sum ? &x->sum : NULL, e) != 0)
             return -1;
     }
     return 0;

@@ -77,14 +77,6 @@ static void book_free(void *v)
     free(b);
 }
 
-int cq_book_next(const cq_book *b, const qty *old_net, const qty *net, qty *next)
-{
-    *next = b->sum;
-    if ((old_net && qty_sub(next, old_net) != 0) || (net && qty_add(next, net) != 0)) return -1;
-    if (qty_sign(next) < 0) *next = qty_zero(qty_get_format(next));
-    return 0;
-}
-
 int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, const qty *net,
                 api_err *e)
 {

@@ -84,8 +84,6 @@ int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, 
  * and, if it computed it, the books' next sum (`sum`, NULL to compute). */
 int cq_book_set_from(cq_book *b, const cq_ident *id, cq_claim *old, bool matched,
                      const qty *usage, const qty *net, const qty *sum, api_err *e);
-/* What the quota's used would be with `old_net` replaced by `net`. */
-int cq_book_next(const cq_book *b, const qty *old_net, const qty *net, qty *next);
 
 /* As pool_book_verify: the stored status checked once after a load. */
 int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e);

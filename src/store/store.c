@@ -752,7 +752,19 @@ store_obj *store_txn_get(store_txn *t, const char *key)
     return o;
 }
 
+static int txn_list(store_txn *t, const char *prefix, bool sorted, store_obj ***out, size_t *n);
+
 int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n)
+{
+    return txn_list(t, prefix, true, out, n);
+}
+
+int store_txn_list_any(store_txn *t, const char *prefix, store_obj ***out, size_t *n)
+{
+    return txn_list(t, prefix, false, out, n);
+}
+
+static int txn_list(store_txn *t, const char *prefix, bool sorted, store_obj ***out, size_t *n)
 {
     store_obj **v;
     size_t k;
@@ -780,7 +792,7 @@ int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n
         store_obj_ref(p->obj);
         v[k++] = p->obj;
     }
-    if (k > 1) qsort(v, k, sizeof *v, cmp_obj_key);
+    if (sorted && k > 1) qsort(v, k, sizeof *v, cmp_obj_key);
     *out = v;
     *n = k;
     return 0;

@@ -135,6 +135,9 @@ size_t store_txn_writes(const store_txn *t); /* writes (puts and deletes) so far
 store_obj *store_txn_get(store_txn *t, const char *key);
 /* List inside a transaction (sees own writes): same contract as store_list. */
 int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n);
+/* The same in no particular order (no sort: for callers that visit every
+ * object anyway, on hot paths). */
+int store_txn_list_any(store_txn *t, const char *prefix, store_obj ***out, size_t *n);
 /* Put a new value (serialized now; `obj` stays the caller's). `idx` ownership
  * moves to the store (NULL: computed with the indexer). */
 int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx);
