@@ -354,16 +354,7 @@ static json_t *with_status(cq_book *b, const json_t *cur, bool *same)
 {
     char now[32];
     reg_now_rfc3339(now, sizeof now);
-    json_t *st = status_json(b, now);
-    json_t *nw = st ? json_copy((json_t *)cur) : NULL;
-    if (same) *same = st && json_equal(st, json_object_get(cur, "status"));
-    if (nw) {
-        json_object_set(nw, "status", st);
-        json_decref(b->last_status);
-        b->last_status = json_incref(st);
-    }
-    json_decref(st);
-    return nw;
+    return ledger_with_status(cur, status_json(b, now), &b->last_status, same);
 }
 
 static store_obj *book_write(store_txn *t, store_obj *o, const void *val)

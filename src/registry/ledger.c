@@ -404,6 +404,19 @@ void *ledger_modify(store_txn *t, ledger_entry *en, api_err *e)
     return en->val;
 }
 
+json_t *ledger_with_status(const json_t *cur, json_t *status, json_t **last, bool *same)
+{
+    json_t *nw = status ? json_copy((json_t *)cur) : NULL;
+    if (same) *same = status && json_equal(status, json_object_get(cur, "status"));
+    if (nw) {
+        json_object_set(nw, "status", status);
+        json_decref(*last);
+        *last = json_incref(status);
+    }
+    json_decref(status);
+    return nw;
+}
+
 store_obj *ledger_put_derived(store_txn *t, const char *key, json_t *obj)
 {
     json_t *m = json_copy(json_object_get(obj, "metadata"));

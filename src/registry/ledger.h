@@ -80,6 +80,12 @@ void *ledger_modify(store_txn *t, ledger_entry *en, api_err *e);
  * the version t sees). -1 with e set. */
 int ledger_write(store_txn *t, ledger_entry *en, api_err *e);
 
+/* For a kind's derived status: `cur` (an object) with `status` (taken) as
+ * its status, a shallow copy; *same (if given) when cur's status already is
+ * it; *last (the kind's cache of the status last written) is replaced by a
+ * reference to it. NULL when status is NULL or out of memory. */
+json_t *ledger_with_status(const json_t *cur, json_t *status, json_t **last, bool *same);
+
 /* For a kind's ops->write: store `obj` (the object with its new status; its
  * metadata is copied, not changed) at key in t as a derived write, with t's
  * revision as its resourceVersion. The new version (a reference), or NULL. */

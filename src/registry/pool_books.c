@@ -434,15 +434,7 @@ static json_t *with_status(pool_book *b, const json_t *cur, bool *same)
     reg_now_rfc3339(now, sizeof now);
     json_t *status =
         pb_status_json(b->pool, &b->view, b->namespaces, b->state, now, b->last_status);
-    json_t *nw = status ? json_copy((json_t *)cur) : NULL;
-    if (same) *same = status && json_equal(status, pb_get(cur, "status"));
-    if (nw) {
-        json_object_set(nw, "status", status);
-        json_decref(b->last_status);
-        b->last_status = json_incref(status);
-    }
-    json_decref(status);
-    return nw;
+    return ledger_with_status(cur, status, &b->last_status, same);
 }
 
 /* The pool written again with the books' status, as a derived write: the
