@@ -38,15 +38,6 @@ static const api_kind *claims(void)
     return k;
 }
 
-static void assert_json_eq(const json_t *got, const json_t *want)
-{
-    if (!json_equal(got, want)) {
-        char *g = json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
-        char *w = json_dumps(want, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
-        fail_msg("got  %s\nwant %s", g, w);
-    }
-}
-
 /* ---- the kind table ---- */
 
 static void test_rows(void **state)

@@ -21,6 +21,15 @@ static inline store *open_store(void)
     return st;
 }
 
+/* The served kind group/version/resource; fails the test if there is none. */
+static inline const api_kind *test_kind(const char *group, const char *version,
+                                        const char *resource)
+{
+    const api_kind *k = api_kind_find(group, version, resource);
+    if (!k) fail_msg("no kind %s/%s %s", group, version, resource);
+    return k;
+}
+
 /* Create a core-group object through the registry (admission included);
  * `obj` in testutil.h's J() notation. Fails the test if refused. */
 static inline void create_core(store *st, const char *resource, const char *ns, const char *obj)

@@ -23,6 +23,16 @@ static inline json_t *J(const char *s)
     return v;
 }
 
+/* Fail with both values when got != want (keys sorted in the message). */
+static inline void assert_json_eq(const json_t *got, const json_t *want)
+{
+    if (!json_equal(got, want)) {
+        char *g = json_dumps(got, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+        char *w = json_dumps(want, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+        fail_msg("got  %s\nwant %s", g, w);
+    }
+}
+
 /* "a=1,b=2Gi" -> rlist. */
 static inline rlist *L(const char *spec)
 {
