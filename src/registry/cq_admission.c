@@ -71,7 +71,7 @@ typedef struct match {
     bool counts;  /* it counts the object as written */
     qty usage;    /* ... for this much */
     qty net;      /* ... contributing this much */
-    cq_claim *claim; /* the object's claim in the books, or NULL */
+    const cq_claim *claim; /* the object's claim in the books, or NULL */
     bool has_sum;    /* sum: the books' sum of nets with this write (check) */
     qty sum;
 } match;
@@ -103,6 +103,10 @@ static int collect(store_txn *t, const char *prefix, const api_kind *k, const ch
     if (store_txn_list_any(t, prefix, &objs, &n) != 0) /* (order: match_cmp decides) */
         return api_err_set(e, API_INTERNAL, "cannot read custom quotas");
     int rc = 0;
+    if (m->n + n > m->cap) { /* (one allocation for the quotas listed) */
+        match *nv = realloc(m->v, (m->n + n) * sizeof *nv);
+        if (nv) m->v = nv, m->cap = m->n + n;
+    }
     for (size_t i = 0; i < n; i++) {
         ledger_entry *en = rc == 0 ? cq_book_of(t, objs[i], e) : NULL;
         store_obj_unref(objs[i]);
@@ -159,7 +163,7 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
     char err[1400], bad_err[1400];
     for (size_t i = 0; i < m->n; i++) {
         match *x = &m->v[i];
-        cq_claim *c = op == REG_CREATE ? NULL : strmap_get(x->b->claims, uid); /* (a new uid) */
+        const cq_claim *c = op == REG_CREATE ? NULL : cq_book_claim(x->b, uid); /* (a new uid) */
         x->claim = c;
         x->had = c != NULL;
         x->old = c ? c->usage : qty_zero(QTY_DECIMAL_SI);
@@ -242,7 +246,8 @@ static int apply(store_txn *t, const api_kind *k, const json_t *obj, const match
 {
     cq_ident id;
     cq_ident_of(&id, k->group, k->version, k->kind, obj);
-    for (size_t i = 0; i < m->n; i++) {
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < m->n; i++) {
         const match *x = &m->v[i];
         if (x->had == x->counts &&
             (!x->counts ||
@@ -251,9 +256,10 @@ static int apply(store_txn *t, const api_kind *k, const json_t *obj, const match
         cq_book *b = cq_book_modify(t, x->en, e);
         if (!b || cq_book_set_from(b, &id, x->claim, x->counts, &x->usage, &x->net,
                                    x->has_sum ? &x->sum : NULL, e) != 0)
-            return -1;
+            rc = -1;
     }
-    return 0;
+    cq_ident_done(&id);
+    return rc;
 }
 
 /* Charge the write (`dry_run`: decide only; the books are not touched, since
@@ -275,13 +281,14 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
         cq_ident_of(&id, k->group, k->version, k->kind, it);
         for (size_t i = 0; i < m.n; i++) {
             const match *x = &m.v[i];
-            if (!strmap_get(x->b->claims, id.uid)) continue;
+            if (!cq_book_claim(x->b, id.uid)) continue;
             cq_book *b = cq_book_modify(t, x->en, e);
             if (!b || cq_book_set(b, &id, false, NULL, NULL, e) != 0) {
                 rc = -1;
                 break;
             }
         }
+        cq_ident_done(&id);
     } else if (m.n && op != REG_DELETE) {
         rc = evaluate(k, op, sub, obj, &m, e);
         if (rc == 0) rc = check(k, op, sub, obj, &m, e);

@@ -6,6 +6,8 @@
 #include "registry/conditions.h"
 #include "registry/registry.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,45 +30,62 @@ void cq_gvk_string(const char *group, const char *version, const char *kind, cha
 
 /* ---- claims ---- */
 
-static void claim_free(cq_claim *c)
-{
-    free(c); /* one allocation: the strings follow the struct */
-}
-
 void cq_ident_of(cq_ident *id, const char *group, const char *version, const char *kind,
                  const json_t *obj)
 {
     const json_t *m = json_object_get(obj, "metadata");
-    *id = (cq_ident){group, version, kind, jstr(m, "uid"), jstr(m, "namespace"), jstr(m, "name")};
+    *id = (cq_ident){group, version, kind, jstr(m, "uid"), jstr(m, "namespace"), jstr(m, "name"),
+                     NULL};
 }
 
-static cq_claim *claim_new(const cq_ident *id, const qty *usage, const qty *net)
+static void obj_release(cq_obj *o)
 {
-    const char *s[6] = {id->uid, id->group, id->version, id->kind, id->ns, id->name};
-    size_t len[6], total = sizeof(cq_claim);
-    for (int i = 0; i < 6; i++)
-        total += (len[i] = strlen(s[i]) + 1);
-    cq_claim *c = malloc(total);
-    if (!c) return NULL;
-    char *p = (char *)(c + 1), **dst[6] = {&c->uid, &c->group, &c->version,
-                                           &c->kind, &c->ns, &c->name};
-    for (int i = 0; i < 6; i++) {
-        memcpy(p, s[i], len[i]);
-        *dst[i] = p;
-        p += len[i];
+    if (o && atomic_fetch_sub(&o->refs, 1) == 1) free(o); /* one allocation: strings follow */
+}
+
+void cq_ident_done(cq_ident *id)
+{
+    obj_release(id->obj);
+    id->obj = NULL;
+}
+
+/* id's shared object, made on first use; a new reference, or NULL. */
+static cq_obj *ident_obj(cq_ident *id)
+{
+    if (!id->obj) {
+        const char *s[6] = {id->uid, id->group, id->version, id->kind, id->ns, id->name};
+        size_t len[6], total = sizeof(cq_obj);
+        for (int i = 0; i < 6; i++)
+            total += (len[i] = strlen(s[i]) + 1);
+        cq_obj *o = malloc(total);
+        if (!o) return NULL;
+        char *p = (char *)(o + 1);
+        const char **dst[6] = {&o->uid, &o->group, &o->version, &o->kind, &o->ns, &o->name};
+        for (int i = 0; i < 6; i++) {
+            memcpy(p, s[i], len[i]);
+            *dst[i] = p;
+            p += len[i];
+        }
+        atomic_init(&o->refs, 1);
+        id->obj = o;
     }
-    c->usage = *usage;
-    c->net = *net;
-    return c;
+    atomic_fetch_add(&id->obj->refs, 1);
+    return id->obj;
+}
+
+const cq_claim *cq_book_claim(const cq_book *b, const char *uid)
+{
+    uintptr_t i = (uintptr_t)strmap_get(b->claims, uid);
+    return i ? &b->claimv[i - 1] : NULL;
 }
 
 static void book_free(void *v)
 {
     cq_book *b = v;
     if (!b) return;
-    void *c;
-    for (size_t it = 0; b->claims && strmap_next(b->claims, &it, NULL, &c);)
-        claim_free(c);
+    for (size_t i = 0; i < b->nclaims; i++)
+        obj_release(b->claimv[i].obj);
+    free(b->claimv);
     strmap_free(b->claims);
     strmap_free(b->selected);
     json_decref(b->namespaces);
@@ -77,27 +96,63 @@ static void book_free(void *v)
     free(b);
 }
 
-int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, const qty *net,
+int cq_book_set(cq_book *b, cq_ident *id, bool matched, const qty *usage, const qty *net,
                 api_err *e)
 {
-    return cq_book_set_from(b, id, strmap_get(b->claims, id->uid), matched, usage, net, NULL, e);
+    return cq_book_set_from(b, id, cq_book_claim(b, id->uid), matched, usage, net, NULL, e);
 }
 
-int cq_book_set_from(cq_book *b, const cq_ident *id, cq_claim *old, bool matched,
+/* Append a claim on id's object. 0 or -1 (out of memory). */
+static int claim_add(cq_book *b, cq_ident *id, const qty *usage, const qty *net)
+{
+    if (b->nclaims == b->claimcap) {
+        size_t nc = b->claimcap ? b->claimcap * 2 : 8;
+        cq_claim *nv = realloc(b->claimv, nc * sizeof *nv);
+        if (!nv) return -1;
+        b->claimv = nv;
+        b->claimcap = nc;
+    }
+    cq_obj *o = ident_obj(id);
+    if (!o) return -1;
+    if (strmap_put(b->claims, o->uid, (void *)(uintptr_t)(b->nclaims + 1), NULL) != 0) {
+        obj_release(o);
+        return -1;
+    }
+    b->claimv[b->nclaims++] = (cq_claim){o, *usage, *net};
+    return 0;
+}
+
+/* Remove claim c: the last claim takes its place. */
+static void claim_remove(cq_book *b, const cq_claim *c)
+{
+    size_t i = (size_t)(c - b->claimv), last = b->nclaims - 1;
+    cq_obj *o = b->claimv[i].obj;
+    strmap_del(b->claims, o->uid);
+    if (i != last) {
+        b->claimv[i] = b->claimv[last];
+        /* (replacing an existing key's value never allocates) */
+        strmap_put(b->claims, b->claimv[i].obj->uid, (void *)(uintptr_t)(i + 1), NULL);
+    }
+    b->nclaims--;
+    obj_release(o);
+}
+
+int cq_book_set_from(cq_book *b, cq_ident *id, const cq_claim *old, bool matched,
                      const qty *usage, const qty *net, const qty *next_sum, api_err *e)
 {
-    const char *uid = id->uid;
     qty sum = next_sum ? *next_sum : b->sum;
     if (!next_sum &&
         ((old && qty_sub(&sum, &old->net) != 0) || (matched && qty_add(&sum, net) != 0)))
         return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
-    cq_claim *c = matched ? claim_new(id, usage, net) : NULL;
-    if (matched && (!c || strmap_put(b->claims, c->uid, c, NULL) != 0)) {
-        claim_free(c);
-        return api_err_set(e, API_INTERNAL, "out of memory");
+    if (matched && old) {
+        cq_claim *c = &b->claimv[old - b->claimv]; /* (the same object: same names) */
+        c->usage = *usage;
+        c->net = *net;
+    } else if (matched) {
+        if (claim_add(b, id, usage, net) != 0) return api_err_set(e, API_INTERNAL, "out of memory");
+    } else if (old) {
+        claim_remove(b, old);
     }
-    if (!matched && old) strmap_del(b->claims, uid);
-    if (old) claim_free(old); /* (replaced or removed above) */
     b->sum = sum;
     b->used = qty_sign(&sum) < 0 ? qty_zero(qty_get_format(&sum)) : sum;
     return 0;
@@ -176,7 +231,7 @@ static void add_error(cq_book *b, const char *msg)
 static const api_kind *source_kind(cq_book *b, size_t i)
 {
     const char *g, *v, *k;
-    char av[300], gvk[600], msg[800];
+    char av[300], gvk[600], msg[1800];
     cq_source_gvk(b->q, i, &g, &v, &k);
     snprintf(av, sizeof av, "%s%s%s", g, *g ? "/" : "", v);
     const api_kind *kind = api_kind_by_kind(av, k);
@@ -231,6 +286,7 @@ static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
                 cq_ident id;
                 cq_ident_of(&id, k->group, k->version, k->kind, obj);
                 rc = cq_book_set(b, &id, true, &usage, &net, e);
+                cq_ident_done(&id);
             }
         }
         json_decref(obj);
@@ -282,7 +338,7 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
 
 static int claim_cmp(const void *a, const void *b)
 {
-    const cq_claim *x = *(cq_claim *const *)a, *y = *(cq_claim *const *)b;
+    const cq_obj *x = (*(const cq_claim *const *)a)->obj, *y = (*(const cq_claim *const *)b)->obj;
     int c = strcmp(x->ns, y->ns);
     if (!c) c = strcmp(x->kind, y->kind);
     if (!c) c = strcmp(x->name, y->name);
@@ -291,23 +347,24 @@ static int claim_cmp(const void *a, const void *b)
 
 static json_t *claims_json(const cq_book *b)
 {
-    size_t n = strmap_count(b->claims), m = 0;
-    cq_claim **v = n ? malloc(n * sizeof *v) : NULL;
+    size_t n = b->nclaims;
+    const cq_claim **v = n ? malloc(n * sizeof *v) : NULL;
     json_t *out = json_array();
     if ((n && !v) || !out) {
         free(v);
         json_decref(out);
         return NULL;
     }
-    void *c;
-    for (size_t it = 0; strmap_next(b->claims, &it, NULL, &c);)
-        v[m++] = c;
-    if (m) qsort(v, m, sizeof *v, claim_cmp);
-    for (size_t i = 0; i < m; i++)
+    for (size_t i = 0; i < n; i++)
+        v[i] = &b->claimv[i];
+    if (n) qsort(v, n, sizeof *v, claim_cmp);
+    for (size_t i = 0; i < n; i++) {
+        const cq_obj *o = v[i]->obj;
         json_array_append_new(
-            out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "group", v[i]->group, "version",
-                           v[i]->version, "kind", v[i]->kind, "name", v[i]->name, "namespace",
-                           v[i]->ns, "uid", v[i]->uid, "usage", qty_to_json(&v[i]->usage)));
+            out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "group", o->group, "version",
+                           o->version, "kind", o->kind, "name", o->name, "namespace", o->ns,
+                           "uid", o->uid, "usage", qty_to_json(&v[i]->usage)));
+    }
     free(v);
     return out;
 }
@@ -414,34 +471,32 @@ bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *l
 
 static bool same_books(const cq_book *a, const cq_book *b)
 {
-    if (qty_cmp(&a->used, &b->used) != 0 || strmap_count(a->claims) != strmap_count(b->claims))
-        return false;
-    const char *uid;
-    void *v;
-    for (size_t it = 0; strmap_next(a->claims, &it, &uid, &v);) {
-        const cq_claim *o = strmap_get(b->claims, uid);
-        if (!o || qty_cmp(&o->usage, &((const cq_claim *)v)->usage) != 0 ||
-            qty_cmp(&o->net, &((const cq_claim *)v)->net) != 0)
+    if (qty_cmp(&a->used, &b->used) != 0 || a->nclaims != b->nclaims) return false;
+    for (size_t i = 0; i < a->nclaims; i++) {
+        const cq_claim *x = &a->claimv[i], *o = cq_book_claim(b, x->obj->uid);
+        if (!o || qty_cmp(&o->usage, &x->usage) != 0 || qty_cmp(&o->net, &x->net) != 0)
             return false;
     }
     return true;
 }
 
+#define SWAP(T, x, y)                                                                          \
+    do {                                                                                       \
+        T tmp_ = (x);                                                                          \
+        (x) = (y);                                                                             \
+        (y) = tmp_;                                                                            \
+    } while (0)
+
 /* Swap the accounted contents of two books (the caches stay). */
 static void swap_books(cq_book *a, cq_book *b)
 {
-    qty u = a->used;
-    a->used = b->used;
-    b->used = u;
-    u = a->sum;
-    a->sum = b->sum;
-    b->sum = u;
-    strmap *c = a->claims;
-    a->claims = b->claims;
-    b->claims = c;
-    char *e = a->error;
-    a->error = b->error;
-    b->error = e;
+    SWAP(qty, a->used, b->used);
+    SWAP(qty, a->sum, b->sum);
+    SWAP(cq_claim *, a->claimv, b->claimv);
+    SWAP(size_t, a->nclaims, b->nclaims);
+    SWAP(size_t, a->claimcap, b->claimcap);
+    SWAP(strmap *, a->claims, b->claims);
+    SWAP(char *, a->error, b->error);
 }
 
 int cq_books_resync(store *st, size_t *drift)

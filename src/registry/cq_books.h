@@ -31,10 +31,17 @@
 #define CQ_PREFIX "customquotas." CQ_GROUP "/"
 #define GCQ_PREFIX "globalcustomquotas." CQ_GROUP "//"
 
+/* An object as claims name it: made once per write (or per object in a
+ * recount) and shared by every quota's claim on it. Reference-counted
+ * (atomically: books are freed on whichever thread drops them). */
+typedef struct cq_obj {
+    _Atomic unsigned refs;
+    const char *uid, *group, *version, *kind, *ns, *name; /* (after the struct) */
+} cq_obj;
+
 /* One object a quota counts. */
 typedef struct cq_claim {
-    char *uid; /* the map's key */
-    char *group, *version, *kind, *ns, *name;
+    cq_obj *obj;
     qty usage; /* its claim: the per-object fold, clamped (core/cquota.h) */
     qty net;   /* its signed contribution to the total */
 } cq_claim;
@@ -47,7 +54,11 @@ typedef struct cq_book {
     char *error;    /* the Ready=False message, or NULL */
     qty sum;        /* the claims' nets */
     qty used;       /* max(0, sum) */
-    strmap *claims; /* uid -> cq_claim */
+    /* the claims, unordered, and uid -> index + 1 (no allocation per claim:
+     * a pod counted by a hundred quotas is a hundred claims) */
+    cq_claim *claimv;
+    size_t nclaims, claimcap;
+    strmap *claims;
     strmap *selected;   /* global with namespaceSelectors: the namespaces; else NULL (all) */
     json_t *namespaces; /* status.namespaces (global) */
     /* caches */
@@ -67,22 +78,28 @@ cq_book *cq_book_modify(store_txn *t, ledger_entry *en, api_err *e);
 bool cq_book_covers(const cq_book *b, const char *ns);
 
 /* An object as its claims name it: read once per write, whatever the number
- * of quotas charged. */
+ * of quotas charged. The first claim made makes `obj`, which the others
+ * share; cq_ident_done releases it. */
 typedef struct cq_ident {
     const char *group, *version, *kind;
     const char *uid, *ns, *name; /* borrowed from the object */
+    cq_obj *obj;
 } cq_ident;
 void cq_ident_of(cq_ident *id, const char *group, const char *version, const char *kind,
                  const json_t *obj);
+void cq_ident_done(cq_ident *id);
+
+/* The claim of object `uid`, or NULL. Valid until the books next change. */
+const cq_claim *cq_book_claim(const cq_book *b, const char *uid);
 
 /* Charge: object `id` now counts `usage` with net contribution `net`
  * (matched) or nothing (!matched). 0 or -1 (out of memory, usage beyond
  * precision) with e set. */
-int cq_book_set(cq_book *b, const cq_ident *id, bool matched, const qty *usage, const qty *net,
+int cq_book_set(cq_book *b, cq_ident *id, bool matched, const qty *usage, const qty *net,
                 api_err *e);
 /* The same when the caller holds the object's claim (`old`, NULL for none)
  * and, if it computed it, the books' next sum (`sum`, NULL to compute). */
-int cq_book_set_from(cq_book *b, const cq_ident *id, cq_claim *old, bool matched,
+int cq_book_set_from(cq_book *b, cq_ident *id, const cq_claim *old, bool matched,
                      const qty *usage, const qty *net, const qty *sum, api_err *e);
 
 /* As pool_book_verify: the stored status checked once after a load. */
