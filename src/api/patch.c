@@ -37,6 +37,10 @@
 #define MSG_PRIMITIVE_LIST "invalid patch format of primitive list"
 #define MSG_ORDER_LIST "invalid patch format of setElementOrder list"
 #define MSG_LIST_OF_LISTS "lists of lists are not supported"
+#define MSG_COPY_LIMIT                                                                             \
+    "Unable to complete the copy, the accumulated size increase of copy is %zu, exceeding the "    \
+    "limit %d"
+#define MSG_RESULT_TOO_LARGE "Request entity too large: limit is %d"
 
 /* Upstream answers a patch that does not apply with
  * NewGenericServerResponse(422): a fixed message, the reason in a cause. */
@@ -362,7 +366,35 @@ static int jp_move(json_t **doc, const jptr *from, const jptr *p, const char *fs
     return 0;
 }
 
-static int jp_apply_op(json_t **doc, const json_t *op, api_err *err)
+/* What a "copy" adds to the document, counted as upstream's json-patch does:
+ * the compact JSON size of the copied value. */
+static size_t json_size(const json_t *v)
+{
+    return json_dumpb(v, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/* The one JSON patch operation that amplifies: a copy of a subtree into itself
+ * doubles it, so 20 copies of a few KB reach half a GB. Upstream bounds the
+ * sum of what copies add (AccumulatedCopySizeLimit = 3 MiB) and answers 422;
+ * adds, replaces and tests only bring in what the body holds, and moves add
+ * nothing, so with this bound the document never exceeds the stored object
+ * plus the body plus PATCH_MAX_COPY_BYTES, at any operation. */
+static int jp_copy(json_t **doc, const json_t *cur, const jptr *p, const char *fs, const char *ps,
+                   size_t *copied, api_err *err)
+{
+    if (!cur)
+        return unprocessable(err, "copy operation does not apply: doc is missing from path: %s",
+                             fs);
+    size_t n = json_size(cur);
+    *copied = n > SIZE_MAX - *copied ? SIZE_MAX : *copied + n;
+    if (*copied > PATCH_MAX_COPY_BYTES)
+        return unprocessable(err, MSG_COPY_LIMIT, *copied, PATCH_MAX_COPY_BYTES);
+    if (jp_add(doc, p, json_deep_copy(cur)) < 0)
+        return unprocessable(err, "copy operation does not apply: doc is missing path: %s", ps);
+    return 0;
+}
+
+static int jp_apply_op(json_t **doc, const json_t *op, size_t *copied, api_err *err)
 {
     int k = jp_kind_of(json_string_value(json_object_get(op, "op")));
     const char *ps = json_string_value(json_object_get(op, "path"));
@@ -396,12 +428,7 @@ static int jp_apply_op(json_t **doc, const json_t *op, api_err *err)
         rc = jp_move(doc, &f, &p, fs, ps, err);
         break;
     case OP_COPY:
-        cur = jptr_get(*doc, &f, f.n);
-        if (!cur)
-            rc = unprocessable(err, "copy operation does not apply: doc is missing from path: %s",
-                               fs);
-        else if (jp_add(doc, &p, json_deep_copy(cur)) < 0)
-            rc = unprocessable(err, "copy operation does not apply: doc is missing path: %s", ps);
+        rc = jp_copy(doc, jptr_get(*doc, &f, f.n), &p, fs, ps, copied, err);
         break;
     case OP_TEST:
         cur = jptr_get(*doc, &p, p.n);
@@ -418,8 +445,9 @@ json_t *patch_json(const json_t *orig, const json_t *ops, api_err *err)
 {
     if (jp_validate(ops, err) < 0) return NULL;
     json_t *doc = orig ? json_deep_copy(orig) : json_null();
+    size_t copied = 0;
     for (size_t i = 0; i < json_array_size(ops); i++) {
-        if (jp_apply_op(&doc, json_array_get(ops, i), err) < 0) {
+        if (jp_apply_op(&doc, json_array_get(ops, i), &copied, err) < 0) {
             json_decref(doc);
             return NULL;
         }
@@ -1167,6 +1195,13 @@ json_t *patch_apply(const char *content_type, const json_t *orig, const char *bo
     json_decref(p);
     if (res && !json_is_object(res)) {
         unprocessable(err, "the patched document is a %s, not an object", json_kind_name(res));
+        json_decref(res);
+        res = NULL;
+    } else if (res && json_size(res) > PATCH_MAX_RESULT_BYTES) {
+        /* No patch may produce an object a PUT could not have sent. Merge and
+         * strategic patches grow the object by at most the body, a JSON patch
+         * by the body and its copies: this is the one check all three share. */
+        api_err_set(err, API_TOO_LARGE, MSG_RESULT_TOO_LARGE, PATCH_MAX_RESULT_BYTES);
         json_decref(res);
         res = NULL;
     }

@@ -12,12 +12,14 @@
  *   400 BadRequest   body is not JSON, or the patch document is malformed
  *                    (not an array of operations, bad JSON Pointer, unknown
  *                    op or $patch directive, list element without its merge key)
- *   413 RequestEntityTooLarge  more than PATCH_MAX_JSON_OPS operations, or
+ *   413 RequestEntityTooLarge  more than PATCH_MAX_JSON_OPS operations,
  *                    a strategic merge list over 5000 elements (merging is
- *                    quadratic, as upstream's is)
+ *                    quadratic, as upstream's is), or a result larger than
+ *                    PATCH_MAX_RESULT_BYTES
  *   415 UnsupportedMediaType   unknown content type, or server-side apply
  *   422 Invalid      a well-formed JSON patch that does not apply (missing
- *                    path, failed "test"), or a strategic patch upstream also
+ *                    path, failed "test", copies adding more than
+ *                    PATCH_MAX_COPY_BYTES), or a strategic patch upstream also
  *                    answers with 422 (lists of lists, $retainKeys mismatch).
  *                    Message is upstream's generic
  *                    "the server rejected our request due to an error in our
@@ -38,6 +40,14 @@
 
 /* Upstream's limit on operations in one JSON patch. */
 #define PATCH_MAX_JSON_OPS 10000
+/* Upstream's limit on what the "copy" operations of one JSON patch may add
+ * (the compact JSON size of each copied value, summed): JSONPatchMaxCopyBytes,
+ * 3 MiB. Past it: 422, "Unable to complete the copy, ...". */
+#define PATCH_MAX_COPY_BYTES 3145728
+/* The largest object (compact JSON) a patch may produce, of any type: the
+ * request body limit, so a patch cannot build what a PUT could not send.
+ * Past it: 413 "Request entity too large: limit is 3145728". */
+#define PATCH_MAX_RESULT_BYTES 3145728
 
 /* RFC 7386 JSON Merge Patch. `orig` may be NULL (absent). Never fails for
  * valid inputs; a non-object patch replaces the target (RFC semantics). */

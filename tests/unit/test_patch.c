@@ -719,6 +719,116 @@ static void test_apply_too_many_ops(void **state)
     free(body);
 }
 
+/* The amplifying patch of issue 12: one add, then copies of
+ * /metadata/annotations into itself, each doubling it. Stops at the copy
+ * bound (422, upstream's message) long before it costs anything. */
+static void test_json_copy_amplification_bounded(void **state)
+{
+    (void)state;
+    char big[1200];
+    memset(big, 'v', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    size_t cap = 64 * 1024;
+    char *body = malloc(cap), *w = body;
+    w +=
+        sprintf(w, "[{\"op\":\"add\",\"path\":\"/metadata/annotations/x0\",\"value\":\"%s\"}", big);
+    for (int i = 1; i <= 41; i++)
+        w += sprintf(w,
+                     ",{\"op\":\"copy\",\"from\":\"/metadata/annotations\","
+                     "\"path\":\"/metadata/annotations/x%d\"}",
+                     i);
+    strcpy(w, "]");
+    api_err e;
+    api_err_init(&e);
+    json_t *o = J("{\"metadata\":{\"name\":\"c\",\"annotations\":{}}}");
+    json_t *r = patch_apply(PATCH_CT_JSON, o, body, strlen(body), "ConfigMap", &e);
+    assert_null(r);
+    assert_int_equal(e.code, API_INVALID);
+    json_t *c = json_array_get(json_object_get(e.details, "causes"), 0);
+    const char *cause = json_string_value(json_object_get(c, "message"));
+    assert_non_null(strstr(cause, "Unable to complete the copy, the accumulated size increase of "
+                                  "copy is "));
+    assert_non_null(strstr(cause, ", exceeding the limit 3145728"));
+    api_err_clear(&e);
+    json_decref(o);
+    free(body);
+}
+
+/* Copies up to the bound apply; one byte more does not. The accounting is
+ * the compact JSON size of each copied value, summed over the patch. */
+static void test_json_copy_limit_exact(void **state)
+{
+    (void)state;
+    /* a string value of n bytes dumps as n + 2 (its quotes) */
+    size_t n = PATCH_MAX_COPY_BYTES / 2 - 2;
+    char *v = malloc(n + 1);
+    memset(v, 'a', n);
+    v[n] = '\0';
+    json_t *doc = json_pack("{s:s}", "a", v);
+    json_t *ops = J("[{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/b\"},"
+                    "{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/c\"}]");
+    api_err e;
+    api_err_init(&e);
+    json_t *r = patch_json(doc, ops, &e); /* exactly 3 MiB copied */
+    assert_non_null(r);
+    json_decref(r);
+    json_decref(ops);
+    ops = J("[{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/b\"},"
+            "{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/c\"},"
+            "{\"op\":\"copy\",\"from\":\"/d\",\"path\":\"/e\"}]");
+    json_object_set_new(doc, "d", json_integer(7)); /* "7": one byte more */
+    r = patch_json(doc, ops, &e);
+    assert_null(r);
+    assert_int_equal(e.code, API_INVALID);
+    json_t *c = json_array_get(json_object_get(e.details, "causes"), 0);
+    assert_string_equal(json_string_value(json_object_get(c, "message")),
+                        "Unable to complete the copy, the accumulated size increase of copy is "
+                        "3145729, exceeding the limit 3145728");
+    api_err_clear(&e);
+    json_decref(ops);
+    json_decref(doc);
+    free(v);
+}
+
+/* Merge and strategic patches add at most their body, but a stored object
+ * plus a body can still pass the body limit: the result is bounded too. */
+static void test_result_size_bounded(void **state)
+{
+    (void)state;
+    size_t n = 2 * 1024 * 1024;
+    char *v = malloc(n + 1);
+    memset(v, 'a', n);
+    v[n] = '\0';
+    json_t *orig = json_pack("{s:{s:s}, s:{s:s}}", "metadata", "name", "c", "data", "a", v);
+    char *body = malloc(n + 64);
+    sprintf(body, "{\"data\":{\"b\":\"%s\"}}", v);
+    const char *cts[] = {PATCH_CT_MERGE, PATCH_CT_STRATEGIC};
+    for (size_t i = 0; i < 2; i++) {
+        api_err e;
+        api_err_init(&e);
+        json_t *r = patch_apply(cts[i], orig, body, strlen(body), "ConfigMap", &e);
+        assert_null(r);
+        assert_int_equal(e.code, API_TOO_LARGE);
+        assert_string_equal(e.message, "Request entity too large: limit is 3145728");
+        api_err_clear(&e);
+    }
+    /* the same through a JSON patch add */
+    sprintf(body, "[{\"op\":\"add\",\"path\":\"/data/b\",\"value\":\"%s\"}]", v);
+    api_err e;
+    api_err_init(&e);
+    assert_null(patch_apply(PATCH_CT_JSON, orig, body, strlen(body), "ConfigMap", &e));
+    assert_int_equal(e.code, API_TOO_LARGE);
+    api_err_clear(&e);
+    /* under the bound it applies */
+    sprintf(body, "{\"data\":{\"b\":\"small\"}}");
+    json_t *r = patch_apply(PATCH_CT_MERGE, orig, body, strlen(body), "ConfigMap", &e);
+    assert_non_null(r);
+    json_decref(r);
+    json_decref(orig);
+    free(body);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -743,6 +853,9 @@ int main(void)
         cmocka_unit_test(test_apply_errors),
         cmocka_unit_test(test_apply_json_duplicate_op),
         cmocka_unit_test(test_apply_too_many_ops),
+        cmocka_unit_test(test_json_copy_amplification_bounded),
+        cmocka_unit_test(test_json_copy_limit_exact),
+        cmocka_unit_test(test_result_size_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
