@@ -31,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -272,6 +274,54 @@ static int write_kubeconfig(const options *o, const char *ca_pem, const char *to
     return 0;
 }
 
+/* The data directory holds the CA key, tokens and every Secret: it is made
+ * 0700 before anything is written to it, and a directory or file an older
+ * allotd (or an operator's mkdir) left readable to others is tightened with a
+ * warning rather than refused (docs/decisions.md, "Data directory
+ * permissions"). Certificates are public and keep their mode. */
+static int secure_data_dir(const char *dir)
+{
+    char err[512], path[4096];
+    mode_t was = 0;
+    int rc = secfile_private_dir(dir, &was, err, sizeof err);
+    if (rc < 0) {
+        log_msg(LOG_ERROR, "cannot make the data directory private", "\"error\":\"%s\"", err);
+        return -1;
+    }
+    if (rc == 1)
+        log_msg(LOG_WARN, "data directory was accessible to other users: mode set to 0700",
+                "\"dir\":\"%s\",\"was\":\"%04o\"", dir, (unsigned)was);
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (e->d_name[0] == '.' || (n > 4 && !strcmp(e->d_name + n - 4, ".crt"))) continue;
+        if (secfile_join(path, sizeof path, dir, e->d_name, err, sizeof err) != 0) continue;
+        rc = secfile_private_file(path, &was, err, sizeof err);
+        if (rc < 0) {
+            log_msg(LOG_ERROR, "cannot make a data file private", "\"error\":\"%s\"", err);
+            closedir(d);
+            return -1;
+        }
+        if (rc == 1)
+            log_msg(LOG_WARN, "data file was readable by other users: mode set to 0600",
+                    "\"file\":\"%s\",\"was\":\"%04o\"", path, (unsigned)was);
+    }
+    closedir(d);
+    return 0;
+}
+
+/* Every connection holds a descriptor: take the hard limit, so the HTTP
+ * server's connection limit (http_connection_limit) is not the default 1024. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == rl.rlim_max) return;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        log_msg(LOG_WARN, "cannot raise the open file limit", NULL);
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -299,6 +349,9 @@ int main(int argc, char **argv)
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+
+    raise_fd_limit();
+    if (secure_data_dir(o.data_dir) != 0) goto out;
 
     const char *sans[] = {o.bind_address, NULL};
     if (tls_ensure(o.data_dir, sans, err, sizeof err) != 0 ||
@@ -402,7 +455,7 @@ out:
     quota_controller_stop(qc);
     controllers_stop(ctl);
     pool_admission_stop_events(); /* writes what is queued */
-    quota_ledger_stop(); /* writes what is pending */
+    quota_ledger_stop();          /* writes what is pending */
     store_close(srv.st);
     metrics_free(srv.m);
     auth_free(srv.auth);

@@ -7,7 +7,7 @@
  * members or whole log lines. Every %s is written JSON-escaped (quotes,
  * backslashes, control bytes; invalid UTF-8 becomes U+FFFD), and so is the
  * message. The formatter below therefore understands the conversions the
- * callers use (d i u x ld lu lld llu zu f .Nf c s %); anything else is written
+ * callers use (d i u o x, with l ll or z; f g c s %); anything else is written
  * as "?" rather than guessed at, since va_arg needs the exact type.
  */
 #include "server/log.h"
@@ -146,6 +146,7 @@ static const char *put_conv(lbuf *b, const char *fmt, va_list *ap)
                        : snprintf(tmp, sizeof tmp, spec, va_arg(*ap, int));
         break;
     case 'u':
+    case 'o':
     case 'x':
         n = lng == 2   ? snprintf(tmp, sizeof tmp, spec, va_arg(*ap, unsigned long long))
             : lng == 1 ? snprintf(tmp, sizeof tmp, spec, va_arg(*ap, unsigned long))

@@ -11,7 +11,7 @@ void log_set_level(log_level l);
 /* `msg` is a fixed message; kv is printf-formatted extra JSON members
  * (e.g. "\"verb\":\"%s\""), may be NULL. Every string (msg and each %s) is
  * written JSON-escaped, so a %s must sit inside quotes in kv; conversions
- * other than d i u x c s f (with l, ll or z) print "?". */
+ * other than d i u o x (with l, ll or z), f g c s print "?". */
 void log_msg(log_level l, const char *msg, const char *kv, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,40 @@ int secfile_mkdirs(const char *dir, mode_t mode, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+int secfile_private_dir(const char *dir, mode_t *was, char *err, size_t errlen)
+{
+    struct stat st;
+    bool existed = stat(dir, &st) == 0;
+    if (!existed && secfile_mkdirs(dir, 0700, err, errlen) != 0) return -1;
+    if (lstat(dir, &st) != 0) return fail_errno(err, errlen, "stat", dir);
+    if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
+        if (err && errlen) snprintf(err, errlen, "%s exists and is not a directory", dir);
+        return -1;
+    }
+    if (stat(dir, &st) != 0) return fail_errno(err, errlen, "stat", dir);
+    if (!S_ISDIR(st.st_mode)) {
+        if (err && errlen) snprintf(err, errlen, "%s exists and is not a directory", dir);
+        return -1;
+    }
+    mode_t mode = st.st_mode & 07777;
+    /* Created here: exactly 0700 (mkdir's mode went through the umask). */
+    mode_t want = existed ? (mode & 0700) | 0700 : 0700;
+    if (mode == want) return 0;
+    if (chmod(dir, want) != 0) return fail_errno(err, errlen, "chmod", dir);
+    if (was) *was = mode;
+    return existed && (mode & 077) ? 1 : 0;
+}
+
+int secfile_private_file(const char *path, mode_t *was, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : fail_errno(err, errlen, "stat", path);
+    if (!S_ISREG(st.st_mode) || !(st.st_mode & 077)) return 0;
+    if (chmod(path, (st.st_mode & 0700) | 0600) != 0) return fail_errno(err, errlen, "chmod", path);
+    if (was) *was = st.st_mode & 07777;
+    return 1;
 }
 
 /* fsync the directory holding path, so a rename into it is durable. */

@@ -35,6 +35,19 @@ int secfile_write(const char *path, const void *data, size_t len, mode_t mode, i
  * filled on any other failure; *out is NULL unless 0 is returned. */
 int secfile_read(const char *path, size_t max, char **out, size_t *len, char *err, size_t errlen);
 
+/* The data directory, private: create it (and missing parents) with mode
+ * exactly 0700, umask notwithstanding; an existing directory that group or
+ * others can reach is tightened to 0700 (its owner bits kept). Returns 0 when
+ * nothing needed changing, 1 when it tightened an existing directory (*was
+ * is the old mode, for the caller's warning), -1 with err filled (not a
+ * directory, or not ours to chmod). */
+int secfile_private_dir(const char *dir, mode_t *was, char *err, size_t errlen);
+
+/* An existing file that group or others can read is made 0600 (owner bits
+ * kept). 0 when absent or already private, 1 when tightened (*was the old
+ * mode), -1 with err filled. Symbolic links are not followed. */
+int secfile_private_file(const char *path, mode_t *was, char *err, size_t errlen);
+
 /* snprintf "dir/name" into buf; -1 (with err filled) if it does not fit. */
 int secfile_join(char *buf, size_t n, const char *dir, const char *name, char *err, size_t errlen);
 

@@ -10,10 +10,14 @@
  */
 #include "store/store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct sqlite_be {
     sqlite3 *db;
@@ -136,10 +140,38 @@ static void sq_close(void *impl)
     free(b);
 }
 
+/* The database holds Secrets: it is created 0600 whatever the umask, before
+ * SQLite opens it, and SQLite gives the -wal and -shm files it creates the
+ * database's mode. Files left group- or world-readable by an older allotd are
+ * made 0600 here too. */
+static int private_db_files(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || fchmod(fd, 0600) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    const char *sfx[] = {"-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
+        char p[4200];
+        struct stat st;
+        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
+        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) &&
+            chmod(p, 0600) != 0) {
+            snprintf(err, errlen, "%s: %s", p, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int store_sqlite_open(const char *dir, store_backend *out, char *err, size_t errlen)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/allot.db", dir);
+    if (private_db_files(path, err, errlen) != 0) return -1;
     sqlite_be *b = calloc(1, sizeof *b);
     if (!b) {
         snprintf(err, errlen, "out of memory");
