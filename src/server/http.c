@@ -4,6 +4,23 @@
  * durable (group commit) and watches block between events, so a thread per
  * connection keeps both simple. Bodies are accumulated up to upstream's 3 MiB
  * limit; past it the request is answered 413 without buffering the rest.
+ *
+ * What one client can hold (issue 12: ~1,030 idle TCP connections used to
+ * lock every client out for the 300 s idle timeout):
+ *  - connections are polled with poll(2), never select(2): select cannot
+ *    watch a descriptor above 1023, and libmicrohttpd refused every
+ *    connection past it;
+ *  - HTTP_MAX_PER_IP connections per client address (more are accepted and
+ *    closed at once, so the listen queue never fills), and a global limit as
+ *    large as the descriptor limit allows (HTTP_MAX_CONNECTIONS);
+ *  - a connection must finish its TLS handshake and the headers of its first
+ *    request within HTTP_HEADER_TIMEOUT_S of being accepted, however slowly
+ *    it trickles bytes (libmicrohttpd's own timeout is an idle timeout that
+ *    each byte resets; upstream's ReadHeaderTimeout is absolute too). The
+ *    guard thread below shuts such connections down; after its first request
+ *    a connection is governed by the idle timeout (HTTP_IDLE_TIMEOUT_S),
+ *    longer than clients' keep-alive pools (client-go: 90 s) so a client never
+ *    races the server closing an idle connection.
  */
 #include "server/http.h"
 
@@ -14,14 +31,31 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
+
+/* One accepted connection until it has sent the headers of a request. */
+typedef struct conn_guard {
+    int fd;
+    double t0;
+    bool active; /* headers of a request received: no longer the guard's */
+    bool shut;
+    struct conn_guard *prev, *next;
+} conn_guard;
 
 struct http_server {
     server *srv;
     struct MHD_Daemon *d;
+    pthread_mutex_t mu; /* guards, stop */
+    pthread_cond_t wake;
+    conn_guard head; /* circular list of connections not yet active */
+    bool stop, guard_started;
+    pthread_t guard;
 };
 
 /* One per request, made by on_uri before libmicrohttpd decodes anything. */
@@ -247,6 +281,88 @@ static void log_request(const req *rq, const conn_state *cs, int code, double se
                 code, secs);
 }
 
+/* ---- the header deadline: a thread that shuts down connections too slow
+ * to present a request. The socket is shut down (not closed) under h->mu,
+ * and libmicrohttpd notifies CLOSED (which takes h->mu) before it closes the
+ * descriptor, so the descriptor shut down is never one reused since. ---- */
+
+static void guard_unlink(conn_guard *g)
+{
+    if (!g->prev) return;
+    g->prev->next = g->next;
+    g->next->prev = g->prev;
+    g->prev = g->next = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    http_server *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        conn_guard *g = calloc(1, sizeof *g);
+        if (!g || !ci) {
+            free(g);
+            return; /* unguarded: the idle timeout still applies */
+        }
+        g->fd = ci->connect_fd;
+        g->t0 = mono();
+        pthread_mutex_lock(&h->mu);
+        g->next = &h->head;
+        g->prev = h->head.prev;
+        h->head.prev->next = g;
+        h->head.prev = g;
+        pthread_mutex_unlock(&h->mu);
+        *socket_context = g;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        conn_guard *g = *socket_context;
+        pthread_mutex_lock(&h->mu);
+        guard_unlink(g);
+        pthread_mutex_unlock(&h->mu);
+        free(g);
+        *socket_context = NULL;
+    }
+}
+
+/* The headers of a request arrived: the connection is no longer the guard's. */
+static void guard_release(http_server *h, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn_guard *g = ci ? ci->socket_context : NULL;
+    if (!g || g->active) return; /* active is only ever set by this connection's thread */
+    pthread_mutex_lock(&h->mu);
+    g->active = true;
+    guard_unlink(g);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void *guard_main(void *arg)
+{
+    http_server *h = arg;
+    pthread_mutex_lock(&h->mu);
+    while (!h->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 250 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&h->wake, &h->mu, &ts);
+        double cutoff = mono() - HTTP_HEADER_TIMEOUT_S;
+        /* oldest first: stop at the first connection still within its time */
+        for (conn_guard *g = h->head.next; g != &h->head && g->t0 < cutoff; g = g->next) {
+            if (g->shut) continue;
+            g->shut = true;
+            shutdown(g->fd, SHUT_RDWR);
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
@@ -256,6 +372,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!cs) return MHD_NO;
     if (!cs->started) {
         cs->started = true;
+        guard_release(h, c);
         return MHD_YES;
     }
     if (*upload_size) {
@@ -286,6 +403,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     free(cs->path);
     free(cs);
     *con_cls = NULL;
+}
+
+unsigned http_connection_limit(void)
+{
+    /* Each connection holds a descriptor; keep room for the store, the
+     * files and the listen socket. */
+    struct rlimit rl;
+    rlim_t fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+    if (fds == RLIM_INFINITY || fds > HTTP_MAX_CONNECTIONS + 128) fds = HTTP_MAX_CONNECTIONS + 128;
+    return fds > 256 ? (unsigned)(fds - 128) : 128;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -319,7 +446,22 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
         return NULL;
     }
     h->srv = srv;
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS |
+    h->head.next = h->head.prev = &h->head;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&h->guard, NULL, guard_main, h) != 0) {
+        freeaddrinfo(ai);
+        snprintf(err, errlen, "cannot start the connection guard thread");
+        http_stop(h);
+        return NULL;
+    }
+    h->guard_started = true;
+    /* poll(2), not select(2): see the top of this file. */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_TLS |
                      MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     /* The logger first, so libmicrohttpd reports option errors through it. */
@@ -327,12 +469,14 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
         flags, (uint16_t)port, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
         MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
+        MHD_OPTION_CONNECTION_LIMIT, http_connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
+        MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) {
         snprintf(err, errlen, "cannot listen on %s:%d", bind_addr, port);
-        free(h);
+        http_stop(h);
         return NULL;
     }
     return h;
@@ -341,6 +485,15 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
 void http_stop(http_server *h)
 {
     if (!h) return;
-    MHD_stop_daemon(h->d);
+    if (h->d) MHD_stop_daemon(h->d); /* every connection CLOSED: the guard list is empty */
+    if (h->guard_started) {
+        pthread_mutex_lock(&h->mu);
+        h->stop = true;
+        pthread_cond_signal(&h->wake);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(h->guard, NULL);
+    }
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->mu);
     free(h);
 }
