@@ -590,6 +590,10 @@ struct jp_expr {
     /* A filter on a single value filters it as a one-element list (for
      * custom quota field selectors; client-go: "is not array or slice"). */
     bool scalar_filters;
+    /* The one action when it is fields and [*] only (the usual custom quota
+     * source, e.g. `.spec.containers[*].resources.requests.cpu`): summed
+     * without building result lists (quantity_sum_fast). NULL otherwise. */
+    const node *chain;
 };
 
 static void node_free(node *n)
@@ -1289,6 +1293,21 @@ static int parse_template(const char *s, size_t n, unsigned depth, const jp_limi
     }
 }
 
+/* root's one action if it is only named fields and full slices ([*]). */
+static const node *plain_chain(const node *root)
+{
+    if (root->u.list.n != 1 || root->u.list.v[0]->type != N_LIST) return NULL;
+    const node *a = root->u.list.v[0];
+    for (size_t i = 0; i < a->u.list.n; i++) {
+        const node *s = a->u.list.v[i];
+        bool field = s->type == N_FIELD && s->u.str.len > 0;
+        bool all = s->type == N_ARRAY && !s->u.arr.known[0] && !s->u.arr.known[1] &&
+                   !s->u.arr.known[2] && !s->u.arr.derived;
+        if (!field && !all) return NULL;
+    }
+    return a->u.list.n ? a : NULL;
+}
+
 jp_expr *jp_compile_n(const char *text, size_t len, const jp_limits *limits, int *code, char *err,
                       size_t errlen)
 {
@@ -1312,6 +1331,7 @@ jp_expr *jp_compile_n(const char *text, size_t len, const jp_limits *limits, int
     }
     rc = parse_template(text ? text : "", text ? len : 0, 0, &e->lim, e->root, err, errlen);
     if (rc) goto fail;
+    e->chain = plain_chain(e->root);
     if (code) *code = JP_OK;
     return e;
 fail:
@@ -2634,26 +2654,56 @@ int jp_parse_quantities(const char *text, size_t len, qty *sum, char *err, size_
     return JP_OK;
 }
 
+/* One plain quantity string, added to sum: 0, or 1 for the slow path. */
+static int add_plain(const json_t *v, qty *sum)
+{
+    const char *str = json_string_value(v);
+    size_t n = str ? json_string_length(v) : 0;
+    qty q;
+    if (!n || strcspn(str, " \t\n\v\f\r") != n || qty_parse_len(str, n, &q) != 0 ||
+        qty_add(sum, &q) != 0)
+        return 1;
+    return 0;
+}
+
+/* The chain's steps from i on, under v, as eval_field and eval_array walk
+ * them: a field of anything but an object and a missing field yield
+ * nothing, a slice of null nothing, a slice of any other non-array is an
+ * error (1: the slow path words it). */
+static int chain_sum(const node *a, size_t i, const json_t *v, qty *sum, size_t *seen)
+{
+    if (i == a->u.list.n) {
+        (*seen)++;
+        return add_plain(v, sum);
+    }
+    const node *s = a->u.list.v[i];
+    if (s->type == N_FIELD) {
+        const json_t *r = json_is_object(v) ? json_object_getn(v, s->u.str.s, s->u.str.len) : NULL;
+        return r ? chain_sum(a, i + 1, r, sum, seen) : 0;
+    }
+    if (json_is_null(v)) return 0;
+    if (!json_is_array(v)) return 1;
+    for (size_t k = 0; k < json_array_size(v); k++)
+        if (chain_sum(a, i + 1, json_array_get(v, k), sum, seen)) return 1;
+    return 0;
+}
+
 /* The common case without rendering: every result a non-empty string with
  * no white space (what the text would print and split into the same
  * tokens), each a quantity. 1 when the slow path must decide (anything else,
  * including every error: it words them). */
 static int quantity_sum_fast(const jp_expr *e, const json_t *obj, qty *sum)
 {
+    size_t seen = 0;
+    if (e->chain) return chain_sum(e->chain, 0, obj, sum, &seen) || !seen;
     groups g = {0};
     char err[8];
     if (run(e, obj, true, &g, err, sizeof err) != JP_OK) return 1;
     int rc = 0;
-    size_t seen = 0;
     for (size_t i = 0; i < g.n && !rc; i++) {
         for (size_t k = 0; k < g.g[i].n && !rc; k++) {
             const jv *v = &g.g[i].v[k];
-            const char *str = v->k == V_JSON ? json_string_value(v->u.j) : NULL;
-            size_t n = str ? json_string_length(v->u.j) : 0;
-            qty q;
-            if (!n || strcspn(str, " \t\n\v\f\r") != n || qty_parse_len(str, n, &q) != 0 ||
-                qty_add(sum, &q) != 0)
-                rc = 1;
+            rc = v->k == V_JSON ? add_plain(v->u.j, sum) : 1;
             seen++;
         }
     }

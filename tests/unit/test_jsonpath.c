@@ -1328,9 +1328,15 @@ static void test_quantity_sum_paths_agree(void **state)
     (void)state;
     json_t *o = J("{'s':['100m','200m','1Gi'],'one':'2','sp':['1 2','3'],'e':['','1'],"
                   "'n':[1,2.5,1000000.0],'mix':['1',2,true],'bad':['1x','2'],'uni':'\u00a01',"
-                  "'nested':{'a':[{'c':'1'},{'c':'2k'}]},'nul':null,'big':'9e999'}");
+                  "'nested':{'a':[{'c':'1'},{'c':'2k'}]},'nul':null,'big':'9e999',"
+                  "'deep':[['1','2'],['3'],null],'objs':[null,'x',{'c':'3'},[1],{'d':'1'}],"
+                  "'emp':[],'arrs':[{'c':['1','2']},{'c':null},{'c':'5'}]}");
+    /* the second row: fields and [*] only, summed by the chain walk */
     const char *paths[] = {".s[*]", ".one", ".sp[*]", ".e[*]", ".n[*]", ".mix[*]", ".bad[*]",
-                           ".uni", ".nested.a[*].c", ".nul", ".missing", ".s", ".big", "..c"};
+                           ".uni", ".nested.a[*].c", ".nul", ".missing", ".s", ".big", "..c",
+                           ".s.x", ".nested[*]", ".one[*]", ".nul[*]", ".deep[*][*]",
+                           ".objs[*].c", ".emp[*]", ".nested.a[*]", ".arrs[*].c", ".arrs[*].c[*]",
+                           ".nul.x", ".objs[*]", ".deep[*]", ".s[0:2]", ".s[*].x"};
     for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
         char err[512], e1[512] = "", e2[512] = "", a[64] = "", b[64] = "";
         jp_expr *e = jp_compile_source_path(paths[i], NULL, err, sizeof err);
