@@ -499,16 +499,28 @@ static int64_t now_ms(void)
  * flusher, `paced`: not those written less than their min_flush_ms ago); a
  * dirty entry whose object was rewritten or deleted meanwhile is rebuilt (or
  * forgotten) by its next reader, so it is only marked clean. */
-static int flush_in(store_txn *t, bool paced, size_t *written)
+/* Writes of derived statuses share the store with client writes: one
+ * transaction writes what it can in this long, then commits, so a client's
+ * write waits for at most one slice, not for every status (a thousand custom
+ * quotas with thousands of claims each take a second or more). */
+#define FLUSH_SLICE_MS 4
+
+/* Write the entries due in t, until the slice is used up (*more set). */
+static int flush_in(store_txn *t, bool paced, size_t *written, bool *more)
 {
     int rc = 0;
     void *v;
     int64_t now = now_ms();
     *written = 0;
+    *more = false;
     for (size_t it = 0; rc == 0 && strmap_next(L.entries, &it, NULL, &v);) {
         entry *en = v;
         if (!en->dirty) continue;
         if (paced && now - en->written_ms < (int64_t)en->ops->min_flush_ms) continue;
+        if (*written && now_ms() - now >= FLUSH_SLICE_MS) {
+            *more = true;
+            break;
+        }
         store_obj *o = store_txn_get(t, en->key);
         if (o == en->obj) {
             rc = write_entry(t, en, o);
@@ -535,25 +547,27 @@ int ledger_write(store_txn *t, ledger_entry *en, api_err *e)
 
 static int sync_paced(store *st, bool paced)
 {
-    pthread_mutex_lock(&L.mu);
-    bool dirty = L.ndirty > 0;
-    pthread_mutex_unlock(&L.mu);
-    if (!dirty) return 0;
-    store_txn *t = store_begin(st);
-    if (!t) return -1;
-    size_t written = 0;
-    int rc = L.entries ? flush_in(t, paced, &written) : 0;
-    if (rc != 0) {
-        store_abort(t);
-        return -1;
-    }
-    rc = store_commit(t);
-    if (rc == 0) {
+    bool more = true;
+    while (more) {
+        pthread_mutex_lock(&L.mu);
+        bool dirty = L.ndirty > 0;
+        pthread_mutex_unlock(&L.mu);
+        if (!dirty) return 0;
+        store_txn *t = store_begin(st);
+        if (!t) return -1;
+        size_t written = 0;
+        more = false;
+        int rc = L.entries ? flush_in(t, paced, &written, &more) : 0;
+        if (rc != 0) {
+            store_abort(t);
+            return -1;
+        }
+        if (store_commit(t) != 0) return -1;
         pthread_mutex_lock(&L.mu);
         L.versions += written;
         pthread_mutex_unlock(&L.mu);
     }
-    return rc;
+    return 0;
 }
 
 int ledger_sync(store *st)
