@@ -23,6 +23,7 @@
 #include <time.h>
 
 #define DEFAULT_HISTORY 25000
+#define DEFAULT_HISTORY_BYTES ((size_t)64 << 20)
 #define DEFAULT_DERIVED_FLUSH_MS 100
 
 const double store_commit_buckets[11] = {.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1};
@@ -82,6 +83,9 @@ struct store {
     int64_t history_start; /* a watch may start after any revision >= this */
     size_t watchers;
     uint64_t since_compact;
+    size_t ring_bytes;          /* JSON bytes the ring's events hold (obj and prev) */
+    size_t max_bytes;           /* ... at most this, and at least the newest event */
+    size_t since_compact_bytes; /* event bytes written since the last compaction */
 
     store_stats stats;
 };
@@ -302,15 +306,32 @@ static store_obj *index_get(store *s, const char *key)
 
 /* ---- watch history ---- */
 
+/* What an event keeps alive, counted as both of its values: a prev is often
+ * the previous event's obj, so this over-counts by up to 2x, never under. */
+static size_t event_bytes(const store_obj *obj, const store_obj *prev)
+{
+    return obj->len + (prev ? prev->len : 0);
+}
+
+static void ring_evict_oldest(store *s)
+{
+    store_event *old = &s->ring[s->seq_first % s->ring_cap];
+    s->history_start = old->rv; /* watches must start at or after this */
+    s->ring_bytes -= event_bytes(old->obj, old->prev);
+    store_obj_unref(old->obj);
+    store_obj_unref(old->prev);
+    s->seq_first++;
+}
+
+/* The history is bounded by event count and by bytes: 600 updates of a
+ * 900 KB object are 600 events but half a gigabyte. A watch resuming from
+ * before what is kept gets 410 Gone (too old resource version). */
 static void ring_push(store *s, store_ev_type type, store_obj *obj, store_obj *prev)
 {
-    if (s->seq_end - s->seq_first == s->ring_cap) {
-        store_event *old = &s->ring[s->seq_first % s->ring_cap];
-        s->history_start = old->rv; /* watches must start at or after this */
-        store_obj_unref(old->obj);
-        store_obj_unref(old->prev);
-        s->seq_first++;
-    }
+    size_t n = event_bytes(obj, prev);
+    while (s->seq_end - s->seq_first == s->ring_cap ||
+           (s->seq_end > s->seq_first && s->ring_bytes + n > s->max_bytes))
+        ring_evict_oldest(s);
     store_event *e = &s->ring[s->seq_end % s->ring_cap];
     e->type = type;
     e->rv = obj->rv;
@@ -318,7 +339,23 @@ static void ring_push(store *s, store_ev_type type, store_obj *obj, store_obj *p
     e->prev = prev;
     store_obj_ref(obj);
     if (prev) store_obj_ref(prev);
+    s->ring_bytes += n;
+    s->since_compact_bytes += n;
     s->seq_end++;
+}
+
+/* Drop from the backend the events the ring no longer holds. Caller holds
+ * mu; it is released around the backend call (only the writer thread, or
+ * open/close with no writer running, compacts). */
+static void compact_backend(store *s)
+{
+    if (!s->be.compact || s->seq_end == s->seq_first) return;
+    int64_t keep = s->ring[s->seq_first % s->ring_cap].rv;
+    s->since_compact = 0;
+    s->since_compact_bytes = 0;
+    pthread_mutex_unlock(&s->mu);
+    s->be.compact(s->be.impl, keep);
+    pthread_mutex_lock(&s->mu);
 }
 
 /* First sequence whose revision is > after. Caller holds mu. */
@@ -493,13 +530,10 @@ static void *writer_main(void *arg)
         pthread_cond_broadcast(&s->done);
         pthread_cond_broadcast(&s->events);
         pthread_mutex_lock(&s->mu);
-        if (s->since_compact >= s->ring_cap / 4 && s->be.compact) {
-            int64_t keep = s->ring[s->seq_first % s->ring_cap].rv;
-            s->since_compact = 0;
-            pthread_mutex_unlock(&s->mu);
-            s->be.compact(s->be.impl, keep);
-            pthread_mutex_lock(&s->mu);
-        }
+        /* By count and by bytes, so the backend's history (read back on
+         * every start) stays within a quarter more than the ring's. */
+        if (s->since_compact >= s->ring_cap / 4 || s->since_compact_bytes >= s->max_bytes / 4)
+            compact_backend(s);
     }
     pthread_mutex_unlock(&s->mu);
     free(batch.v);
@@ -520,6 +554,7 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     s->be = *be;
     s->indexer = indexer;
     s->ring_cap = cfg && cfg->event_history ? cfg->event_history : DEFAULT_HISTORY;
+    s->max_bytes = cfg && cfg->history_bytes ? cfg->history_bytes : DEFAULT_HISTORY_BYTES;
     s->derived_flush_s =
         (cfg && cfg->derived_flush_ms ? cfg->derived_flush_ms : DEFAULT_DERIVED_FLUSH_MS) / 1e3;
     s->ring = calloc(s->ring_cap, sizeof *s->ring);
@@ -551,6 +586,12 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     if (s->be.load(s->be.impl, s, load_object, load_event, &rev, err, errlen) != 0) goto fail;
     s->rev = s->durable_rev = s->queued_rev = rev;
     if (s->seq_end == s->seq_first) s->history_start = rev;
+    /* What the load read but the ring did not keep (a smaller history than
+     * the last run's, or a database from before the byte bound) is dropped
+     * now, not read again at the next start. */
+    pthread_mutex_lock(&s->mu);
+    compact_backend(s);
+    pthread_mutex_unlock(&s->mu);
     if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
         snprintf(err, errlen, "cannot start writer thread");
         goto fail;
@@ -594,6 +635,11 @@ void store_close(store *s)
     pthread_cond_broadcast(&s->events);
     pthread_mutex_unlock(&s->mu);
     if (started) pthread_join(s->writer, NULL);
+    if (started) { /* the next start reads back exactly the history kept */
+        pthread_mutex_lock(&s->mu);
+        compact_backend(s);
+        pthread_mutex_unlock(&s->mu);
+    }
     for (uint64_t q = s->seq_first; q < s->seq_end; q++) {
         store_obj_unref(s->ring[q % s->ring_cap].obj);
         store_obj_unref(s->ring[q % s->ring_cap].prev);

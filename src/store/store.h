@@ -107,6 +107,8 @@ void store_memory_backend(store_backend *out);
 typedef struct store_config {
     size_t event_history;      /* events kept for watch resumption (default 25000) */
     unsigned derived_flush_ms; /* derived writes reach the disk at most this late (default 100) */
+    size_t history_bytes;      /* event_history's events hold at most this many bytes of JSON
+                                  (default 64 MiB; the newest event is kept whatever its size) */
 } store_config;
 
 /* Takes ownership of the backend (closed by store_close). NULL on error. */
@@ -130,7 +132,7 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
 /* Transactions. store_begin takes the store's write lock; commit or abort
  * releases it. Reads inside a transaction see its own writes. */
 store_txn *store_begin(store *s);
-int64_t store_txn_rev(store_txn *t); /* the revision this transaction commits at */
+int64_t store_txn_rev(store_txn *t);         /* the revision this transaction commits at */
 size_t store_txn_writes(const store_txn *t); /* writes (puts and deletes) so far */
 store_obj *store_txn_get(store_txn *t, const char *key);
 /* List inside a transaction (sees own writes): same contract as store_list. */

@@ -372,6 +372,77 @@ static void test_list_by_namespace(void **state)
     store_close(s);
 }
 
+static int count_events(const char *dir)
+{
+    char path[256];
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    snprintf(path, sizeof path, "%s/allot.db", dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM events", -1, &st, NULL), 0);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* The watch history is bounded by bytes as well as by events: 600 updates of
+ * a large object keep only what fits, in memory and in the database read
+ * back at the next start; a watch from before it gets expired (410), one
+ * from inside it sees every later event. */
+static void test_history_bounded_by_bytes(void **state)
+{
+    char dir[] = "/tmp/allot-store-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    size_t big = 20000;
+    char *v = malloc(big + 1);
+    memset(v, 'x', big);
+    v[big] = '\0';
+    store_config cfg = {.event_history = 100000, .history_bytes = 10 * big};
+    store *s = open_sqlite_cfg(dir, &cfg);
+    int64_t first = store_revision(s);
+    for (int i = 0; i < 600; i++) {
+        v[0] = (char)('a' + i % 26);
+        put(s, "configmaps/a/big", v);
+    }
+    int64_t last = store_revision(s);
+    /* each update's event counts its value and the previous one: ~2*big */
+    int64_t oldest = store_oldest_revision(s);
+    assert_true(oldest > last - 10 && oldest < last);
+    bool expired = false;
+    assert_null(store_watch_open(s, "configmaps/", first, &expired));
+    assert_true(expired);
+    store_watch *w = store_watch_open(s, "configmaps/", oldest, &expired);
+    assert_non_null(w);
+    store_event ev;
+    int64_t seen = 0;
+    while (store_watch_next(w, &ev, 0) > 0) {
+        seen++;
+        store_obj_unref(ev.obj);
+        store_obj_unref(ev.prev);
+    }
+    assert_int_equal(seen, last - oldest);
+    store_watch_close(w);
+    store_close(s);
+    /* the database keeps what the ring kept, not 600 events */
+    int n = count_events(dir);
+    assert_true(n > 0 && n <= 12);
+    s = open_sqlite_cfg(dir, &cfg);
+    assert_int_equal(store_revision(s), last);
+    assert_true(store_oldest_revision(s) < last);
+    /* a smaller bound at the next start drops the rest from the database too */
+    store_close(s);
+    store_config small = {.event_history = 100000, .history_bytes = 2 * big};
+    s = open_sqlite_cfg(dir, &small);
+    store_close(s);
+    assert_true(count_events(dir) <= 3);
+    free(v);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_sqlite_concurrent_durable_restart),
         cmocka_unit_test(test_derived_writes_coalesce),
         cmocka_unit_test(test_list_by_namespace),
+        cmocka_unit_test(test_history_bounded_by_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
