@@ -23,6 +23,7 @@
 #include "server/metrics.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,47 @@ bool query_bool(const req *rq, const char *name)
     for (size_t i = 0; v && i < sizeof truthy / sizeof *truthy; i++)
         if (!strcmp(v, truthy[i])) return true;
     return false;
+}
+
+/* Go's strconv.ParseInt(s, 10, 64): an optional sign, then decimal digits,
+ * nothing else. Overflow is detected before it happens, never by wrapping. */
+static int parse_int64(const char *s, int64_t *out, bool *range)
+{
+    bool neg = *s == '-';
+    if (*s == '-' || *s == '+') s++;
+    if (!*s) return -1;
+    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    *range = false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (lim - d) / 10) *range = true;
+        if (!*range) v = v * 10 + d;
+    }
+    if (*range) return -1;
+    *out = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+    return 0;
+}
+
+int query_int64(const req *rq, const char *name, int64_t *out, api_err *e)
+{
+    const char *v = rq->query(rq, name);
+    bool range = false;
+    if (!v) return 0;
+    if (parse_int64(v, out, &range) == 0) return 1;
+    return api_err_set(e, API_BAD_REQUEST, "strconv.ParseInt: parsing \"%s\": %s", v,
+                       range ? "value out of range" : "invalid syntax");
+}
+
+/* A resourceVersion: a decimal revision (strconv.ParseUint, as upstream's
+ * storage parses it), within int64. */
+static int parse_rv(const char *s, int64_t *out, api_err *e)
+{
+    bool range = false;
+    if (*s != '-' && *s != '+' && parse_int64(s, out, &range) == 0) return 0;
+    return api_err_set(e, API_BAD_REQUEST,
+                       "invalid resource version: strconv.ParseUint: parsing \"%s\": %s", s,
+                       range ? "value out of range" : "invalid syntax");
 }
 
 static bool wants_table(const req *rq)
@@ -450,14 +492,13 @@ static int check_list_rv(const req *rq, int64_t current, api_err *e)
     const char *rvs = rq->query(rq, "resourceVersion");
     const char *match = rq->query(rq, "resourceVersionMatch");
     if (!rvs || !*rvs) return 0;
-    char *end;
-    long long rv = strtoll(rvs, &end, 10);
-    if (*end || rv < 0) return api_err_set(e, API_BAD_REQUEST, "invalid resource version: %s", rvs);
+    int64_t rv;
+    if (parse_rv(rvs, &rv, e) != 0) return -1;
     if (rv > current)
-        return api_err_set(e, API_TIMEOUT, "Too large resource version: %lld, current: %lld", rv,
-                           (long long)current);
+        return api_err_set(e, API_TIMEOUT, "Too large resource version: %lld, current: %lld",
+                           (long long)rv, (long long)current);
     if (match && !strcmp(match, "Exact") && rv != current)
-        return api_err_set(e, API_GONE, "too old resource version: %lld (%lld)", rv,
+        return api_err_set(e, API_GONE, "too old resource version: %lld (%lld)", (long long)rv,
                            (long long)current);
     return 0;
 }
@@ -470,10 +511,12 @@ static void do_list(req *rq, resp *rs, const route *rt)
     char prefix[600], after[800] = "";
     list_prefix(rt, prefix, sizeof prefix);
     if (filter_parse(rq, rt->kind, &f, &e) != 0) goto fail;
-    const char *cont = rq->query(rq, "continue"), *lim = rq->query(rq, "limit");
+    const char *cont = rq->query(rq, "continue");
     if (cont && *cont && parse_continue(cont, prefix, after, sizeof after, &e) != 0) goto fail;
-    long limit = lim ? strtol(lim, NULL, 10) : 0;
-    if (limit < 0) limit = 0;
+    int64_t limit = 0;
+    if (query_int64(rq, "limit", &limit, &e) < 0) goto fail;
+    if (limit < 0) limit = 0; /* as upstream: no limit */
+    if ((uint64_t)limit > SIZE_MAX) limit = 0;
 
     if (check_list_rv(rq, store_revision(rq->srv->st), &e) != 0) goto fail;
     store_obj **objs = NULL;
@@ -810,8 +853,11 @@ static int delete_opts(const req *rq, reg_delete_opts *o, json_t **hold, api_err
 {
     *o = (reg_delete_opts){is_dry_run(rq), -1, NULL, NULL, NULL};
     *hold = NULL;
-    const char *g = rq->query(rq, "gracePeriodSeconds"), *p = rq->query(rq, "propagationPolicy");
-    if (g) o->grace_seconds = strtoll(g, NULL, 10);
+    const char *p = rq->query(rq, "propagationPolicy");
+    int64_t g;
+    int has_g = query_int64(rq, "gracePeriodSeconds", &g, e);
+    if (has_g < 0) return -1;
+    if (has_g) o->grace_seconds = g;
     if (p) o->propagation = p;
     if (rq->body && rq->body_len) {
         json_t *b = parse_body(rq, e);

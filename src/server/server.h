@@ -76,6 +76,10 @@ void watch_start(req *rq, resp *rs, const void *kind, const char *ns, const char
 
 /* A boolean query parameter, parsed as upstream does (1, t, true, True, ...). */
 bool query_bool(const req *rq, const char *name);
+/* An integer query parameter, parsed as upstream's strconv.ParseInt(v, 10, 64):
+ * 1 with *out set, 0 when absent, -1 with upstream's 400 in e
+ * ("strconv.ParseInt: parsing \"x\": invalid syntax" or "value out of range"). */
+int query_int64(const req *rq, const char *name, int64_t *out, api_err *e);
 
 int64_t now_unix(void);
 /* RFC 3339 UTC seconds ("2026-11-21T10:00:00Z"). */

@@ -20,6 +20,7 @@
 #include "server/filter.h"
 #include "server/metrics.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,8 +228,14 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
     const char *io = rq->query(rq, "includeObject");
     if (io) c->include_object = strdup(io);
     c->bookmarks = query_bool(rq, "allowWatchBookmarks");
-    const char *to = rq->query(rq, "timeoutSeconds");
-    long timeout = to ? strtol(to, NULL, 10) : 0; /* strtol saturates; never overflows */
+    /* Upstream parses timeoutSeconds as an int64 (400 past it) and takes any
+     * value; here one over a day is a day, so the deadline cannot overflow. */
+    int64_t timeout = 0;
+    if (query_int64(rq, "timeoutSeconds", &timeout, &e) < 0) {
+        resp_err(rs, &e);
+        api_err_clear(&e);
+        goto fail;
+    }
     if (timeout > MAX_TIMEOUT_S) timeout = MAX_TIMEOUT_S;
     c->deadline = mono_now() + (timeout > 0 ? timeout : DEFAULT_TIMEOUT_S);
     c->last_send = mono_now();
@@ -245,11 +252,12 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
     int64_t from = 0;
     if (rvs && *rvs) {
         char *end;
+        errno = 0;
         from = strtoll(rvs, &end, 10);
-        if (*end || from < 0) {
-            api_err_set(
-                &e, API_BAD_REQUEST,
-                "invalid resource version: strconv.ParseUint: parsing \"%s\": invalid syntax", rvs);
+        if (*end || from < 0 || errno == ERANGE || *rvs == '-' || *rvs == '+') {
+            api_err_set(&e, API_BAD_REQUEST,
+                        "invalid resource version: strconv.ParseUint: parsing \"%s\": %s", rvs,
+                        errno == ERANGE ? "value out of range" : "invalid syntax");
             resp_err(rs, &e);
             api_err_clear(&e);
             goto fail;
