@@ -2,6 +2,7 @@
 #include "registry/cq_books.h"
 
 #include "api/kinds.h"
+#include "core/dbuf.h"
 #include "core/selector.h"
 #include "registry/conditions.h"
 #include "registry/registry.h"
@@ -40,7 +41,10 @@ void cq_ident_of(cq_ident *id, const char *group, const char *version, const cha
 
 static void obj_release(cq_obj *o)
 {
-    if (o && atomic_fetch_sub(&o->refs, 1) == 1) free(o); /* one allocation: strings follow */
+    if (o && atomic_fetch_sub(&o->refs, 1) == 1) {
+        free(atomic_load(&o->json));
+        free(o); /* one allocation: the strings follow */
+    }
 }
 
 void cq_ident_done(cq_ident *id)
@@ -67,6 +71,7 @@ static cq_obj *ident_obj(cq_ident *id)
             p += len[i];
         }
         atomic_init(&o->refs, 1);
+        atomic_init(&o->json, NULL);
         id->obj = o;
     }
     atomic_fetch_add(&id->obj->refs, 1);
@@ -345,19 +350,32 @@ static int claim_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->uid, y->uid);
 }
 
+/* The claims, sorted as Capsule lists them; NULL when n is 0 or out of
+ * memory (*n 0 then). */
+static const cq_claim **sorted_claims(const cq_book *b, size_t *n)
+{
+    *n = b->nclaims;
+    const cq_claim **v = *n ? malloc(*n * sizeof *v) : NULL;
+    if (!v) {
+        *n = 0;
+        return NULL;
+    }
+    for (size_t i = 0; i < *n; i++)
+        v[i] = &b->claimv[i];
+    qsort(v, *n, sizeof *v, claim_cmp);
+    return v;
+}
+
 static json_t *claims_json(const cq_book *b)
 {
-    size_t n = b->nclaims;
-    const cq_claim **v = n ? malloc(n * sizeof *v) : NULL;
+    size_t n;
+    const cq_claim **v = sorted_claims(b, &n);
     json_t *out = json_array();
-    if ((n && !v) || !out) {
+    if ((b->nclaims && !v) || !out) {
         free(v);
         json_decref(out);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++)
-        v[i] = &b->claimv[i];
-    if (n) qsort(v, n, sizeof *v, claim_cmp);
     for (size_t i = 0; i < n; i++) {
         const cq_obj *o = v[i]->obj;
         json_array_append_new(
@@ -369,7 +387,50 @@ static json_t *claims_json(const cq_book *b)
     return out;
 }
 
-static json_t *status_json(const cq_book *b, const char *now)
+/* o's status.claims entry without the usage and the closing brace (as
+ * claims_json renders it), made once per object. */
+static const char *obj_json(cq_obj *o)
+{
+    char *cur = atomic_load(&o->json);
+    if (cur) return cur;
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "group", o->group, "version",
+                          o->version, "kind", o->kind, "name", o->name, "namespace", o->ns, "uid",
+                          o->uid);
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (!text) return NULL;
+    text[strlen(text) - 1] = 0; /* the closing brace */
+    if (atomic_compare_exchange_strong(&o->json, &cur, text)) return text;
+    free(text); /* another thread made it first */
+    return cur;
+}
+
+/* claims_json as JSON text, appended to out: a status write renders every
+ * claim, and a quota may count many thousands of objects. 0 or -1. */
+static int claims_text(const cq_book *b, dbuf *out)
+{
+    size_t n;
+    const cq_claim **v = sorted_claims(b, &n);
+    if (b->nclaims && !v) return -1;
+    int rc = dbuf_add(out, "[", 1);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char q[QTY_STR_MAX];
+        const char *head = obj_json(v[i]->obj);
+        size_t qn = qty_format_str(&v[i]->usage, q, sizeof q);
+        rc = head ? 0 : -1;
+        if (rc == 0 && i) rc = dbuf_add(out, ",", 1);
+        if (rc == 0) rc = dbuf_adds(out, head);
+        if (rc == 0) rc = dbuf_add(out, ",\"usage\":\"", 10);
+        if (rc == 0) rc = dbuf_add(out, q, qn);
+        if (rc == 0) rc = dbuf_add(out, "\"}", 2);
+    }
+    free(v);
+    return rc == 0 ? dbuf_add(out, "]", 1) : -1;
+}
+
+/* The status; with `claims` false, without status.claims (book_write adds
+ * them as text, last). */
+static json_t *status_json(const cq_book *b, const char *now, bool claims)
 {
     json_t *st = json_object();
     json_t *conds = json_deep_copy(json_object_get(b->last_status, "conditions"));
@@ -383,8 +444,8 @@ static json_t *status_json(const cq_book *b, const char *now)
     if (qty_sub(&avail, &b->used) != 0 || qty_sign(&avail) < 0) avail = qty_zero(QTY_DECIMAL_SI);
     json_object_set_new(st, "usage", json_pack("{s:o, s:o}", "used", qty_to_json(&b->used),
                                                "available", qty_to_json(&avail)));
-    json_t *claims = claims_json(b), *targets = json_array();
-    if (claims) json_object_set_new(st, "claims", claims);
+    json_t *cl = claims ? claims_json(b) : NULL, *targets = json_array();
+    if (cl) json_object_set_new(st, "claims", cl);
     for (size_t i = 0; targets && b->q && i < cq_nsources(b->q); i++) {
         const char *g, *v, *k;
         char av[300];
@@ -411,15 +472,62 @@ static json_t *with_status(cq_book *b, const json_t *cur, bool *same)
 {
     char now[32];
     reg_now_rfc3339(now, sizeof now);
-    return ledger_with_status(cur, status_json(b, now), &b->last_status, same);
+    return ledger_with_status(cur, status_json(b, now, true), &b->last_status, same);
+}
+
+/* The quota with the books' status, as JSON text: the object without
+ * status, then the status without claims, then the claims (claims_text). */
+static char *quota_text(const json_t *obj, const json_t *st, const cq_book *b, size_t *len)
+{
+    char *head = json_dumps(obj, JSON_COMPACT), *stext = json_dumps(st, JSON_COMPACT);
+    dbuf out;
+    dbuf_init(&out, SIZE_MAX / 2); /* (bounded by the claims: the store holds them) */
+    size_t hn = head ? strlen(head) : 0, sn = stext ? strlen(stext) : 0;
+    /* both end in '}'; the status has keys (observedGeneration at least) */
+    int rc = hn > 2 && sn > 2 ? 0 : -1;
+    if (rc == 0) rc = dbuf_add(&out, head, hn - 1);
+    if (rc == 0) rc = dbuf_adds(&out, ",\"status\":");
+    if (rc == 0) rc = dbuf_add(&out, stext, sn - 1);
+    if (rc == 0) rc = dbuf_adds(&out, ",\"claims\":");
+    if (rc == 0) rc = claims_text(b, &out);
+    if (rc == 0) rc = dbuf_add(&out, "}}", 2);
+    free(head);
+    free(stext);
+    if (rc != 0) {
+        dbuf_free(&out);
+        return NULL;
+    }
+    return dbuf_take(&out, len);
 }
 
 static store_obj *book_write(store_txn *t, store_obj *o, const void *val)
 {
     cq_book *b = (cq_book *)val; /* (last_status: a cache of what was written) */
-    json_t *nw = with_status(b, b->quota, NULL);
-    store_obj *out = nw ? ledger_put_derived(t, o->key, nw) : NULL;
-    json_decref(nw);
+    char now[32], rv[32];
+    reg_now_rfc3339(now, sizeof now);
+    snprintf(rv, sizeof rv, "%lld", (long long)store_txn_rev(t));
+    json_t *st = status_json(b, now, false), *obj = json_copy(b->quota);
+    json_t *m = obj ? json_copy(json_object_get(obj, "metadata")) : NULL;
+    int rc = st && m && !json_object_set_new(m, "resourceVersion", json_string(rv)) &&
+                     !json_object_set(obj, "metadata", m)
+                 ? 0
+                 : -1;
+    if (rc == 0) json_object_del(obj, "status");
+    size_t len = 0;
+    char *text = rc == 0 ? quota_text(obj, st, b, &len) : NULL;
+    /* (the indexer reads labels and the like: the status without claims will do) */
+    if (text) rc = json_object_set(obj, "status", st);
+    store_obj *out = text && rc == 0 && store_txn_put_derived_text(t, o->key, obj, text, len) == 0
+                         ? store_txn_get(t, o->key)
+                         : NULL;
+    if (text && rc != 0) free(text);
+    if (out) {
+        json_decref(b->last_status);
+        b->last_status = json_incref(st);
+    }
+    json_decref(m);
+    json_decref(obj);
+    json_decref(st);
     return out;
 }
 

@@ -37,6 +37,10 @@
 typedef struct cq_obj {
     _Atomic unsigned refs;
     const char *uid, *group, *version, *kind, *ns, *name; /* (after the struct) */
+    /* its status.claims entry up to the usage, `{"group":...,"uid":"..."`,
+     * rendered by the first status write that lists it (atomically: NULL
+     * until then) */
+    _Atomic(char *) json;
 } cq_obj;
 
 /* One object a quota counts. */

@@ -56,7 +56,20 @@ static int del(store *st, const api_kind *k, const char *ns, const char *name)
 typedef struct ref {
     qty used;
     size_t claims;
+    json_t *list; /* status.claims as Capsule lists them: by namespace, kind, name */
 } ref;
+
+static int claim_cmp(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    const char *keys[] = {"namespace", "kind", "name", "uid"};
+    for (int i = 0; i < 4; i++) {
+        int c = strcmp(json_string_value(json_object_get(x, keys[i])),
+                       json_string_value(json_object_get(y, keys[i])));
+        if (c) return c;
+    }
+    return 0;
+}
 
 static ref recount(store *st, const json_t *quota, bool global)
 {
@@ -65,7 +78,8 @@ static ref recount(store *st, const json_t *quota, bool global)
     assert_non_null(q);
     const char *qns = json_string_value(json_object_get(json_object_get(quota, "metadata"),
                                                         "namespace"));
-    ref r = {qty_zero(QTY_DECIMAL_SI), 0};
+    ref r = {qty_zero(QTY_DECIMAL_SI), 0, NULL};
+    json_t **v = NULL;
     store_obj **objs = NULL;
     size_t n = 0;
     assert_int_equal(store_list(st, "pods/", NULL, 0, &objs, &n, NULL, NULL), 0);
@@ -91,7 +105,14 @@ static ref recount(store *st, const json_t *quota, bool global)
                 0 &&
             matched) {
             assert_int_equal(qty_add(&r.used, &net), 0); /* the nets, clamped at the end */
-            r.claims++;
+            v = realloc(v, (r.claims + 1) * sizeof *v);
+            assert_non_null(v);
+            const json_t *m = json_object_get(p, "metadata");
+            v[r.claims++] = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:o}", "group", "",
+                                      "version", "v1", "kind", "Pod", "name",
+                                      json_object_get(m, "name"), "namespace",
+                                      json_object_get(m, "namespace"), "uid",
+                                      json_object_get(m, "uid"), "usage", qty_to_json(&u));
         }
         json_decref(p);
         store_obj_unref(objs[i]);
@@ -99,6 +120,11 @@ static ref recount(store *st, const json_t *quota, bool global)
     free(objs);
     cq_free(q);
     if (qty_sign(&r.used) < 0) r.used = qty_zero(QTY_DECIMAL_SI);
+    if (r.claims) qsort(v, r.claims, sizeof *v, claim_cmp);
+    r.list = json_array();
+    for (size_t i = 0; i < r.claims; i++)
+        json_array_append_new(r.list, v[i]);
+    free(v);
     return r;
 }
 
@@ -136,6 +162,12 @@ static void check_books(store *st, bool over_ok)
                 fail_msg("%s: status used %s with %zu claims, recount %s with %zu", objs[i]->key,
                          a, json_array_size(json_object_get(status, "claims")), b, r.claims);
             }
+            if (!json_equal(json_object_get(status, "claims"), r.list)) {
+                char *a = json_dumps(json_object_get(status, "claims"), JSON_COMPACT);
+                char *b = json_dumps(r.list, JSON_COMPACT);
+                fail_msg("%s: status.claims %.600s, recount %.600s", objs[i]->key, a, b);
+            }
+            json_decref(r.list);
             if (qty_cmp(&used, &lim) > 0 && !(over_ok && g == 1)) {
                 char a[64], b[64];
                 qty_format_str(&used, a, sizeof a);
