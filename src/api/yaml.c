@@ -11,9 +11,20 @@
 
 #define MAX_DEPTH 100 /* nesting bound: a hostile file cannot exhaust the stack */
 
+/* Aliases share one jansson value, so a few lines can name a tree of
+ * billions of nodes ("billion laughs") that anything printing or walking the
+ * result expands. go-yaml (sigs.k8s.io/yaml, upstream's YAML decoder) counts
+ * every node it decodes, those of alias expansions included, and refuses a
+ * document whose expansions are too large a share of it; so does this. */
+#define ALIAS_RATIO_LOW 400000
+#define ALIAS_RATIO_HIGH 4000000
+#define EXCESSIVE_ALIASING "document contains excessive aliasing"
+
 typedef struct frame {
     json_t *node; /* object or array being filled */
     char *key;    /* objects: the key waiting for its value (owned) */
+    char *anchor; /* its anchor, if any (owned) */
+    size_t size;  /* nodes in its tree so far, aliases expanded */
 } frame;
 
 typedef struct ctx {
@@ -21,7 +32,19 @@ typedef struct ctx {
     int depth;
     json_t *root;
     json_t *anchors; /* anchor name -> value */
+    json_t *sizes;   /* anchor name -> nodes in its tree, aliases expanded */
+    size_t decoded;  /* nodes decoded, as go-yaml counts them (decodeCount) */
+    size_t aliased;  /* of which inside alias expansions (aliasCount) */
 } ctx;
+
+/* go-yaml's allowedAliasRatio. */
+static double allowed_alias_ratio(size_t decoded)
+{
+    if (decoded <= ALIAS_RATIO_LOW) return 0.99;
+    if (decoded >= ALIAS_RATIO_HIGH) return 0.10;
+    return 0.99 - 0.89 * ((double)(decoded - ALIAS_RATIO_LOW) /
+                          (double)(ALIAS_RATIO_HIGH - ALIAS_RATIO_LOW));
+}
 
 static bool is_one_of(const char *s, const char *const *list)
 {
@@ -73,20 +96,21 @@ static json_t *scalar(const yaml_event_t *ev)
     return plain_scalar(v, len);
 }
 
-/* Attach a finished value to its parent (or make it the root). */
-static int attach(ctx *c, json_t *v, const yaml_event_t *ev, char *err, size_t errlen)
+/* Attach a finished value of `size` nodes to its parent (or make it the
+ * root). `anchor`, when set, names it. */
+static int attach(ctx *c, json_t *v, size_t size, const char *anchor, char *err, size_t errlen)
 {
     if (!v) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    const char *anchor = NULL;
-    if (ev->type == YAML_SCALAR_EVENT) anchor = (const char *)ev->data.scalar.anchor;
-    if (anchor && json_object_set(c->anchors, anchor, v)) {
+    if (anchor && (json_object_set(c->anchors, anchor, v) ||
+                   json_object_set_new(c->sizes, anchor, json_integer((json_int_t)size)))) {
         json_decref(v);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    if (c->depth > 0) c->stack[c->depth - 1].size += size;
     if (c->depth == 0) {
         json_decref(c->root);
         c->root = v;
@@ -95,6 +119,13 @@ static int attach(ctx *c, json_t *v, const yaml_event_t *ev, char *err, size_t e
     frame *f = &c->stack[c->depth - 1];
     if (json_is_array(f->node)) return json_array_append_new(f->node, v) ? -1 : 0;
     if (!f->key) { /* v is a key: keep its text */
+        if (json_is_object(v) || json_is_array(v)) {
+            /* go-yaml refuses these too; printing them as text would nest
+             * escapes, doubling the text with each level of key in a key */
+            snprintf(err, errlen, "invalid map key: a %s", json_is_object(v) ? "mapping" : "sequence");
+            json_decref(v);
+            return -1;
+        }
         f->key = json_is_string(v) ? strdup(json_string_value(v))
                                    : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
         json_decref(v);
@@ -108,26 +139,55 @@ static int attach(ctx *c, json_t *v, const yaml_event_t *ev, char *err, size_t e
 
 static int open_node(ctx *c, json_t *node, const char *anchor, char *err, size_t errlen)
 {
-    if (!node || c->depth == MAX_DEPTH) {
+    char *a = anchor ? strdup(anchor) : NULL;
+    if (!node || c->depth == MAX_DEPTH || (anchor && !a)) {
         json_decref(node);
-        snprintf(err, errlen, node ? "nested deeper than %d levels" : "out of memory", MAX_DEPTH);
+        free(a);
+        bool oom = !node || (anchor && !a);
+        snprintf(err, errlen, oom ? "out of memory" : "nested deeper than %d levels", MAX_DEPTH);
         return -1;
     }
     if (anchor && json_object_set(c->anchors, anchor, node)) {
         json_decref(node);
+        free(a);
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
-    c->stack[c->depth++] = (frame){node, NULL};
+    c->decoded++;
+    c->stack[c->depth++] = (frame){node, NULL, a, 1};
     return 0;
+}
+
+/* An alias: its value again, counted as go-yaml counts a re-decoded node. */
+static int alias(ctx *c, const char *anchor, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(c->anchors, anchor);
+    for (int i = 0; v && i < c->depth; i++)
+        if (c->stack[i].node == v) v = NULL; /* inside itself: no cycles in JSON */
+    if (!v) {
+        snprintf(err, errlen, "unknown or recursive alias *%s", anchor);
+        return -1;
+    }
+    json_int_t n = json_integer_value(json_object_get(c->sizes, anchor));
+    size_t size = n > 0 ? (size_t)n : 1;
+    c->decoded += 1 + size;
+    c->aliased += size;
+    if (c->aliased > 100 && c->decoded > 1000 &&
+        (double)c->aliased / (double)c->decoded > allowed_alias_ratio(c->decoded)) {
+        snprintf(err, errlen, EXCESSIVE_ALIASING);
+        return -1;
+    }
+    return attach(c, json_incref(v), size, NULL, err, errlen);
 }
 
 json_t *yaml_to_json(const char *text, size_t len, char *err, size_t errlen)
 {
     yaml_parser_t p;
-    ctx c = {.anchors = json_object()};
+    ctx c = {.anchors = json_object(), .sizes = json_object()};
     bool done = false, ok = true;
-    if (!c.anchors || !yaml_parser_initialize(&p)) {
+    if (!c.anchors || !c.sizes || !yaml_parser_initialize(&p)) {
         json_decref(c.anchors);
+        json_decref(c.sizes);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
@@ -142,7 +202,8 @@ json_t *yaml_to_json(const char *text, size_t len, char *err, size_t errlen)
         }
         switch (ev.type) {
         case YAML_SCALAR_EVENT:
-            ok = attach(&c, scalar(&ev), &ev, err, errlen) == 0;
+            c.decoded++;
+            ok = attach(&c, scalar(&ev), 1, (const char *)ev.data.scalar.anchor, err, errlen) == 0;
             break;
         case YAML_SEQUENCE_START_EVENT:
             ok = open_node(&c, json_array(), (const char *)ev.data.sequence_start.anchor, err,
@@ -156,17 +217,13 @@ json_t *yaml_to_json(const char *text, size_t len, char *err, size_t errlen)
         case YAML_MAPPING_END_EVENT: {
             frame f = c.stack[--c.depth];
             free(f.key);
-            ok = attach(&c, f.node, &ev, err, errlen) == 0;
+            ok = attach(&c, f.node, f.size, f.anchor, err, errlen) == 0;
+            free(f.anchor);
             break;
         }
-        case YAML_ALIAS_EVENT: {
-            json_t *v = json_object_get(c.anchors, (const char *)ev.data.alias.anchor);
-            for (int i = 0; v && i < c.depth; i++)
-                if (c.stack[i].node == v) v = NULL; /* inside itself: no cycles in JSON */
-            if (!v) snprintf(err, errlen, "unknown or recursive alias *%s", ev.data.alias.anchor);
-            ok = v && attach(&c, json_incref(v), &ev, err, errlen) == 0;
+        case YAML_ALIAS_EVENT:
+            ok = alias(&c, (const char *)ev.data.alias.anchor, err, errlen) == 0;
             break;
-        }
         case YAML_DOCUMENT_END_EVENT: /* the first document only */
         case YAML_STREAM_END_EVENT:
             done = true;
@@ -180,9 +237,11 @@ json_t *yaml_to_json(const char *text, size_t len, char *err, size_t errlen)
     while (c.depth > 0) { /* after an error */
         frame f = c.stack[--c.depth];
         free(f.key);
+        free(f.anchor);
         json_decref(f.node);
     }
     json_decref(c.anchors);
+    json_decref(c.sizes);
     if (ok && !c.root) {
         snprintf(err, errlen, "empty document");
         ok = false;

@@ -6,7 +6,11 @@
  * their text), sequences arrays; a plain scalar is resolved as YAML 1.1 does
  * (null, booleans including yes/no/on/off, integers, floats, else a string);
  * a quoted scalar or one tagged !!str stays a string. Anchors and aliases
- * are followed. Pure: no I/O.
+ * are followed (an alias shares its anchor's value), and, as go-yaml does, a
+ * document whose alias expansions outweigh it ("billion laughs") is refused
+ * with "document contains excessive aliasing". A mapping key must be a
+ * scalar (go-yaml: "invalid map key"); a non-string one becomes its JSON
+ * text ("1", "true", "null"). Pure: no I/O.
  */
 #ifndef ALLOT_API_YAML_H
 #define ALLOT_API_YAML_H

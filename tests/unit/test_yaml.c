@@ -73,12 +73,59 @@ static void test_errors(void **state)
     expect_error("&a [*a]\n", "recursive alias");
 }
 
+/* Found by fuzz/fuzz_yaml (out of memory in json_dumps): a mapping used as a
+ * key was printed as its JSON text, whose escapes double with each level of
+ * key inside a key; and aliases share values, so a short document names a
+ * tree of billions of nodes. Both are refused, as go-yaml does. */
+static void test_alias_bombs(void **state)
+{
+    (void)state;
+    const char *laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                         "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                         "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+                         "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                         "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+                         "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+                         "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
+                         "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]\n";
+    expect_error(laughs, "document contains excessive aliasing");
+    /* the same as a mapping key, which is printed as text */
+    expect_error("a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                 "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                 "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+                 "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                 "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+                 "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+                 "? [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
+                 ": v\n",
+                 "document contains excessive aliasing");
+    /* keys in keys: each level's text escaped the one inside it, doubling */
+    expect_error("? {? {? {a: 1}: b}: c}: d\n", "invalid map key: a mapping");
+    expect_error("? [a, b]\n: c\n", "invalid map key: a sequence");
+    expect("{1: a, true: b, ~: c}", "{\"1\": \"a\", \"true\": \"b\", \"null\": \"c\"}");
+    /* ordinary reuse is fine, a large share of a small document included */
+    expect("base: &b {cpu: 100m, memory: 1Gi}\nx: *b\nz: [*b, *b]\n",
+           "{\"base\": {\"cpu\": \"100m\", \"memory\": \"1Gi\"},"
+           " \"x\": {\"cpu\": \"100m\", \"memory\": \"1Gi\"},"
+           " \"z\": [{\"cpu\": \"100m\", \"memory\": \"1Gi\"},"
+           " {\"cpu\": \"100m\", \"memory\": \"1Gi\"}]}");
+    const char *fanout = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                         "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                         "c: [*b, *b]\n";
+    char err[256] = "";
+    json_t *got = yaml_to_json(fanout, strlen(fanout), err, sizeof err);
+    assert_non_null(got);
+    assert_int_equal(json_array_size(json_object_get(got, "c")), 2);
+    json_decref(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_admission_configuration),
         cmocka_unit_test(test_scalars),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_alias_bombs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
