@@ -255,7 +255,56 @@ static const api_kind *source_kind(cq_book *b, size_t i)
     return kind;
 }
 
-/* Count every stored object of kind k the quota covers. */
+/* An object that could not be counted, and why. */
+typedef struct count_err {
+    const char *key; /* borrowed from the listed object */
+    char *msg;
+} count_err;
+
+static int err_cmp(const void *a, const void *b)
+{
+    return strcmp(((const count_err *)a)->key, ((const count_err *)b)->key);
+}
+
+/* One listed object: counted, or its error appended to errs. 0 or -1. */
+static int count_one(cq_book *b, const api_kind *k, store_obj *so, count_err **errs, size_t *nerr,
+                     api_err *e)
+{
+    json_t *obj = store_obj_doc(so);
+    if (!obj) return api_err_set(e, API_INTERNAL, "out of memory");
+    const json_t *m = json_object_get(obj, "metadata");
+    bool going = json_object_get(m, "deletionTimestamp") &&
+                 json_array_size(json_object_get(m, "finalizers")) == 0;
+    bool matched = false;
+    qty usage, net;
+    char err[1024], msg[1800], gvk[600];
+    int rc = 0;
+    if (going) {
+        /* not counted: on its way out */
+    } else if (cq_object_usage(b->q, k->group, k->version, k->kind, obj, NULL, &matched, &usage,
+                               &net, err, sizeof err) != 0) {
+        cq_gvk_string(k->group, k->version, k->kind, gvk, sizeof gvk);
+        snprintf(msg, sizeof msg, "get usage from %s/%s (%s) %s", so->ns, so->name, gvk, err);
+        count_err *nv = realloc(*errs, (*nerr + 1) * sizeof *nv);
+        char *dup = nv ? strdup(msg) : NULL;
+        if (nv) *errs = nv;
+        if (dup)
+            nv[(*nerr)++] = (count_err){so->key, dup};
+        else
+            rc = api_err_set(e, API_INTERNAL, "out of memory");
+    } else if (matched) {
+        /* (each object listed once: it has no claim yet) */
+        cq_ident id = {k->group, k->version, k->kind, jstr(m, "uid"), so->ns, so->name, NULL};
+        rc = cq_book_set_from(b, &id, NULL, true, &usage, &net, NULL, e);
+        cq_ident_done(&id);
+    }
+    json_decref(obj);
+    return rc;
+}
+
+/* Count every stored object of kind k the quota covers. The listing is in
+ * no order (sorting 100,000 keys is a tenth of a recount); the objects
+ * that cannot be counted are reported in key order. */
 static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
 {
     char prefix[600], res[300];
@@ -265,38 +314,22 @@ static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
     else
         snprintf(prefix, sizeof prefix, "%s/", res);
     store_obj **objs = NULL;
-    size_t n = 0;
-    if (store_txn_list(t, prefix, &objs, &n) != 0)
+    size_t n = 0, nerr = 0;
+    count_err *errs = NULL;
+    if (store_txn_list_any(t, prefix, &objs, &n) != 0)
         return api_err_set(e, API_INTERNAL, "cannot list %s", k->resource);
     int rc = 0;
-    for (size_t i = 0; i < n; i++) {
-        json_t *obj = rc == 0 && cq_book_covers(b, k->namespaced ? objs[i]->ns : "")
-                          ? store_obj_doc(objs[i])
-                          : NULL;
-        const json_t *m = json_object_get(obj, "metadata");
-        bool going = json_object_get(m, "deletionTimestamp") &&
-                     json_array_size(json_object_get(m, "finalizers")) == 0;
-        bool matched = false;
-        qty usage, net;
-        char err[1024], msg[1800];
-        if (obj && !going) {
-            if (cq_object_usage(b->q, k->group, k->version, k->kind, obj, NULL, &matched, &usage, &net, err,
-                                sizeof err) != 0) {
-                char gvk[600];
-                cq_gvk_string(k->group, k->version, k->kind, gvk, sizeof gvk);
-                snprintf(msg, sizeof msg, "get usage from %s/%s (%s) %s", meta(obj, "namespace"),
-                         meta(obj, "name"), gvk, err);
-                add_error(b, msg);
-            } else if (matched) {
-                cq_ident id;
-                cq_ident_of(&id, k->group, k->version, k->kind, obj);
-                rc = cq_book_set(b, &id, true, &usage, &net, e);
-                cq_ident_done(&id);
-            }
-        }
-        json_decref(obj);
-        store_obj_unref(objs[i]);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (cq_book_covers(b, k->namespaced ? objs[i]->ns : ""))
+            rc = count_one(b, k, objs[i], &errs, &nerr, e);
+    if (nerr) qsort(errs, nerr, sizeof *errs, err_cmp);
+    for (size_t i = 0; i < nerr; i++) {
+        add_error(b, errs[i].msg);
+        free(errs[i].msg);
     }
+    free(errs);
+    for (size_t i = 0; i < n; i++)
+        store_obj_unref(objs[i]);
     free(objs);
     return rc;
 }
