@@ -8,6 +8,7 @@
 #include "api/pod_validation.h"
 #include "api/pool_kinds.h"
 #include "api/priority.h"
+#include "api/rbac_kinds.h"
 #include "api/rq_validation.h"
 #include "api/schema.h"
 #include "core/dbuf.h"
@@ -101,6 +102,17 @@ static const api_kind builtin[] = {
     {CQ_GROUP, CQ_VERSION, "GlobalCustomQuota", "globalcustomquotas", "globalcustomquota", "gcq",
      NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, globalcustomquota_defaults,
      globalcustomquota_validate},
+    /* rbac.authorization.k8s.io (api/rbac_kinds.h): names are path segments. */
+    {RBAC_GROUP, RBAC_VERSION, "Role", "roles", "role", NULL, NULL, true, 0, API_NAME_PATH, NULL,
+     NULL, role_validate, NULL, NULL, API_KIND_NO_GENERATION},
+    {RBAC_GROUP, RBAC_VERSION, "RoleBinding", "rolebindings", "rolebinding", NULL, NULL, true, 0,
+     API_NAME_PATH, NULL, rolebinding_defaults, rolebinding_validate, NULL,
+     rbac_binding_validate_update, API_KIND_NO_GENERATION},
+    {RBAC_GROUP, RBAC_VERSION, "ClusterRole", "clusterroles", "clusterrole", NULL, NULL, false, 0,
+     API_NAME_PATH, NULL, NULL, clusterrole_validate, NULL, NULL, API_KIND_NO_GENERATION},
+    {RBAC_GROUP, RBAC_VERSION, "ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding",
+     NULL, NULL, false, 0, API_NAME_PATH, NULL, clusterrolebinding_defaults,
+     clusterrolebinding_validate, NULL, rbac_binding_validate_update, API_KIND_NO_GENERATION},
 };
 #undef CORE
 

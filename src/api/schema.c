@@ -95,7 +95,8 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_CustomQuota, m_CustomQuotaSpec, m_CustomQuotaOptionsSpec, m_CustomQuotaSpecSource,
     m_SelectorWithFields, m_CustomQuotaStatus, m_CustomQuotaUsage, m_CustomQuotaClaim,
     m_CustomQuotaTarget, m_GlobalCustomQuota, m_GlobalCustomQuotaSpec, m_NamespaceSelector,
-    m_GlobalCustomQuotaStatus;
+    m_GlobalCustomQuotaStatus, m_Role, m_ClusterRole, m_PolicyRule, m_AggregationRule,
+    m_RoleBinding, m_ClusterRoleBinding, m_Subject, m_RoleRef;
 
 /* ---- k8s.io/apimachinery/pkg/apis/meta/v1 ---- */
 #define SCH_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -531,6 +532,19 @@ DEF(GlobalCustomQuotaSpec, INL(1, CustomQuotaSpec), RM(2, "namespaceSelectors", 
 DEF(NamespaceSelector, INL(1, LabelSelector));
 DEF(GlobalCustomQuotaStatus, INL(1, CustomQuotaStatus), RS(2, "namespaces"));
 
+/* ---- k8s.io/api/rbac/v1 (generated.proto) ---- */
+#undef SCH_PKG
+#define SCH_PKG "io.k8s.api.rbac.v1"
+DEF(Role, META, RM(2, "rules", PolicyRule));
+DEF(ClusterRole, META, RM(2, "rules", PolicyRule), M(3, "aggregationRule", AggregationRule));
+DEF(PolicyRule, RS(1, "verbs"), RS(2, "apiGroups"), RS(3, "resources"), RS(4, "resourceNames"),
+    RS(5, "nonResourceURLs"));
+DEF(AggregationRule, RM(1, "clusterRoleSelectors", LabelSelector));
+DEF(RoleBinding, META, RM(2, "subjects", Subject), M(3, "roleRef", RoleRef));
+DEF(ClusterRoleBinding, META, RM(2, "subjects", Subject), M(3, "roleRef", RoleRef));
+DEF(Subject, SK(1, "kind"), S(2, "apiGroup"), SK(3, "name"), S(4, "namespace"));
+DEF(RoleRef, SK(1, "apiGroup"), SK(2, "kind"), SK(3, "name"));
+
 /* Top-level kinds. A NULL apiVersion matches any: DeleteOptions and Status
  * are registered in every group version upstream. */
 static const struct {
@@ -563,6 +577,10 @@ static const struct {
     {"capsule.clastix.io/v1beta2", "ResourcePoolClaim", &m_ResourcePoolClaim},
     {"capsule.clastix.io/v1beta2", "CustomQuota", &m_CustomQuota},
     {"capsule.clastix.io/v1beta2", "GlobalCustomQuota", &m_GlobalCustomQuota},
+    {"rbac.authorization.k8s.io/v1", "Role", &m_Role},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", &m_ClusterRole},
+    {"rbac.authorization.k8s.io/v1", "RoleBinding", &m_RoleBinding},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &m_ClusterRoleBinding},
     {NULL, "DeleteOptions", &m_DeleteOptions},
     {NULL, "Status", &m_Status},
 };

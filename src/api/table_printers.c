@@ -902,6 +902,46 @@ static void customquota_row(const json_t *o, int64_t now, json_t *cells)
     cell_age(cells, o, now);
 }
 
+/* RBAC: roles show their creation time in RFC 3339 (printRole formats the
+ * zero time too), bindings their role and, wide, their subjects as
+ * rbac.SubjectsStrings lists them (service accounts as <ns>/<name>). */
+static void rbac_role_row(const json_t *o, int64_t now, json_t *cells)
+{
+    (void)now;
+    const char *ts = js(o, "metadata.creationTimestamp");
+    cell_name(cells, o);
+    cell_s(cells, *ts ? ts : "0001-01-01T00:00:00Z");
+}
+
+static void subjects_cell(json_t *cells, const json_t *o, const char *kind)
+{
+    tbuf b = {0};
+    size_t i, n = 0;
+    const json_t *s;
+    json_array_foreach(api_json_path(o, "subjects"), i, s)
+    {
+        if (strcmp(sv(json_object_get(s, "kind")), kind) != 0) continue;
+        tbuf_puts(&b, n++ ? ", " : "");
+        if (strcmp(kind, "ServiceAccount") == 0)
+            tbuf_printf(&b, "%s/", sv(json_object_get(s, "namespace")));
+        tbuf_puts(&b, sv(json_object_get(s, "name")));
+    }
+    cell_s(cells, tbuf_str(&b));
+    tbuf_free(&b);
+}
+
+static void rbac_binding_row(const json_t *o, int64_t now, json_t *cells)
+{
+    char ref[512];
+    cell_name(cells, o);
+    snprintf(ref, sizeof ref, "%s/%s", js(o, "roleRef.kind"), js(o, "roleRef.name"));
+    cell_s(cells, ref);
+    cell_age(cells, o, now);
+    subjects_cell(cells, o, "User");
+    subjects_cell(cells, o, "Group");
+    subjects_cell(cells, o, "ServiceAccount");
+}
+
 /* ---- columns ---- */
 
 #define COL_NAME                                                                                   \
@@ -1269,6 +1309,38 @@ static const table_col customquota_cols[] = {
     COL_END,
 };
 
+static const table_col rbac_role_cols[] = {
+    COL_NAME,
+    COL("Created At", "date", TABLE_DESC_AGE),
+    COL_END,
+};
+
+#define DESC_ROLEREF                                                                               \
+    "RoleRef can reference a Role in the current namespace or a ClusterRole in the global "        \
+    "namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This "     \
+    "field is immutable."
+#define DESC_CLUSTER_ROLEREF                                                                       \
+    "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be "  \
+    "resolved, the Authorizer must return an error. This field is immutable."
+static const table_col rolebinding_cols[] = {
+    COL_NAME,
+    COL("Role", "string", DESC_ROLEREF),
+    COL_AGE,
+    WIDE("Users", "string", "Users in the roleBinding"),
+    WIDE("Groups", "string", "Groups in the roleBinding"),
+    WIDE("ServiceAccounts", "string", "ServiceAccounts in the roleBinding"),
+    COL_END,
+};
+static const table_col clusterrolebinding_cols[] = {
+    COL_NAME,
+    COL("Role", "string", DESC_CLUSTER_ROLEREF),
+    COL_AGE,
+    WIDE("Users", "string", "Users in the clusterRoleBinding"),
+    WIDE("Groups", "string", "Groups in the clusterRoleBinding"),
+    WIDE("ServiceAccounts", "string", "ServiceAccounts in the clusterRoleBinding"),
+    COL_END,
+};
+
 /* LimitRange has no printer upstream either: it gets the default table. */
 static const table_printer printers[] = {
     {"", "namespaces", namespace_cols, namespace_row, NULL},
@@ -1291,6 +1363,11 @@ static const table_printer printers[] = {
      NULL},
     {"capsule.clastix.io", "customquotas", customquota_cols, customquota_row, NULL},
     {"capsule.clastix.io", "globalcustomquotas", customquota_cols, customquota_row, NULL},
+    {"rbac.authorization.k8s.io", "roles", rbac_role_cols, rbac_role_row, NULL},
+    {"rbac.authorization.k8s.io", "clusterroles", rbac_role_cols, rbac_role_row, NULL},
+    {"rbac.authorization.k8s.io", "rolebindings", rolebinding_cols, rbac_binding_row, NULL},
+    {"rbac.authorization.k8s.io", "clusterrolebindings", clusterrolebinding_cols, rbac_binding_row,
+     NULL},
 };
 
 const table_printer *table_printer_find(const char *group, const char *resource)
