@@ -231,12 +231,15 @@ bool rbac_rule_allows(const rbac_rule *rule, const rbac_attrs *a)
     if (!a->resource_request) return url_matches(&rule->non_resource_urls, nz(a->path));
     const char *res = nz(a->resource), *sub = nz(a->subresource);
     char stackbuf[256], *combined = stackbuf;
-    size_t need = strlen(res) + strlen(sub) + 2;
+    size_t rl = strlen(res), sl = strlen(sub), need = rl + sl + 2;
     if (*sub && need > sizeof stackbuf && !(combined = malloc(need))) return false;
-    if (*sub)
-        snprintf(combined, need, "%s/%s", res, sub);
-    else
+    if (*sub) { /* "res/sub", without printf: this runs for every rule visited */
+        memcpy(combined, res, rl);
+        combined[rl] = '/';
+        memcpy(combined + rl + 1, sub, sl + 1);
+    } else {
         combined = (char *)res;
+    }
     bool ok = has_or_all(&rule->api_groups, nz(a->api_group)) &&
               resource_matches(&rule->resources, combined, sub) &&
               name_matches(&rule->resource_names, nz(a->name));
@@ -362,8 +365,18 @@ bool rbac_covers(const rbac_rules *owner, const rbac_rules *requested, rbac_rule
 
 /* ---- texts ---- */
 
+/* Whether Go's %q would write s as it is, between quotes. */
+static bool plain(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == '"' || *p == '\\' || *p >= 0x7f) return false;
+    return true;
+}
+
 int rbac_quote(dbuf *b, const char *s)
 {
+    if (plain(s)) /* the usual name: no allocation */
+        return dbuf_add(b, "\"", 1) | dbuf_adds(b, s) | dbuf_add(b, "\"", 1);
     size_t cap = 4 * strlen(s) + 3; /* every byte escaped as \xNN at worst */
     char *q = malloc(cap);
     if (!q) return -1;

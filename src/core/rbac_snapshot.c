@@ -444,52 +444,80 @@ size_t rbac_snapshot_binding_count(const rbac_snapshot *s)
 
 /* ---- visiting a user's rules (VisitRulesFor) ---- */
 
-/* The grants under one key, appended to *v. */
-static int gather_key(const rbac_snapshot *s, const char *ns, const char *tag, const char *name,
-                      uint64_t **v, size_t *n, size_t *cap)
+/* A grant list that starts on the caller's stack and moves to the heap
+ * only past GRANTS_STACK entries (the common case allocates nothing). */
+#define GRANTS_STACK 32
+typedef struct gvec {
+    uint64_t *v;
+    size_t n, cap;
+    uint64_t stack[GRANTS_STACK];
+} gvec;
+
+static int gvec_append(gvec *g, const uint64_t *v, size_t n)
 {
-    char stack[512], *key = stack;
-    size_t need = strlen(nz(ns)) + strlen(name) + 4;
-    if (need > sizeof stack && !(key = malloc(need))) return -1;
-    snprintf(key, need, "%s%s%s:%s", nz(ns), ns ? "/" : "", tag, name);
-    const grants *g = strmap_get(s->index, key);
-    if (key != stack) free(key);
-    if (!g || !g->n) return 0;
-    if (*n + g->n > *cap) {
-        size_t c = (*n + g->n) * 2;
-        uint64_t *nv = realloc(*v, c * sizeof *nv);
+    if (g->n + n > g->cap) {
+        size_t cap = (g->n + n) * 2;
+        uint64_t *nv = malloc(cap * sizeof *nv);
         if (!nv) return -1;
-        *v = nv;
-        *cap = c;
+        memcpy(nv, g->v, g->n * sizeof *nv);
+        if (g->v != g->stack) free(g->v);
+        g->v = nv;
+        g->cap = cap;
     }
-    memcpy(*v + *n, g->v, g->n * sizeof *g->v);
-    *n += g->n;
+    memcpy(g->v + g->n, v, n * sizeof *v);
+    g->n += n;
     return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Concatenate parts into dst (NUL-terminated); the caller sized dst. No
+ * printf here: this runs several times per request. */
+static char *concat(char *dst, const char *const *parts, size_t n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    char *p = dst;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(parts[i]);
+        memcpy(p, parts[i], l);
+        p += l;
+    }
+    *p = '\0';
+    return dst;
+}
+
+/* The grants under one key ("[<ns>/]<tag>:<name>"), appended to `out`. */
+static int gather_key(const rbac_snapshot *s, const char *ns, const char *tag, const char *name,
+                      gvec *out)
+{
+    char stack[512], *key = stack;
+    const char *parts[] = {nz(ns), ns ? "/" : "", tag, ":", name};
+    size_t need = strlen(nz(ns)) + strlen(name) + strlen(tag) + 3;
+    if (need > sizeof stack && !(key = malloc(need))) return -1;
+    const grants *g = strmap_get(s->index, concat(key, parts, 5));
+    if (key != stack) free(key);
+    return g && g->n ? gvec_append(out, g->v, g->n) : 0;
 }
 
 /* The (binding, first applying subject) pairs for `u` among the cluster
  * bindings (ns NULL) or the bindings of one namespace, in binding order. */
-static size_t user_grants(const rbac_snapshot *s, const rbac_user *u, const char *ns,
-                          uint64_t **out)
+static void user_grants(const rbac_snapshot *s, const rbac_user *u, const char *ns, gvec *g)
 {
-    size_t n = 0, cap = 0;
-    uint64_t *v = NULL;
-    int rc = gather_key(s, ns, "U", nz(u->name), &v, &n, &cap);
+    g->v = g->stack;
+    g->n = 0;
+    g->cap = GRANTS_STACK;
+    int rc = gather_key(s, ns, "U", nz(u->name), g);
     for (size_t i = 0; rc == 0 && i < u->ngroups; i++)
-        rc = gather_key(s, ns, "G", nz(u->groups[i]), &v, &n, &cap);
-    if (rc != 0) n = 0; /* allocation failure: no grants, so a deny */
-    if (n > 1) qsort(v, n, sizeof *v, cmp_u64);
+        rc = gather_key(s, ns, "G", nz(u->groups[i]), g);
+    if (rc != 0) g->n = 0; /* allocation failure: no grants, so a deny */
+    /* a handful of grants: insertion sort (glibc's qsort costs more here) */
+    for (size_t i = 1; i < g->n; i++)
+        for (size_t j = i; j > 0 && g->v[j - 1] > g->v[j]; j--) {
+            uint64_t t = g->v[j];
+            g->v[j] = g->v[j - 1];
+            g->v[j - 1] = t;
+        }
     size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (m == 0 || v[m - 1] >> 32 != v[i] >> 32) v[m++] = v[i];
-    *out = v;
-    return m;
+    for (size_t i = 0; i < g->n; i++)
+        if (m == 0 || g->v[m - 1] >> 32 != g->v[i] >> 32) g->v[m++] = g->v[i];
+    g->n = m;
 }
 
 /* A visitor: return false to stop. */
@@ -523,17 +551,17 @@ static void err_text(const errlist *e, char *buf, size_t n)
 static bool visit_scope(const rbac_snapshot *s, const rbac_user *u, const char *ns, rule_fn fn,
                         void *ctx, errlist *errs)
 {
-    uint64_t *g;
-    size_t n = user_grants(s, u, ns, &g);
+    gvec g;
+    user_grants(s, u, ns, &g);
     bool go = true;
-    for (size_t i = 0; go && i < n; i++) {
-        const binding *b = &s->b[g[i] >> 32];
-        const subject *sj = &b->subj[g[i] & 0xffffffffu];
+    for (size_t i = 0; go && i < g.n; i++) {
+        const binding *b = &s->b[g.v[i] >> 32];
+        const subject *sj = &b->subj[g.v[i] & 0xffffffffu];
         if (!b->rules) err_add(errs, b->err ? b->err : "out of memory");
         for (size_t r = 0; b->rules && go && r < b->rules->n; r++)
             go = fn(ctx, b, sj, &b->rules->v[r]);
     }
-    free(g);
+    if (g.v != g.stack) free(g.v);
     return go;
 }
 
@@ -560,31 +588,47 @@ static bool authz_visit(void *ctx, const binding *b, const subject *sj, const rb
     return false;
 }
 
+/* Go's %q of "<a>/<b>", appended. */
+static void quote_pair(dbuf *d, const char *a, const char *b)
+{
+    dbuf p;
+    dbuf_init(&p, RBAC_TEXT_MAX);
+    dbuf_adds(&p, a);
+    dbuf_adds(&p, "/");
+    dbuf_adds(&p, b);
+    rbac_quote(d, p.p ? p.p : "");
+    dbuf_free(&p);
+}
+
 /* describeSubject and the binding describers of rule.go. */
 static void describe(const binding *b, const subject *sj, dbuf *d)
 {
     dbuf_adds(d, b->ns ? "RoleBinding " : "ClusterRoleBinding ");
-    if (b->ns) {
-        dbuf nm;
-        dbuf_init(&nm, RBAC_TEXT_MAX);
-        dbuf_printf(&nm, "%s/%s", b->name, b->ns);
-        rbac_quote(d, nm.p ? nm.p : "");
-        dbuf_free(&nm);
-    } else {
+    if (b->ns)
+        quote_pair(d, b->name, b->ns);
+    else
         rbac_quote(d, b->name);
-    }
-    dbuf_printf(d, " of %s ", b->ref_kind);
+    dbuf_adds(d, " of ");
+    dbuf_adds(d, b->ref_kind);
+    dbuf_adds(d, " ");
     rbac_quote(d, b->ref_name);
-    dbuf_printf(d, " to %s ", sj->kind);
-    if (strcmp(sj->kind, "ServiceAccount") != 0) {
+    dbuf_adds(d, " to ");
+    dbuf_adds(d, sj->kind);
+    dbuf_adds(d, " ");
+    if (strcmp(sj->kind, "ServiceAccount") == 0)
+        quote_pair(d, sj->name, *sj->ns ? sj->ns : nz(b->ns));
+    else
         rbac_quote(d, sj->name);
-        return;
-    }
-    dbuf sa;
-    dbuf_init(&sa, RBAC_TEXT_MAX);
-    dbuf_printf(&sa, "%s/%s", sj->name, *sj->ns ? sj->ns : nz(b->ns));
-    rbac_quote(d, sa.p ? sa.p : "");
-    dbuf_free(&sa);
+}
+
+/* Copy text into reason[n], truncating. */
+static void put_reason(char *reason, size_t n, const char *text)
+{
+    size_t l = strlen(text);
+    if (!reason || !n) return;
+    if (l >= n) l = n - 1;
+    memcpy(reason, text, l);
+    reason[l] = '\0';
 }
 
 rbac_decision rbac_authorize(const rbac_snapshot *s, const rbac_attrs *a, char *reason, size_t n)
@@ -600,7 +644,7 @@ rbac_decision rbac_authorize(const rbac_snapshot *s, const rbac_attrs *a, char *
         dbuf_init(&d, RBAC_TEXT_MAX);
         dbuf_adds(&d, "RBAC: allowed by ");
         describe(c.b, c.sj, &d);
-        if (reason && n) snprintf(reason, n, "%s", d.p ? d.p : "");
+        put_reason(reason, n, d.p ? d.p : "");
         dbuf_free(&d);
         return RBAC_ALLOW;
     }
