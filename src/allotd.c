@@ -17,6 +17,7 @@
 #include "registry/quota_ledger.h"
 #include "registry/registry.h"
 #include "server/auth.h"
+#include "server/authz.h"
 #include "server/http.h"
 #include "server/kubeconfig.h"
 #include "server/log.h"
@@ -379,7 +380,7 @@ int main(int argc, char **argv)
         goto out;
     }
     /* Plugins first: their index parts are computed for what the store loads. */
-    if (admission_register_defaults() != 0) {
+    if (admission_register_defaults() != 0 || authz_init() != 0) {
         log_msg(LOG_ERROR, "cannot register admission plugins", NULL);
         goto out;
     }
@@ -412,6 +413,10 @@ int main(int argc, char **argv)
     srv.m = metrics_new();
     if (!srv.m || bootstrap_namespaces(srv.st) != 0 || bootstrap_priority_classes(srv.st) != 0)
         goto out;
+    if (authz_bootstrap(srv.st, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "cannot write the default RBAC roles", "\"error\":\"%s\"", err);
+        goto out;
+    }
     ctl = controllers_start(srv.st, err, sizeof err);
     if (!ctl) {
         log_msg(LOG_ERROR, "cannot start controllers", "\"error\":\"%s\"", err);
@@ -458,6 +463,7 @@ out:
     quota_ledger_stop();          /* writes what is pending */
     store_close(srv.st);
     metrics_free(srv.m);
+    authz_cleanup();
     auth_free(srv.auth);
     quota_admission_cleanup();
     free(cert);

@@ -96,7 +96,11 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_SelectorWithFields, m_CustomQuotaStatus, m_CustomQuotaUsage, m_CustomQuotaClaim,
     m_CustomQuotaTarget, m_GlobalCustomQuota, m_GlobalCustomQuotaSpec, m_NamespaceSelector,
     m_GlobalCustomQuotaStatus, m_Role, m_ClusterRole, m_PolicyRule, m_AggregationRule,
-    m_RoleBinding, m_ClusterRoleBinding, m_Subject, m_RoleRef;
+    m_RoleBinding, m_ClusterRoleBinding, m_Subject, m_RoleRef, m_SelfSubjectAccessReview,
+    m_SelfSubjectAccessReviewSpec, m_ResourceAttributes, m_NonResourceAttributes,
+    m_SubjectAccessReviewStatus, m_SubjectAccessReview, m_SubjectAccessReviewSpec,
+    m_SelfSubjectRulesReview, m_SelfSubjectRulesReviewSpec, m_SubjectRulesReviewStatus,
+    m_ResourceRule, m_NonResourceRule, m_SelfSubjectReview, m_SelfSubjectReviewStatus, m_UserInfo;
 
 /* ---- k8s.io/apimachinery/pkg/apis/meta/v1 ---- */
 #define SCH_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -545,6 +549,35 @@ DEF(ClusterRoleBinding, META, RM(2, "subjects", Subject), M(3, "roleRef", RoleRe
 DEF(Subject, SK(1, "kind"), S(2, "apiGroup"), SK(3, "name"), S(4, "namespace"));
 DEF(RoleRef, SK(1, "apiGroup"), SK(2, "kind"), SK(3, "name"));
 
+/* The review APIs (authorization.k8s.io/v1, authentication.k8s.io/v1): only
+ * decoded from requests (kubectl auth can-i, can-i --list, whoami), never
+ * stored. Statuses are the server's, so a request's status is not read. */
+DEF(SelfSubjectAccessReview, META, M(2, "spec", SelfSubjectAccessReviewSpec),
+    M(3, "status", SubjectAccessReviewStatus));
+DEF(SelfSubjectAccessReviewSpec, M(1, "resourceAttributes", ResourceAttributes),
+    M(2, "nonResourceAttributes", NonResourceAttributes));
+DEF(ResourceAttributes, S(1, "namespace"), S(2, "verb"), S(3, "group"), S(4, "version"),
+    S(5, "resource"), S(6, "subresource"), S(7, "name"));
+DEF(NonResourceAttributes, S(1, "path"), S(2, "verb"));
+DEF(SubjectAccessReviewStatus, BK(1, "allowed"), S(2, "reason"), S(3, "evaluationError"),
+    B(4, "denied"));
+DEF(SubjectAccessReview, META, M(2, "spec", SubjectAccessReviewSpec),
+    M(3, "status", SubjectAccessReviewStatus));
+DEF(SubjectAccessReviewSpec, M(1, "resourceAttributes", ResourceAttributes),
+    M(2, "nonResourceAttributes", NonResourceAttributes), S(3, "user"), RS(4, "groups"),
+    S(6, "uid"));
+DEF(SelfSubjectRulesReview, META, M(2, "spec", SelfSubjectRulesReviewSpec),
+    M(3, "status", SubjectRulesReviewStatus));
+DEF(SelfSubjectRulesReviewSpec, S(1, "namespace"));
+DEF(SubjectRulesReviewStatus, RM(1, "resourceRules", ResourceRule),
+    RM(2, "nonResourceRules", NonResourceRule), BK(3, "incomplete"), S(4, "evaluationError"));
+DEF(ResourceRule, RS(1, "verbs"), RS(2, "apiGroups"), RS(3, "resources"),
+    RS(4, "resourceNames"));
+DEF(NonResourceRule, RS(1, "verbs"), RS(2, "nonResourceURLs"));
+DEF(SelfSubjectReview, META, M(2, "status", SelfSubjectReviewStatus));
+DEF(SelfSubjectReviewStatus, M(1, "userInfo", UserInfo));
+DEF(UserInfo, S(1, "username"), S(2, "uid"), RS(3, "groups"));
+
 /* Top-level kinds. A NULL apiVersion matches any: DeleteOptions and Status
  * are registered in every group version upstream. */
 static const struct {
@@ -581,6 +614,10 @@ static const struct {
     {"rbac.authorization.k8s.io/v1", "ClusterRole", &m_ClusterRole},
     {"rbac.authorization.k8s.io/v1", "RoleBinding", &m_RoleBinding},
     {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &m_ClusterRoleBinding},
+    {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &m_SelfSubjectAccessReview},
+    {"authorization.k8s.io/v1", "SubjectAccessReview", &m_SubjectAccessReview},
+    {"authorization.k8s.io/v1", "SelfSubjectRulesReview", &m_SelfSubjectRulesReview},
+    {"authentication.k8s.io/v1", "SelfSubjectReview", &m_SelfSubjectReview},
     {NULL, "DeleteOptions", &m_DeleteOptions},
     {NULL, "Status", &m_Status},
 };

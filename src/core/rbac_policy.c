@@ -45,6 +45,7 @@ static const prule discovery[] = {
 static const prule basic_user[] = {
     {"create", "authorization.k8s.io", "selfsubjectaccessreviews selfsubjectrulesreviews", NULL,
      NULL},
+    {"create", "authentication.k8s.io", "selfsubjectreviews", NULL, NULL}, /* (1.28+) */
     END,
 };
 static const prule public_info[] = {

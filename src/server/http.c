@@ -23,6 +23,7 @@
  *    races the server closing an idle connection.
  */
 #include "server/http.h"
+#include "server/authz.h"
 
 #include "core/urlpath.h"
 #include "server/log.h"
@@ -238,6 +239,8 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *method,
     }
     if (!strcmp(url, "/metrics")) {
         rq->verb = "GET";
+        rbac_attrs a = {authz_user(rq), "get", false, "", "", "", "", "", url};
+        if (authz_check(rq, &a, rs, NULL, 0) != 0) return;
         rs->raw = metrics_render(srv->m, srv->st, &rs->raw_len);
         rs->content_type = "text/plain; version=0.0.4; charset=utf-8";
         return;

@@ -19,6 +19,7 @@
 #include "core/selector.h"
 #include "core/urlpath.h"
 #include "registry/registry.h"
+#include "server/authz.h"
 #include "server/filter.h"
 #include "server/metrics.h"
 
@@ -621,6 +622,7 @@ static void do_create(req *rq, resp *rs, const route *rt)
     json_t *obj = NULL, *out = NULL, *warnings = NULL;
     if (field_validation(rq, "CreateOptions", &fv, &e) != 0 ||
         !(obj = decode_body(rq, rt, true, &e)) || typed_body(rt, obj, fv, &warnings, &e) != 0 ||
+        authz_check_write(rq, rt->kind, rt->ns, obj, &e) != 0 ||
         reg_create(rq->srv->st, rt->kind, rt->ns, obj, is_dry_run(rq), &out, &e) != 0) {
         json_decref(obj);
         json_decref(warnings);
@@ -750,6 +752,7 @@ static json_t *mutate_replace(const json_t *cur, void *ctx, api_err *e)
 typedef struct patch_ctx {
     const req *rq;
     const api_kind *kind;
+    const char *ns;
     fv_mode fv;
     json_t *warnings; /* of the last run (a mutation may run twice) */
 } patch_ctx;
@@ -761,7 +764,8 @@ static json_t *mutate_patch(const json_t *cur, void *ctx, api_err *e)
         patch_apply(pc->rq->content_type, cur, pc->rq->body, pc->rq->body_len, pc->kind->kind, e);
     json_decref(pc->warnings);
     pc->warnings = NULL;
-    if (nw && typed_patch_result(pc->rq, pc->kind, cur, nw, pc->fv, &pc->warnings, e) != 0) {
+    if (nw && (typed_patch_result(pc->rq, pc->kind, cur, nw, pc->fv, &pc->warnings, e) != 0 ||
+               authz_check_write(pc->rq, pc->kind, pc->ns, nw, e) != 0)) {
         json_decref(nw);
         return NULL;
     }
@@ -799,14 +803,15 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
             api_err_clear(&e);
             return;
         }
-        patch_ctx pc = {rq, rt->kind, fv, NULL};
+        patch_ctx pc = {rq, rt->kind, rt->ns, fv, NULL};
         rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_patch, &pc,
                         is_dry_run(rq), &out, &e);
         warnings = pc.warnings;
     } else {
         if (!json_content(rq)) return unsupported_media(rs, rq);
         body = decode_body(rq, rt, true, &e);
-        rc = body && typed_body(rt, body, fv, &warnings, &e) == 0
+        rc = body && typed_body(rt, body, fv, &warnings, &e) == 0 &&
+                     authz_check_write(rq, rt->kind, rt->ns, body, &e) == 0
                  ? reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_replace,
                               body, is_dry_run(rq), &out, &e)
                  : -1;
@@ -967,6 +972,14 @@ static void do_delete_collection(req *rq, resp *rs, const route *rt)
 
 /* ---- discovery, OpenAPI, version ---- */
 
+/* Discovery, OpenAPI and version paths (non-resource requests). */
+static bool is_meta(char segs[][256], int n)
+{
+    return (n >= 1 && n <= 2 && !strcmp(segs[0], "api")) ||
+           (n >= 1 && n <= 3 && !strcmp(segs[0], "apis")) ||
+           (n == 1 && !strcmp(segs[0], "version")) || (n >= 2 && !strcmp(segs[0], "openapi"));
+}
+
 static bool serve_meta(req *rq, resp *rs, char segs[][256], int n)
 {
     const char *accept = rq->accept ? rq->accept : "";
@@ -1051,7 +1064,13 @@ void rest_handle(req *rq, resp *rs)
     rq->verb = "GET";
     if (n == -2) return;
     if (n < 0) return not_found(rs);
-    if (!strcmp(rq->method, "GET") && serve_meta(rq, rs, segs, n)) return;
+    if (!strcmp(rq->method, "GET") && is_meta(segs, n)) {
+        rbac_attrs a = {authz_user(rq), "get", false, "", "", "", "", "", rq->path};
+        if (authz_check(rq, &a, rs, NULL, 0) != 0) return;
+        if (serve_meta(rq, rs, segs, n)) return;
+    }
+    if (n == 4 && !strcmp(segs[0], "apis") && authz_serve_review(rq, rs, segs[1], segs[2], segs[3]))
+        return;
 
     int base;
     if (n >= 2 && !strcmp(segs[0], "api") && !strcmp(segs[1], "v1")) {
@@ -1065,6 +1084,9 @@ void rest_handle(req *rq, resp *rs)
     }
     api_kind_store_resource(rt.kind, rq->resource, sizeof rq->resource);
     if (query_bool(rq, "watch")) rt.watch = true;
+    rbac_attrs a;
+    authz_resource_attrs(rq, rt.kind, rt.ns, rt.name, rt.sub, rt.watch, &a);
+    if (authz_check(rq, &a, rs, NULL, 0) != 0) return;
 
     const char *m = rq->method;
     if (!strcmp(m, "GET")) {

@@ -1,0 +1,449 @@
+/* authz.c - RBAC on the request path (see authz.h). */
+#include "server/authz.h"
+
+#include "api/protobuf.h"
+#include "registry/registry.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the snapshot ---- */
+
+typedef struct snap {
+    rbac_snapshot *s;
+    uint64_t gen;
+    atomic_int refs;
+} snap;
+
+enum { K_ROLE, K_CLUSTERROLE, K_ROLEBINDING, K_CLUSTERROLEBINDING, K_N };
+
+static struct {
+    store *st;
+    pthread_mutex_t mu;
+    snap *cur;
+    _Atomic uint64_t gen; /* bumped by every committed RBAC write */
+    const api_kind *kinds[K_N];
+} A = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static const char *const resources[K_N] = {"roles", "clusterroles", "rolebindings",
+                                           "clusterrolebindings"};
+
+static void snap_release(snap *s)
+{
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1) {
+        rbac_snapshot_free(s->s);
+        free(s);
+    }
+}
+
+/* Every stored object of kind k as a JSON array (a new reference). */
+static json_t *list_kind(const api_kind *k)
+{
+    char prefix[300];
+    api_kind_store_resource(k, prefix, sizeof prefix - 1);
+    strcat(prefix, "/");
+    store_obj **objs = NULL;
+    size_t n = 0;
+    json_t *arr = json_array();
+    if (!arr || store_list(A.st, prefix, NULL, 0, &objs, &n, NULL, NULL) != 0) {
+        json_decref(arr);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *d = store_obj_doc(objs[i]);
+        if (d) json_array_append_new(arr, d);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    return arr;
+}
+
+static snap *build(uint64_t gen)
+{
+    json_t *l[K_N];
+    for (int i = 0; i < K_N; i++)
+        l[i] = list_kind(A.kinds[i]);
+    snap *s = calloc(1, sizeof *s);
+    if (s && l[0] && l[1] && l[2] && l[3])
+        s->s = rbac_snapshot_new(l[K_ROLE], l[K_CLUSTERROLE], l[K_ROLEBINDING],
+                                 l[K_CLUSTERROLEBINDING]);
+    for (int i = 0; i < K_N; i++)
+        json_decref(l[i]);
+    if (!s || !s->s) {
+        free(s);
+        return NULL;
+    }
+    s->gen = gen;
+    atomic_init(&s->refs, 1);
+    return s;
+}
+
+/* The current snapshot (a reference), rebuilt first if an RBAC write
+ * committed since it was built; NULL when it cannot be built. */
+static snap *acquire(void)
+{
+    pthread_mutex_lock(&A.mu);
+    uint64_t gen = atomic_load(&A.gen);
+    if (!A.cur || A.cur->gen != gen) {
+        snap *nw = build(gen);
+        if (nw) {
+            snap_release(A.cur);
+            A.cur = nw;
+        }
+    }
+    snap *s = A.cur;
+    if (s) atomic_fetch_add(&s->refs, 1);
+    pthread_mutex_unlock(&A.mu);
+    return s;
+}
+
+static void bump(void *arg, int64_t rev, bool committed)
+{
+    (void)arg, (void)rev;
+    if (committed) atomic_fetch_add(&A.gen, 1);
+}
+
+static int kind_index(const api_kind *k)
+{
+    for (int i = 0; i < K_N; i++)
+        if (k == A.kinds[i]) return i;
+    return -1;
+}
+
+static int track(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
+                 const json_t *old, bool dry_run, api_err *e)
+{
+    (void)op, (void)sub, (void)obj, (void)old;
+    if (dry_run || kind_index(k) < 0) return 0;
+    if (store_txn_on_end(t, bump, NULL) != 0)
+        return api_err_set(e, API_INTERNAL, "too many transaction hooks");
+    return 0;
+}
+
+static const reg_admission tracker = {"RBACSnapshot", track};
+
+int authz_init(void)
+{
+    for (int i = 0; i < K_N; i++)
+        if (!(A.kinds[i] = api_kind_find(RBAC_GROUP, RBAC_VERSION, resources[i]))) return -1;
+    return reg_admission_register(&tracker);
+}
+
+void authz_cleanup(void)
+{
+    pthread_mutex_lock(&A.mu);
+    snap_release(A.cur);
+    A.cur = NULL;
+    pthread_mutex_unlock(&A.mu);
+}
+
+/* ---- deciding ---- */
+
+rbac_user authz_user(const req *rq)
+{
+    rbac_user u = {"", NULL, 0};
+    if (rq->user) u = (rbac_user){rq->user->name, rq->user->groups, rq->user->ngroups};
+    return u;
+}
+
+static bool privileged(const rbac_user *u)
+{
+    for (size_t i = 0; i < u->ngroups; i++)
+        if (!strcmp(u->groups[i], RBAC_SYSTEM_MASTERS)) return true;
+    return false;
+}
+
+static int forbid(api_err *e, const char *msg, const char *name, const char *group,
+                  const char *resource)
+{
+    api_err_set(e, API_FORBIDDEN, "%s", msg);
+    api_err_details(e, name && *name ? name : NULL, group, resource && *resource ? resource : NULL);
+    return -1;
+}
+
+static void forbidden(resp *rs, const char *msg, const char *name, const char *group,
+                      const char *resource)
+{
+    api_err e;
+    api_err_init(&e);
+    forbid(&e, msg, name, group, resource);
+    resp_err(rs, &e);
+    api_err_clear(&e);
+}
+
+int authz_check(const req *rq, const rbac_attrs *a, resp *rs, char *reason, size_t rn)
+{
+    char why[512] = "";
+    if (reason && rn) *reason = 0;
+    if (privileged(&a->user)) return 0;
+    snap *s = acquire();
+    rbac_decision d = s ? rbac_authorize(s->s, a, why, sizeof why) : RBAC_DENY;
+    snap_release(s);
+    if (reason) snprintf(reason, rn, "%s", why);
+    if (d == RBAC_ALLOW) return 0;
+    char msg[1400];
+    rbac_forbidden_message(a, why, msg, sizeof msg);
+    forbidden(rs, msg, a->name, a->api_group, a->resource);
+    return -1;
+}
+
+void authz_resource_attrs(const req *rq, const api_kind *k, const char *ns, const char *name,
+                          const char *sub, bool watch, rbac_attrs *a)
+{
+    const char *m = rq->method, *verb = "";
+    if (!strcmp(m, "GET") || !strcmp(m, "HEAD"))
+        verb = watch ? "watch" : *name ? "get" : "list";
+    else if (!strcmp(m, "POST"))
+        verb = "create";
+    else if (!strcmp(m, "PUT"))
+        verb = "update";
+    else if (!strcmp(m, "PATCH"))
+        verb = "patch";
+    else if (!strcmp(m, "DELETE"))
+        verb = *name ? "delete" : "deletecollection";
+    *a = (rbac_attrs){authz_user(rq), verb, true, k->group, k->resource, sub, name, ns,
+                      rq->path};
+}
+
+int authz_check_write(const req *rq, const api_kind *k, const char *ns, const json_t *obj,
+                      api_err *e)
+{
+    int i = kind_index(k);
+    rbac_user u = authz_user(rq);
+    if (i < 0 || privileged(&u)) return 0;
+    snap *s = acquire();
+    if (!s) return api_err_set(e, API_INTERNAL, "authorization is not available");
+    char msg[4096];
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
+                                                         "name"));
+    int rc = i == K_ROLE || i == K_CLUSTERROLE
+                 ? rbac_check_role_write(s->s, &u, ns, resources[i], obj, msg, sizeof msg)
+                 : rbac_check_binding_write(s->s, &u, ns, json_object_get(obj, "roleRef"), msg,
+                                            sizeof msg);
+    snap_release(s);
+    if (rc == 0) return 0;
+    char text[4400];
+    rbac_forbidden_text(resources[i], RBAC_GROUP, name, msg, text, sizeof text);
+    return forbid(e, text, name, RBAC_GROUP, resources[i]);
+}
+
+/* ---- the review APIs ---- */
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+/* attrs from a SubjectAccessReviewSpec for user u; false if it has neither
+ * resourceAttributes nor nonResourceAttributes. */
+static bool spec_attrs(const json_t *spec, rbac_user u, rbac_attrs *a)
+{
+    const json_t *ra = json_object_get(spec, "resourceAttributes");
+    const json_t *na = json_object_get(spec, "nonResourceAttributes");
+    if (json_is_object(ra)) {
+        *a = (rbac_attrs){u,          jstr(ra, "verb"), true, jstr(ra, "group"),
+                          jstr(ra, "resource"), jstr(ra, "subresource"), jstr(ra, "name"),
+                          jstr(ra, "namespace"), ""};
+        return true;
+    }
+    if (json_is_object(na)) {
+        *a = (rbac_attrs){u, jstr(na, "verb"), false, "", "", "", "", "", jstr(na, "path")};
+        return true;
+    }
+    return false;
+}
+
+static json_t *review_reply(json_t *in, const char *group, const char *kind, json_t *status)
+{
+    json_t *out = json_object();
+    json_object_set_new(out, "kind", json_string(kind));
+    char av[128];
+    snprintf(av, sizeof av, "%s/v1", group);
+    json_object_set_new(out, "apiVersion", json_string(av));
+    json_t *meta = json_object_get(in, "metadata");
+    meta = json_is_object(meta) ? json_copy(meta) : json_object();
+    json_object_set_new(meta, "creationTimestamp", json_null());
+    json_object_set_new(out, "metadata", meta);
+    json_t *spec = json_object_get(in, "spec");
+    json_object_set(out, "spec", json_is_object(spec) ? spec : json_object());
+    json_object_set_new(out, "status", status);
+    return out;
+}
+
+static json_t *access_status(const rbac_attrs *a)
+{
+    char why[512] = "";
+    bool ok = privileged(&a->user);
+    if (!ok) {
+        snap *s = acquire();
+        ok = s && rbac_authorize(s->s, a, why, sizeof why) == RBAC_ALLOW;
+        snap_release(s);
+    }
+    json_t *st = json_pack("{s:b}", "allowed", ok);
+    if (*why) json_object_set_new(st, "reason", json_string(why));
+    return st;
+}
+
+static json_t *rules_status(rbac_user u, const char *ns)
+{
+    snap *s = acquire();
+    rbac_rules rules;
+    rbac_rules_init(&rules);
+    char err[512] = "";
+    int rc = s ? rbac_rules_for(s->s, &u, ns, &rules, err, sizeof err) : -1;
+    snap_release(s);
+    json_t *st = rc == 0 ? rbac_rules_review(&rules, *err ? err : NULL) : NULL;
+    rbac_rules_cleanup(&rules);
+    return st;
+}
+
+bool authz_serve_review(req *rq, resp *rs, const char *group, const char *version,
+                        const char *resource)
+{
+    bool authn = !strcmp(group, "authentication.k8s.io");
+    bool authz = !strcmp(group, "authorization.k8s.io");
+    static const char *const kinds[][2] = {{"selfsubjectaccessreviews", "SelfSubjectAccessReview"},
+                                           {"subjectaccessreviews", "SubjectAccessReview"},
+                                           {"selfsubjectrulesreviews", "SelfSubjectRulesReview"},
+                                           {"selfsubjectreviews", "SelfSubjectReview"}};
+    int which = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(resource, kinds[i][0]) && (i == 3 ? authn : authz)) which = i;
+    if (which < 0 || strcmp(version, "v1")) return false;
+    if (strcmp(rq->method, "POST")) {
+        resp_errf(rs, API_METHOD_NOT_ALLOWED,
+                  "the server does not allow this method on the requested resource");
+        return true;
+    }
+    rbac_attrs self = {authz_user(rq), "create", true, group, resource, "", "", "", rq->path};
+    if (authz_check(rq, &self, rs, NULL, 0) != 0) return true;
+    json_error_t je;
+    api_err e;
+    api_err_init(&e);
+    json_t *in = NULL;
+    if (rq->body && pb_has_magic(rq->body, rq->body_len))
+        in = pb_decode(rq->body, rq->body_len, &e);
+    else if (rq->body)
+        in = json_loadb(rq->body, rq->body_len, 0, &je);
+    if (!json_is_object(in)) {
+        json_decref(in);
+        if (e.message[0])
+            resp_err(rs, &e);
+        else
+            resp_errf(rs, API_BAD_REQUEST, "the body of the request was in an unknown format");
+        api_err_clear(&e);
+        return true;
+    }
+    api_err_clear(&e);
+    const json_t *spec = json_object_get(in, "spec");
+    rbac_user u = authz_user(rq);
+    const char **groups = NULL;
+    json_t *status = NULL;
+    rbac_attrs a;
+    if (which == 1) { /* the subject named in the spec */
+        const json_t *g = json_object_get(spec, "groups");
+        groups = calloc(json_array_size(g) + 1, sizeof *groups);
+        size_t n = 0;
+        for (size_t i = 0; groups && i < json_array_size(g); i++)
+            if (json_is_string(json_array_get(g, i)))
+                groups[n++] = json_string_value(json_array_get(g, i));
+        u = (rbac_user){jstr(spec, "user"), groups, n};
+    }
+    if (which == 0 || which == 1) {
+        if (!spec_attrs(spec, u, &a)) {
+            resp_errf(rs, API_INVALID,
+                      "%s.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: Invalid "
+                      "value: \"null\": exactly one of nonResourceAttributes or "
+                      "resourceAttributes must be specified",
+                      kinds[which][1]);
+            goto done;
+        }
+        status = access_status(&a);
+    } else if (which == 2) {
+        status = rules_status(u, jstr(spec, "namespace"));
+    } else {
+        json_t *groups_json = json_array();
+        for (size_t i = 0; i < u.ngroups; i++)
+            json_array_append_new(groups_json, json_string(u.groups[i]));
+        status = json_pack("{s:{s:s, s:s, s:o}}", "userInfo", "username", u.name, "uid",
+                           rq->user && rq->user->uid ? rq->user->uid : "", "groups", groups_json);
+    }
+    if (!status) {
+        resp_errf(rs, API_INTERNAL, "out of memory");
+        goto done;
+    }
+    resp_json(rs, 201, review_reply(in, group, kinds[which][1], status));
+done:
+    free(groups);
+    json_decref(in);
+    return true;
+}
+
+/* ---- bootstrap ---- */
+
+static json_t *replace_with(const json_t *cur, void *ctx, api_err *e)
+{
+    (void)e;
+    json_t *nw = json_deep_copy((const json_t *)ctx);
+    json_t *m = json_object_get(cur, "metadata");
+    if (nw && m) {
+        json_object_set_new(json_object_get(nw, "metadata"), "resourceVersion",
+                            json_string(jstr(m, "resourceVersion")));
+    }
+    return nw;
+}
+
+/* Whether the stored object `cur` differs from default `def` in what the
+ * default decides. */
+static bool drifted(const json_t *cur, const json_t *def)
+{
+    static const char *const keys[] = {"rules", "aggregationRule", "roleRef", "subjects"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const json_t *a = json_object_get(cur, keys[i]), *b = json_object_get(def, keys[i]);
+        if ((a || b) && !(a && b && json_equal(a, b))) return true;
+    }
+    return false;
+}
+
+int authz_bootstrap(store *st, char *err, size_t n)
+{
+    A.st = st;
+    json_t *defs = rbac_default_objects();
+    if (!defs) return snprintf(err, n, "out of memory"), -1;
+    size_t i;
+    json_t *d;
+    int rc = 0;
+    json_array_foreach(defs, i, d)
+    {
+        const api_kind *k = api_kind_by_kind(jstr(d, "apiVersion"), jstr(d, "kind"));
+        const char *name = jstr(json_object_get(d, "metadata"), "name");
+        api_err e;
+        api_err_init(&e);
+        json_t *cur = k ? reg_get(st, k, "", name, &e) : NULL, *out = NULL;
+        const json_t *ann = json_object_get(json_object_get(cur, "metadata"), "annotations");
+        int r = 0;
+        api_err_clear(&e); /* (NotFound) */
+        api_err_init(&e);
+        if (!k)
+            r = api_err_set(&e, API_INTERNAL, "no kind %s", jstr(d, "kind"));
+        else if (!cur)
+            r = reg_create(st, k, "", d, false, &out, &e);
+        else if (!strcmp(jstr(ann, "rbac.authorization.kubernetes.io/autoupdate"), "true") &&
+                 drifted(cur, d))
+            r = reg_update(st, k, "", name, "", replace_with, d, false, &out, &e);
+        if (r != 0 && rc == 0) {
+            snprintf(err, n, "%s %s: %s", jstr(d, "kind"), name, e.message);
+            rc = -1;
+        }
+        json_decref(out);
+        json_decref(cur);
+        api_err_clear(&e);
+    }
+    json_decref(defs);
+    return rc;
+}
