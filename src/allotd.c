@@ -48,6 +48,8 @@ typedef struct options {
     bool scheduler;
     long watch_history;
     const char *admission_config;
+    const char *audit_log_path; /* NULL: DATA-DIR/audit.log; "": none */
+    const char *audit_policy_file;
 } options;
 
 static void usage(FILE *out)
@@ -75,6 +77,10 @@ static void usage(FILE *out)
                  "  --admission-control-config-file FILE\n"
                  "                          upstream's AdmissionConfiguration (YAML or JSON); the\n"
                  "                          ResourceQuota plugin's limitedResources are honoured\n"
+                 "  --audit-log-path FILE   audit Events (audit.k8s.io/v1, JSON lines), mode 0600\n"
+                 "                          (default DATA-DIR/audit.log; \"\" for none)\n"
+                 "  --audit-policy-file FILE upstream audit Policy (YAML or JSON); default: every\n"
+                 "                          request at Metadata (never a body)\n"
                  "  --watch-history N       events kept for watch resumption, also across\n"
                  "                          restarts (default 25000)\n"
                  "  --resource-quota-sync-period DURATION\n"
@@ -117,6 +123,8 @@ static int parse_options(int argc, char **argv, options *o)
         {"scheduler", required_argument, NULL, 's'},
         {"watch-history", required_argument, NULL, 'w'},
         {"admission-control-config-file", required_argument, NULL, 'a'},
+        {"audit-log-path", required_argument, NULL, 'A'},
+        {"audit-policy-file", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -146,6 +154,12 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         case 'l':
             o->log_level = optarg;
+            break;
+        case 'A':
+            o->audit_log_path = optarg;
+            break;
+        case 'P':
+            o->audit_policy_file = optarg;
             break;
         case 'a':
             o->admission_config = optarg;
@@ -323,6 +337,32 @@ static void raise_fd_limit(void)
         log_msg(LOG_WARN, "cannot raise the open file limit", NULL);
 }
 
+/* The audit log and its policy (server/audit.h). 0 or -1 with err set. */
+static int open_audit(const options *o, server *srv, char *err, size_t n)
+{
+    char path[4096];
+    if (o->audit_log_path && !*o->audit_log_path) return 0;
+    if (o->audit_policy_file) {
+        char *text = NULL;
+        size_t len = 0;
+        int rc = secfile_read(o->audit_policy_file, 1 << 20, &text, &len, err, n);
+        if (rc == SECFILE_ENOENT) snprintf(err, n, "%s: no such file", o->audit_policy_file);
+        if (rc != 0) return -1;
+        char e[512];
+        srv->audit_policy = audit_policy_parse(text, len, e, sizeof e);
+        free(text);
+        if (!srv->audit_policy) return snprintf(err, n, "%s: %s", o->audit_policy_file, e), -1;
+    } else if (!(srv->audit_policy = audit_policy_default())) {
+        return snprintf(err, n, "out of memory"), -1;
+    }
+    if (o->audit_log_path)
+        snprintf(path, sizeof path, "%s", o->audit_log_path);
+    else if (secfile_join(path, sizeof path, o->data_dir, "audit.log", err, n) != 0)
+        return -1;
+    srv->audit = audit_log_open(path, err, n);
+    return srv->audit ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -369,6 +409,10 @@ int main(int argc, char **argv)
     if (o.token_auth_file &&
         auth_load_token_file(srv.auth, o.token_auth_file, err, sizeof err) != 0) {
         log_msg(LOG_ERROR, "cannot load --token-auth-file", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    if (open_audit(&o, &srv, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "cannot set up the audit log", "\"error\":\"%s\"", err);
         goto out;
     }
     if (o.admission_config && quota_admission_configure(o.admission_config, err, sizeof err) != 0) {
@@ -464,6 +508,8 @@ out:
     store_close(srv.st);
     metrics_free(srv.m);
     authz_cleanup();
+    audit_log_close(srv.audit);
+    audit_policy_free(srv.audit_policy);
     auth_free(srv.auth);
     quota_admission_cleanup();
     free(cert);

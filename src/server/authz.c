@@ -175,7 +175,7 @@ static void forbidden(resp *rs, const char *msg, const char *name, const char *g
     api_err_clear(&e);
 }
 
-int authz_check(const req *rq, const rbac_attrs *a, resp *rs, char *reason, size_t rn)
+static int check(const rbac_attrs *a, resp *rs, char *reason, size_t rn)
 {
     char why[512] = "";
     if (reason && rn) *reason = 0;
@@ -189,6 +189,15 @@ int authz_check(const req *rq, const rbac_attrs *a, resp *rs, char *reason, size
     rbac_forbidden_message(a, why, msg, sizeof msg);
     forbidden(rs, msg, a->name, a->api_group, a->resource);
     return -1;
+}
+
+int authz_request(req *rq, const rbac_attrs *a, resp *rs)
+{
+    rq->authz = *a;
+    rq->authz_set = true;
+    int rc = check(a, rs, rq->reason, sizeof rq->reason);
+    rq->decision = rc == 0 ? "allow" : "forbid";
+    return rc;
 }
 
 void authz_resource_attrs(const req *rq, const api_kind *k, const char *ns, const char *name,
@@ -321,7 +330,7 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
         return true;
     }
     rbac_attrs self = {authz_user(rq), "create", true, group, resource, "", "", "", rq->path};
-    if (authz_check(rq, &self, rs, NULL, 0) != 0) return true;
+    if (authz_request(rq, &self, rs) != 0) return true;
     json_error_t je;
     api_err e;
     api_err_init(&e);

@@ -40,9 +40,9 @@ int authz_bootstrap(store *st, char *err, size_t n);
  * request). */
 rbac_user authz_user(const req *rq);
 
-/* Decide: 0 allowed, or -1 with the 403 set on rs. `reason` (may be NULL)
- * gets the authorizer's reason, for the audit log. */
-int authz_check(const req *rq, const rbac_attrs *a, resp *rs, char *reason, size_t rn);
+/* Decide request rq (a: what it asks): 0 allowed, or -1 with the 403 set on
+ * rs. The attributes, decision and reason are kept on rq for the audit log. */
+int authz_request(req *rq, const rbac_attrs *a, resp *rs);
 
 /* A resource request's attributes from its method and route parts. */
 void authz_resource_attrs(const req *rq, const api_kind *k, const char *ns, const char *name,

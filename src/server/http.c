@@ -30,6 +30,7 @@
 #include "server/metrics.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -62,6 +63,7 @@ struct http_server {
 /* One per request, made by on_uri before libmicrohttpd decodes anything. */
 typedef struct conn_state {
     char *path; /* the raw request path, still percent-encoded, without the query */
+    char *uri;  /* the request target as sent, query included (audit) */
     bool started;
     dbuf body;
     bool too_large;
@@ -240,7 +242,7 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *method,
     if (!strcmp(url, "/metrics")) {
         rq->verb = "GET";
         rbac_attrs a = {authz_user(rq), "get", false, "", "", "", "", "", url};
-        if (authz_check(rq, &a, rs, NULL, 0) != 0) return;
+        if (authz_request(rq, &a, rs) != 0) return;
         rs->raw = metrics_render(srv->m, srv->st, &rs->raw_len);
         rs->content_type = "text/plain; version=0.0.4; charset=utf-8";
         return;
@@ -262,7 +264,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
     conn_state *cs = calloc(1, sizeof *cs);
     if (!cs) return NULL;
     cs->path = strndup(uri, urlpath_path_len(uri));
-    if (!cs->path) {
+    cs->uri = strndup(uri, 4096); /* (a longer target is logged cut) */
+    if (!cs->path || !cs->uri) {
+        free(cs->path);
+        free(cs->uri);
         free(cs);
         return NULL;
     }
@@ -366,6 +371,62 @@ static void *guard_main(void *arg)
     return NULL;
 }
 
+/* The request's audit Event (server/audit.h): its attributes as
+ * authorization saw them, or, for a request never authorized (401, health,
+ * a 404 before routing), the method and path as a non-resource request. */
+static void audit_request(const server *srv, struct MHD_Connection *c, const conn_state *cs,
+                          const char *method, const req *rq, const resp *rs)
+{
+    static const char *const anon_groups[] = {"system:unauthenticated"};
+    char verb[16], ip[64] = "";
+    const rbac_attrs *z = &rq->authz;
+    const auth_user *u = rq->user;
+    audit_attrs a = {u ? u->name : "system:anonymous", u ? u->uid : "",
+                     u ? (const char *const *)u->groups : anon_groups, u ? u->ngroups : 1,
+                     NULL, false, "", "", "", "", "", "", cs->uri, ip,
+                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT)};
+    if (rq->authz_set) {
+        a.verb = z->verb;
+        a.resource_request = z->resource_request;
+        if (z->resource_request) {
+            a.api_group = z->api_group;
+            a.resource = z->resource;
+            a.subresource = z->subresource;
+            a.ns = z->ns;
+            a.name = z->name;
+        }
+    } else {
+        size_t i = 0;
+        for (; method[i] && i < sizeof verb - 1; i++)
+            verb[i] = (char)tolower((unsigned char)method[i]);
+        verb[i] = 0;
+        a.verb = verb;
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, ip, sizeof ip);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof ip);
+    audit_event ev;
+    audit_event_begin(&ev, srv->audit_policy, &a);
+    if (ev.level == AUDIT_NONE) return;
+    ev.code = rs->code;
+    ev.message = rs->code >= 400 ? json_string_value(json_object_get(rs->json, "message")) : NULL;
+    ev.decision = rq->decision;
+    ev.reason = rq->reason;
+    json_t *body = NULL;
+    if (ev.level >= AUDIT_REQUEST && rq->body && rq->body_len)
+        body = json_loadb(rq->body, rq->body_len, 0, NULL); /* (protobuf bodies: left out) */
+    ev.request = body;
+    ev.response = ev.level >= AUDIT_REQUEST_RESPONSE ? rs->json : NULL;
+    if (audit_log_stage(srv->audit, &ev, &a,
+                        rs->st.read ? AUDIT_STAGE_STARTED : AUDIT_STAGE_COMPLETE) != 0)
+        log_msg(LOG_ERROR, "cannot write the audit log", NULL);
+    json_decref(body);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
@@ -393,6 +454,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     double secs = mono() - cs->t0;
     metrics_request(h->srv->m, rq.verb, rq.resource, rs.code, secs);
     log_request(&rq, cs, rs.code, secs);
+    if (h->srv->audit) audit_request(h->srv, c, cs, method, &rq, &rs);
     resp_clear(&rs);
     return ret;
 }
@@ -404,6 +466,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!cs) return;
     dbuf_free(&cs->body);
     free(cs->path);
+    free(cs->uri);
     free(cs);
     *con_cls = NULL;
 }

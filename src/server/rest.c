@@ -1066,7 +1066,7 @@ void rest_handle(req *rq, resp *rs)
     if (n < 0) return not_found(rs);
     if (!strcmp(rq->method, "GET") && is_meta(segs, n)) {
         rbac_attrs a = {authz_user(rq), "get", false, "", "", "", "", "", rq->path};
-        if (authz_check(rq, &a, rs, NULL, 0) != 0) return;
+        if (authz_request(rq, &a, rs) != 0) return;
         if (serve_meta(rq, rs, segs, n)) return;
     }
     if (n == 4 && !strcmp(segs[0], "apis") && authz_serve_review(rq, rs, segs[1], segs[2], segs[3]))
@@ -1086,7 +1086,7 @@ void rest_handle(req *rq, resp *rs)
     if (query_bool(rq, "watch")) rt.watch = true;
     rbac_attrs a;
     authz_resource_attrs(rq, rt.kind, rt.ns, rt.name, rt.sub, rt.watch, &a);
-    if (authz_check(rq, &a, rs, NULL, 0) != 0) return;
+    if (authz_request(rq, &a, rs) != 0) return;
 
     const char *m = rq->method;
     if (!strcmp(m, "GET")) {

@@ -4,6 +4,8 @@
 #define ALLOT_SERVER_SERVER_H
 
 #include "api/status.h"
+#include "core/rbac.h"
+#include "server/audit.h"
 #include "server/auth.h"
 #include "store/store.h"
 
@@ -20,6 +22,8 @@ typedef struct server {
     store *st;
     auth_t *auth;
     metrics *m;
+    audit_log *audit;             /* NULL: no audit log */
+    audit_policy *audit_policy;
     char address[300]; /* host:port clients reach us at (discovery) */
     volatile int stopping;
     int64_t started_at;
@@ -42,6 +46,12 @@ typedef struct req {
     /* Filled by the handler for metrics. */
     const char *verb;
     char resource[128];
+    /* Filled by authorization, for the audit log: what was asked, and the
+     * decision ("allow"/"forbid", NULL when none was taken) and its reason. */
+    rbac_attrs authz;
+    bool authz_set;
+    const char *decision;
+    char reason[256];
 } req;
 
 /* A streamed body (watch): called until it returns -1 (end). It writes up to

@@ -183,5 +183,36 @@ k get secrets -n kube-system >/dev/null || fail "admin cannot read kube-system"
 if out=$(k --token nobody get pods -n tenant-a 2>&1); then fail "unknown token allowed"; fi
 grep_all -i "unauthorized\|provide credentials" <<<"$out" || fail "unknown token: $out"
 
+# ---- the audit log: every request, with its user and decision, no secrets ----
+log="$E2E_DIR/data/audit.log"
+[ "$(stat -c %a "$log")" = 600 ] || fail "audit log mode $(stat -c %a "$log")"
+/usr/bin/python3 - "$log" <<'PY' || fail "audit log"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+assert events and all(e["apiVersion"] == "audit.k8s.io/v1" and e["kind"] == "Event" for e in events)
+def find(user, verb, res, ns, code):
+    for e in events:
+        r = e.get("objectRef", {})
+        if (e["user"].get("username") == user and e["verb"] == verb and r.get("resource") == res
+                and r.get("namespace") == ns and e["responseStatus"]["code"] == code):
+            return e
+    raise SystemExit(f"no event {user} {verb} {res} {ns} {code}")
+e = find("alice", "patch", "resourcequotas", "tenant-a", 403)
+assert e["annotations"]["authorization.k8s.io/decision"] == "forbid", e
+assert e["level"] == "Metadata" and "requestObject" not in e, e
+e = find("alice", "create", "pods", "tenant-a", 201)
+assert e["annotations"]["authorization.k8s.io/decision"] == "allow", e
+assert "RoleBinding" in e["annotations"]["authorization.k8s.io/reason"], e
+find("bob", "get", "secrets", "tenant-b", 403)
+find("admin", "create", "secrets", "kube-system", 201)
+text = open(sys.argv[1]).read()
+for secret in ("alice-token", "bob-token", "s3cret", "czNjcmV0"):
+    assert secret not in text, secret
+assert any(e["user"].get("username") == "system:anonymous" and e["responseStatus"]["code"] == 401
+           for e in events)
+PY
+admin_token=$(cat "$E2E_DIR/data/admin.token")
+! grep_all -F "$admin_token" "$log" || fail "the admin token is in the audit log"
+
 stop_allotd
 echo "PASS"
