@@ -117,8 +117,9 @@ static void put_kv(buf *b, const char *indent_key, const char *value)
     puts_(b, "\n");
 }
 
+/* token, or else cert_pem and key_pem: the user's credentials. */
 static void build(buf *b, const char *server_url, const char *ca_pem, const char *user,
-                  const char *token)
+                  const char *token, const char *cert_pem, const char *key_pem)
 {
     puts_(b, "apiVersion: v1\nkind: Config\nclusters:\n- name: ");
     put_quoted(b, KUBECONFIG_CLUSTER);
@@ -129,7 +130,15 @@ static void build(buf *b, const char *server_url, const char *ca_pem, const char
     puts_(b, "\nusers:\n- name: ");
     put_quoted(b, user);
     puts_(b, "\n  user:\n");
-    put_kv(b, "    token", token);
+    if (token) {
+        put_kv(b, "    token", token);
+    } else {
+        puts_(b, "    client-certificate-data: ");
+        put_base64(b, (const unsigned char *)cert_pem, strlen(cert_pem));
+        puts_(b, "\n    client-key-data: ");
+        put_base64(b, (const unsigned char *)key_pem, strlen(key_pem));
+        puts_(b, "\n");
+    }
     puts_(b, "contexts:\n- name: ");
     put_quoted(b, KUBECONFIG_CONTEXT);
     puts_(b, "\n  context:\n");
@@ -139,19 +148,20 @@ static void build(buf *b, const char *server_url, const char *ca_pem, const char
     puts_(b, "preferences: {}\n");
 }
 
-int kubeconfig_write(const char *path, const char *server_url, const char *ca_pem, const char *user,
-                     const char *token, char *err, size_t errlen)
+/* Check the strings, build, write 0600. */
+static int write_doc(const char *path, const char *const *args, const char *const *what, size_t n,
+                     const char *server_url, const char *ca_pem, const char *user,
+                     const char *token, const char *cert_pem, const char *key_pem, char *err,
+                     size_t errlen)
 {
-    const char *const args[] = {server_url, ca_pem, user, token};
-    static const char *const what[] = {"server URL", "CA", "user", "token"};
     buf b = {NULL, 0, 0, 0};
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (!args[i] || !utf8_valid((const unsigned char *)args[i])) {
             snprintf(err, errlen, "kubeconfig %s: missing or non-UTF-8 %s", path, what[i]);
             return -1;
         }
     }
-    build(&b, server_url, ca_pem, user, token);
+    build(&b, server_url, ca_pem, user, token, cert_pem, key_pem);
     int rc = -1;
     if (b.oom)
         snprintf(err, errlen, "kubeconfig %s: document too large or out of memory", path);
@@ -159,5 +169,48 @@ int kubeconfig_write(const char *path, const char *server_url, const char *ca_pe
         rc = secfile_write(path, b.s, b.n, 0600, 0, err, errlen);
     if (b.s) gnutls_memset(b.s, 0, b.cap);
     free(b.s);
+    return rc;
+}
+
+int kubeconfig_write(const char *path, const char *server_url, const char *ca_pem, const char *user,
+                     const char *token, char *err, size_t errlen)
+{
+    const char *const args[] = {server_url, ca_pem, user, token};
+    static const char *const what[] = {"server URL", "CA", "user", "token"};
+    return write_doc(path, args, what, 4, server_url, ca_pem, user, token, NULL, NULL, err, errlen);
+}
+
+int kubeconfig_write_cert(const char *path, const char *server_url, const char *ca_pem,
+                          const char *user, const char *cert_pem, const char *key_pem, char *err,
+                          size_t errlen)
+{
+    const char *const args[] = {server_url, ca_pem, user, cert_pem, key_pem};
+    static const char *const what[] = {"server URL", "CA", "user", "certificate", "key"};
+    return write_doc(path, args, what, 5, server_url, ca_pem, user, NULL, cert_pem, key_pem, err,
+                     errlen);
+}
+
+/* The value of the first `server: "..."` line of a kubeconfig kubeconfig_write
+ * wrote (double-quoted, no escapes in a URL allot writes). */
+int kubeconfig_read_server(const char *path, char *out, size_t n, char *err, size_t errlen)
+{
+    char *text = NULL;
+    int rc = secfile_read(path, DOC_MAX, &text, NULL, err, errlen);
+    if (rc == SECFILE_ENOENT) snprintf(err, errlen, "%s: no such file", path);
+    if (rc != 0) return -1;
+    rc = -1;
+    const char *p = strstr(text, "\n    server: \"");
+    if (p) {
+        p += strlen("\n    server: \"");
+        const char *q = strchr(p, '"');
+        if (q && (size_t)(q - p) < n && !memchr(p, '\\', (size_t)(q - p))) {
+            memcpy(out, p, (size_t)(q - p));
+            out[q - p] = '\0';
+            rc = 0;
+        }
+    }
+    if (rc != 0) snprintf(err, errlen, "%s: no server URL found", path);
+    gnutls_memset(text, 0, strlen(text));
+    free(text);
     return rc;
 }

@@ -155,7 +155,7 @@ static int gen_key(gnutls_x509_privkey_t *key, char *err, size_t errlen)
 }
 
 /* Fields every certificate here shares: v3, a random positive 128-bit serial,
- * subject, public key, validity from an hour ago (tolerates clock skew) for
+ * subject (when dn is not NULL), public key, validity from an hour ago (tolerates clock skew) for
  * `days`, and a subject key id. */
 static int crt_base(gnutls_x509_crt_t crt, gnutls_x509_privkey_t key, const char *dn, time_t now,
                     unsigned days, char *err, size_t errlen)
@@ -168,7 +168,7 @@ static int crt_base(gnutls_x509_crt_t crt, gnutls_x509_privkey_t key, const char
     serial[0] = (unsigned char)((serial[0] & 0x7f) | 0x40); /* positive, non-zero, full length */
     if ((ret = gnutls_x509_crt_set_version(crt, 3)) < 0 ||
         (ret = gnutls_x509_crt_set_serial(crt, serial, sizeof serial)) < 0 ||
-        (ret = gnutls_x509_crt_set_dn(crt, dn, &bad)) < 0 ||
+        (dn && (ret = gnutls_x509_crt_set_dn(crt, dn, &bad)) < 0) ||
         (ret = gnutls_x509_crt_set_key(crt, key)) < 0 ||
         (ret = gnutls_x509_crt_set_activation_time(crt, now - 3600)) < 0 ||
         (ret = gnutls_x509_crt_set_expiration_time(crt, now + (time_t)days * DAY)) < 0 ||
@@ -392,4 +392,245 @@ int tls_load(const char *data_dir, char **cert_pem, char **key_pem, char **ca_pe
         return -1;
     }
     return 0;
+}
+
+/* ---- client certificates ---- */
+
+/* 1 if s is non-empty, at most 256 bytes, well-formed UTF-8 without control
+ * characters (it becomes a user or group name). */
+static int name_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > 256) return 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        unsigned c = *p, need = c < 0x80             ? 0
+                                : (c & 0xe0) == 0xc0 ? 1
+                                : (c & 0xf0) == 0xe0 ? 2
+                                : (c & 0xf8) == 0xf0 ? 3
+                                                     : 9;
+        if (need == 9 || c < 0x20 || c == 0x7f || (need == 1 && c < 0xc2)) return 0;
+        for (unsigned i = 1; i <= need; i++)
+            if ((p[i] & 0xc0) != 0x80) return 0;
+        p += need + 1;
+    }
+    return 1;
+}
+
+static int set_client_subject(gnutls_x509_crt_t crt, const char *user, const char *const *groups,
+                              size_t ngroups, char *err, size_t errlen)
+{
+    int ret;
+    for (size_t i = 0; i < ngroups; i++) {
+        ret = gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, 0, groups[i],
+                                            (unsigned)strlen(groups[i]));
+        if (ret < 0) return gt_fail(err, errlen, "set certificate organization", ret);
+    }
+    ret = gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, user,
+                                        (unsigned)strlen(user));
+    return ret < 0 ? gt_fail(err, errlen, "set certificate common name", ret) : 0;
+}
+
+static int make_client(keypair *cl, const keypair *ca, const char *user, const char *const *groups,
+                       size_t ngroups, unsigned days, time_t now, char *err, size_t errlen)
+{
+    unsigned char akid[64];
+    size_t akid_len = sizeof akid;
+    int ret;
+    if (gen_key(&cl->key, err, errlen) != 0) return -1;
+    if ((ret = gnutls_x509_crt_init(&cl->crt)) < 0) return gt_fail(err, errlen, "crt_init", ret);
+    if (crt_base(cl->crt, cl->key, NULL, now, days, err, errlen) != 0 ||
+        set_client_subject(cl->crt, user, groups, ngroups, err, errlen) != 0)
+        return -1;
+    /* Never past the CA: a certificate its issuer outlives is useless after. */
+    time_t ca_end = gnutls_x509_crt_get_expiration_time(ca->crt);
+    if (ca_end < now + (time_t)days * DAY &&
+        (ret = gnutls_x509_crt_set_expiration_time(cl->crt, ca_end)) < 0)
+        return gt_fail(err, errlen, "set expiration", ret);
+    if ((ret = gnutls_x509_crt_set_basic_constraints(cl->crt, 0, -1)) < 0 ||
+        (ret = gnutls_x509_crt_set_key_usage(cl->crt, GNUTLS_KEY_DIGITAL_SIGNATURE)) < 0 ||
+        (ret = gnutls_x509_crt_set_key_purpose_oid(cl->crt, GNUTLS_KP_TLS_WWW_CLIENT, 0)) < 0)
+        return gt_fail(err, errlen, "build client certificate", ret);
+    if (gnutls_x509_crt_get_subject_key_id(ca->crt, akid, &akid_len, NULL) >= 0 &&
+        (ret = gnutls_x509_crt_set_authority_key_id(cl->crt, akid, akid_len)) < 0)
+        return gt_fail(err, errlen, "set authority key id", ret);
+    ret = gnutls_x509_crt_sign2(cl->crt, ca->crt, ca->key, GNUTLS_DIG_SHA256, 0);
+    return ret < 0 ? gt_fail(err, errlen, "sign client certificate", ret) : 0;
+}
+
+static char *datum_str(const gnutls_datum_t *d)
+{
+    char *s = malloc(d->size + 1);
+    if (!s) return NULL;
+    memcpy(s, d->data, d->size);
+    s[d->size] = '\0';
+    return s;
+}
+
+int tls_issue_client(const char *data_dir, const char *user, const char *const *groups,
+                     size_t ngroups, unsigned days, time_t now, char **cert_pem, char **key_pem,
+                     char *err, size_t errlen)
+{
+    keypair ca = {NULL, NULL}, cl = {NULL, NULL};
+    gnutls_datum_t k = {NULL, 0}, c = {NULL, 0};
+    int rc = -1, ret;
+    *cert_pem = *key_pem = NULL;
+    if (!name_ok(user)) return snprintf(err, errlen, "invalid user name"), -1;
+    if (ngroups > TLS_CLIENT_MAX_GROUPS)
+        return snprintf(err, errlen, "at most %d groups", TLS_CLIENT_MAX_GROUPS), -1;
+    for (size_t i = 0; i < ngroups; i++)
+        if (!name_ok(groups[i])) return snprintf(err, errlen, "invalid group name"), -1;
+    if (days == 0 || days > TLS_CA_DAYS)
+        return snprintf(err, errlen, "days must be 1 to %d", TLS_CA_DAYS), -1;
+    rc = load_pem(data_dir, TLS_CA_CERT_FILE, &ca.crt, NULL, err, errlen);
+    if (rc == 0) rc = load_pem(data_dir, TLS_CA_KEY_FILE, NULL, &ca.key, err, errlen);
+    if (rc == SECFILE_ENOENT)
+        snprintf(err, errlen, "%s has no CA (%s and %s): start allotd there first", data_dir,
+                 TLS_CA_CERT_FILE, TLS_CA_KEY_FILE);
+    if (rc != 0) {
+        rc = -1;
+        goto out;
+    }
+    rc = -1;
+    if (!pair_matches(ca.crt, ca.key)) {
+        snprintf(err, errlen, "%s/%s does not match %s", data_dir, TLS_CA_CERT_FILE,
+                 TLS_CA_KEY_FILE);
+        goto out;
+    }
+    if (make_client(&cl, &ca, user, groups, ngroups, days, now, err, errlen) != 0) goto out;
+    if ((ret = gnutls_x509_privkey_export2(cl.key, GNUTLS_X509_FMT_PEM, &k)) < 0 ||
+        (ret = gnutls_x509_crt_export2(cl.crt, GNUTLS_X509_FMT_PEM, &c)) < 0) {
+        gt_fail(err, errlen, "export PEM", ret);
+        goto out;
+    }
+    *cert_pem = datum_str(&c);
+    *key_pem = datum_str(&k);
+    if (!*cert_pem || !*key_pem) {
+        free(*cert_pem);
+        free(*key_pem);
+        *cert_pem = *key_pem = NULL;
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    rc = 0;
+out:
+    if (k.data) gnutls_memset(k.data, 0, k.size);
+    gnutls_free(k.data);
+    gnutls_free(c.data);
+    keypair_clear(&ca);
+    keypair_clear(&cl);
+    return rc;
+}
+
+struct tls_client_ca {
+    gnutls_x509_trust_list_t tl;
+};
+
+tls_client_ca *tls_client_ca_new(const char *ca_pem, char *err, size_t errlen)
+{
+    tls_client_ca *ca = calloc(1, sizeof *ca);
+    gnutls_datum_t d = {(unsigned char *)ca_pem, ca_pem ? (unsigned)strlen(ca_pem) : 0};
+    int ret;
+    if (!ca) return snprintf(err, errlen, "out of memory"), NULL;
+    if ((ret = gnutls_x509_trust_list_init(&ca->tl, 0)) < 0) {
+        free(ca);
+        return gt_fail(err, errlen, "trust list", ret), NULL;
+    }
+    ret = gnutls_x509_trust_list_add_trust_mem(ca->tl, &d, NULL, GNUTLS_X509_FMT_PEM, 0, 0);
+    if (ret <= 0) {
+        tls_client_ca_free(ca);
+        if (ret == 0) snprintf(err, errlen, "no CA certificate in the client CA PEM");
+        return ret < 0 ? gt_fail(err, errlen, "client CA", ret), NULL : NULL;
+    }
+    return ca;
+}
+
+void tls_client_ca_free(tls_client_ca *ca)
+{
+    if (!ca) return;
+    gnutls_x509_trust_list_deinit(ca->tl, 1);
+    free(ca);
+}
+
+/* Copy an attribute value into out->buf: a string type (UTF8String,
+ * PrintableString, IA5String) whose bytes are valid UTF-8 without NUL, as
+ * Go's pkix.Name reads them (no DN escaping). NULL when it does not fit or is
+ * not such a string. */
+static const char *ava_value(const gnutls_x509_ava_st *ava, tls_subject *out, size_t *used)
+{
+    enum { UTF8 = 12, PRINTABLE = 19, IA5 = 22 };
+    unsigned tag = ava->value_tag;
+    if (tag != UTF8 && tag != PRINTABLE && tag != IA5) return NULL;
+    if (ava->value.size + 1 > sizeof out->buf - *used) return NULL;
+    char *v = out->buf + *used;
+    memcpy(v, ava->value.data, ava->value.size);
+    v[ava->value.size] = '\0';
+    if (strlen(v) != ava->value.size || (v[0] && !name_ok(v))) return NULL;
+    *used += ava->value.size + 1;
+    return v;
+}
+
+/* gnutls gives the dotted OID with its NUL counted. */
+static int oid_is(const gnutls_datum_t *oid, const char *want)
+{
+    size_t n = strlen(want);
+    return (oid->size == n || (oid->size == n + 1 && oid->data[n] == '\0')) &&
+           !memcmp(oid->data, want, n);
+}
+
+/* The subject's CommonName (the last, as Go keeps it) and Organization
+ * values (in order) into out. -1 when the subject cannot be read or does
+ * not fit. */
+static int read_subject(gnutls_x509_crt_t crt, tls_subject *out)
+{
+    gnutls_x509_dn_t dn;
+    size_t used = 0, max = sizeof out->orgs / sizeof out->orgs[0];
+    if (gnutls_x509_crt_get_subject(crt, &dn) < 0) return -1;
+    for (int irdn = 0; irdn < 64; irdn++) {
+        for (int iava = 0;; iava++) {
+            gnutls_x509_ava_st ava;
+            int ret = gnutls_x509_dn_get_rdn_ava(dn, irdn, iava, &ava);
+            if (ret == GNUTLS_E_ASN1_ELEMENT_NOT_FOUND && iava == 0) return 0; /* no more RDNs */
+            if (ret == GNUTLS_E_ASN1_ELEMENT_NOT_FOUND) break;
+            if (ret < 0) return -1;
+            int cn = oid_is(&ava.oid, GNUTLS_OID_X520_COMMON_NAME);
+            int org = oid_is(&ava.oid, GNUTLS_OID_X520_ORGANIZATION_NAME);
+            if (!cn && !org) continue;
+            const char *v = ava_value(&ava, out, &used);
+            if (!v || (org && out->norgs == max)) return -1;
+            if (cn) out->cn = v;
+            if (org) out->orgs[out->norgs++] = v;
+        }
+    }
+    return -1; /* more RDNs than any certificate of ours has */
+}
+
+tls_client_result tls_client_subject(const tls_client_ca *ca, const gnutls_datum_t *chain,
+                                     unsigned n, tls_subject *out)
+{
+    gnutls_x509_crt_t crts[8];
+    unsigned ncrt = 0, status = 0;
+    tls_client_result res = TLS_CLIENT_INVALID;
+    memset(out, 0, sizeof *out);
+    if (!chain || n == 0) return TLS_CLIENT_NONE;
+    if (!ca || n > sizeof crts / sizeof crts[0]) return TLS_CLIENT_INVALID;
+    for (; ncrt < n; ncrt++) {
+        if (gnutls_x509_crt_init(&crts[ncrt]) < 0) goto out;
+        if (gnutls_x509_crt_import(crts[ncrt], &chain[ncrt], GNUTLS_X509_FMT_DER) < 0) {
+            ncrt++;
+            goto out;
+        }
+    }
+    /* As upstream's DefaultVerifyOptions: chains to the CA, valid now, and
+     * usable for client authentication. */
+    gnutls_typed_vdata_st purpose = {GNUTLS_DT_KEY_PURPOSE_OID,
+                                     (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0};
+    if (gnutls_x509_trust_list_verify_crt2(ca->tl, crts, ncrt, &purpose, 1, 0, &status, NULL) < 0 ||
+        status != 0)
+        goto out;
+    if (read_subject(crts[0], out) != 0) goto out;
+    res = out->cn && *out->cn ? TLS_CLIENT_OK : TLS_CLIENT_NONE;
+out:
+    for (unsigned i = 0; i < ncrt; i++)
+        gnutls_x509_crt_deinit(crts[i]);
+    return res;
 }

@@ -11,13 +11,23 @@
  * TLS_RENEW_BEFORE_DAYS, or lacks a requested SAN. The CA is generated only
  * while ca.crt is absent; a ca.crt without its ca.key is an error, because
  * silently replacing a CA would break every client that trusts it.
- * This module never logs or returns key material except through tls_load.
+ * This module never logs or returns key material except through tls_load
+ * and tls_issue_client (which hands the caller the key it made).
+ *
+ * Client certificates (upstream's --client-ca-file authenticator): the CA
+ * also signs client certificates (tls_issue_client: ECDSA P-256, EKU
+ * clientAuth, subject CN=user, one O= per group), and tls_client_subject
+ * verifies a presented chain against the CA as upstream's x509 authenticator
+ * does (signature, validity now, key usage clientAuth) and reads the user
+ * (the subject's CommonName) and groups (its Organization values).
  */
 #ifndef ALLOT_SERVER_TLS_H
 #define ALLOT_SERVER_TLS_H
 
 #include <stddef.h>
 #include <time.h>
+
+#include <gnutls/gnutls.h>
 
 #define TLS_CA_CERT_FILE "ca.crt"
 #define TLS_CA_KEY_FILE "ca.key"
@@ -49,5 +59,46 @@ int tls_ensure_at(const char *data_dir, const char *const *extra_sans, time_t no
  * first if the caller cares). On -1 (err filled) every *out is NULL. */
 int tls_load(const char *data_dir, char **cert_pem, char **key_pem, char **ca_pem, char *err,
              size_t errlen);
+
+/* ---- client certificates ---- */
+
+#define TLS_CLIENT_DAYS 365
+/* At most this many groups (O values) in an issued certificate. */
+#define TLS_CLIENT_MAX_GROUPS 16
+
+/* Issue a client certificate for user (its subject CN) with groups (one O
+ * each, in order), signed by the CA in data_dir (which must exist: this
+ * never creates a CA), valid from now - 1h for `days` days but never past
+ * the CA's own expiry. On 0 *cert_pem and *key_pem are new strings (caller
+ * frees; wipe the key). -1 with err filled: no CA, an empty user, a name or
+ * group that is not valid UTF-8 or longer than 256 bytes, too many groups. */
+int tls_issue_client(const char *data_dir, const char *user, const char *const *groups,
+                     size_t ngroups, unsigned days, time_t now, char **cert_pem, char **key_pem,
+                     char *err, size_t errlen);
+
+/* The identity a verified client certificate carries. */
+typedef struct tls_subject {
+    const char *cn; /* the subject's CommonName (the last, as Go reads it) */
+    const char *orgs[TLS_CLIENT_MAX_GROUPS * 2]; /* Organization values, in order */
+    size_t norgs;
+    char buf[2048];
+} tls_subject;
+
+typedef enum {
+    TLS_CLIENT_NONE = 0, /* no certificate, or one without a CommonName: not an identity */
+    TLS_CLIENT_OK,       /* verified: *out filled */
+    TLS_CLIENT_INVALID,  /* presented but not valid (foreign CA, expired, wrong usage,
+                            unreadable, subject too large): the request fails 401 */
+} tls_client_result;
+
+typedef struct tls_client_ca tls_client_ca;
+/* The trust anchor for client certificates: the CA certificate(s) in PEM. */
+tls_client_ca *tls_client_ca_new(const char *ca_pem, char *err, size_t errlen);
+void tls_client_ca_free(tls_client_ca *ca);
+
+/* Verify the chain a client presented (DER, leaf first, as
+ * gnutls_certificate_get_peers gives it) against ca at the current time. */
+tls_client_result tls_client_subject(const tls_client_ca *ca, const gnutls_datum_t *chain,
+                                     unsigned n, tls_subject *out);
 
 #endif

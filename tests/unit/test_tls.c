@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
@@ -339,6 +340,133 @@ static void test_invalid_san_is_rejected(void **state)
     assert_non_null(strstr(err, "invalid subject alternative name"));
 }
 
+/* ---- client certificates ---- */
+
+/* The DER of a PEM certificate, for tls_client_subject (as a TLS peer gives it). */
+static gnutls_datum_t der_of(const char *pem)
+{
+    gnutls_x509_crt_t crt;
+    gnutls_datum_t in = {(unsigned char *)pem, (unsigned)strlen(pem)}, out = {NULL, 0};
+    assert_int_equal(gnutls_x509_crt_init(&crt), 0);
+    assert_int_equal(gnutls_x509_crt_import(crt, &in, GNUTLS_X509_FMT_PEM), 0);
+    assert_int_equal(gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_DER, &out), 0);
+    gnutls_x509_crt_deinit(crt);
+    return out;
+}
+
+static tls_client_result subject_of(const char *ca_dir, const char *cert_pem, tls_subject *s)
+{
+    char *ca_pem = slurp(ca_dir, TLS_CA_CERT_FILE), err[256];
+    tls_client_ca *ca = tls_client_ca_new(ca_pem, err, sizeof err);
+    assert_non_null(ca);
+    gnutls_datum_t d = der_of(cert_pem);
+    tls_client_result r = tls_client_subject(ca, &d, 1, s);
+    gnutls_free(d.data);
+    tls_client_ca_free(ca);
+    free(ca_pem);
+    return r;
+}
+
+static void test_client_cert_issued_and_verified(void **state)
+{
+    fixture *f = *state;
+    ensure_ok(f->dir, NULL);
+    const char *groups[] = {"tenant-a-admins", "devs"};
+    char *cert = NULL, *key = NULL, err[256];
+    assert_int_equal(
+        tls_issue_client(f->dir, "alice", groups, 2, 30, time(NULL), &cert, &key, err, sizeof err),
+        0);
+    assert_non_null(strstr(key, "PRIVATE KEY"));
+    tls_subject s;
+    assert_int_equal(subject_of(f->dir, cert, &s), TLS_CLIENT_OK);
+    assert_string_equal(s.cn, "alice");
+    assert_int_equal(s.norgs, 2);
+    assert_string_equal(s.orgs[0], "tenant-a-admins");
+    assert_string_equal(s.orgs[1], "devs");
+    /* EKU clientAuth only, 30 days */
+    gnutls_x509_crt_t crt;
+    gnutls_datum_t in = {(unsigned char *)cert, (unsigned)strlen(cert)};
+    gnutls_x509_crt_init(&crt);
+    gnutls_x509_crt_import(crt, &in, GNUTLS_X509_FMT_PEM);
+    char oid[128];
+    size_t n = sizeof oid;
+    assert_int_equal(gnutls_x509_crt_get_key_purpose_oid(crt, 0, oid, &n, NULL), 0);
+    assert_string_equal(oid, GNUTLS_KP_TLS_WWW_CLIENT);
+    time_t left = gnutls_x509_crt_get_expiration_time(crt) - time(NULL);
+    assert_true(left > 29 * 86400 && left <= 30 * 86400);
+    gnutls_x509_crt_deinit(crt);
+    free(cert);
+    free(key);
+}
+
+static void test_client_cert_expired_foreign_or_server_refused(void **state)
+{
+    fixture *f = *state;
+    char other[160], *cert = NULL, *key = NULL, err[256];
+    tls_subject s;
+    ensure_ok(f->dir, NULL);
+    /* expired: issued 10 days ago for 1 day */
+    assert_int_equal(tls_issue_client(f->dir, "old", NULL, 0, 1, time(NULL) - 10 * 86400, &cert,
+                                      &key, err, sizeof err),
+                     0);
+    assert_int_equal(subject_of(f->dir, cert, &s), TLS_CLIENT_INVALID);
+    free(cert);
+    free(key);
+    /* signed by another CA */
+    snprintf(other, sizeof other, "%s/other", f->root);
+    ensure_ok(other, NULL);
+    assert_int_equal(
+        tls_issue_client(other, "mallory", NULL, 0, 1, time(NULL), &cert, &key, err, sizeof err),
+        0);
+    assert_int_equal(subject_of(f->dir, cert, &s), TLS_CLIENT_INVALID);
+    assert_int_equal(subject_of(other, cert, &s), TLS_CLIENT_OK);
+    free(cert);
+    free(key);
+    /* the serving certificate is not for client authentication */
+    char *srv = slurp(f->dir, TLS_SERVER_CERT_FILE);
+    assert_int_equal(subject_of(f->dir, srv, &s), TLS_CLIENT_INVALID);
+    free(srv);
+    /* garbage DER */
+    char *ca_pem = slurp(f->dir, TLS_CA_CERT_FILE);
+    tls_client_ca *ca = tls_client_ca_new(ca_pem, err, sizeof err);
+    gnutls_datum_t junk = {(unsigned char *)"junk", 4};
+    assert_int_equal(tls_client_subject(ca, &junk, 1, &s), TLS_CLIENT_INVALID);
+    assert_int_equal(tls_client_subject(ca, NULL, 0, &s), TLS_CLIENT_NONE);
+    tls_client_ca_free(ca);
+    free(ca_pem);
+}
+
+static void test_client_cert_arguments(void **state)
+{
+    fixture *f = *state;
+    char *cert = NULL, *key = NULL, err[256];
+    /* no CA yet: refused, and none is created */
+    assert_int_equal(
+        tls_issue_client(f->dir, "alice", NULL, 0, 1, time(NULL), &cert, &key, err, sizeof err),
+        -1);
+    assert_null(cert);
+    assert_non_null(strstr(err, "no CA"));
+    ensure_ok(f->dir, NULL);
+    const char *bad_group[] = {"ok", "bad\nname"};
+    assert_int_equal(
+        tls_issue_client(f->dir, "", NULL, 0, 1, time(NULL), &cert, &key, err, sizeof err), -1);
+    assert_int_equal(tls_issue_client(f->dir, "alice", bad_group, 2, 1, time(NULL), &cert, &key,
+                                      err, sizeof err),
+                     -1);
+    assert_int_equal(
+        tls_issue_client(f->dir, "alice", NULL, 0, 0, time(NULL), &cert, &key, err, sizeof err),
+        -1);
+    /* a name with DN metacharacters is kept as it is */
+    assert_int_equal(tls_issue_client(f->dir, "a,b=c+d\\\"e", NULL, 0, 1, time(NULL), &cert, &key,
+                                      err, sizeof err),
+                     0);
+    tls_subject s;
+    assert_int_equal(subject_of(f->dir, cert, &s), TLS_CLIENT_OK);
+    assert_string_equal(s.cn, "a,b=c+d\\\"e");
+    free(cert);
+    free(key);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -355,6 +483,9 @@ int main(void)
         T(test_mismatched_or_garbage_server_pair_is_replaced),
         T(test_ca_cert_without_key_is_an_error),
         T(test_invalid_san_is_rejected),
+        T(test_client_cert_issued_and_verified),
+        T(test_client_cert_expired_foreign_or_server_refused),
+        T(test_client_cert_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
