@@ -22,8 +22,10 @@
 #include "server/kubeconfig.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/satoken.h"
 #include "server/secfile.h"
 #include "server/tls.h"
+#include "server/tokenrequest.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -50,6 +52,7 @@ typedef struct options {
     const char *admission_config;
     const char *audit_log_path; /* NULL: DATA-DIR/audit.log; "": none */
     const char *audit_policy_file;
+    int sa_max_expiration_s; /* 0: no maximum */
 } options;
 
 static void usage(FILE *out)
@@ -81,6 +84,9 @@ static void usage(FILE *out)
                  "                          (default DATA-DIR/audit.log; \"\" for none)\n"
                  "  --audit-policy-file FILE upstream audit Policy (YAML or JSON); default: every\n"
                  "                          request at Metadata (never a body)\n"
+                 "  --service-account-max-token-expiration DURATION\n"
+                 "                          longest ServiceAccount token issued (Go duration;\n"
+                 "                          default 24h, 0 for no maximum)\n"
                  "  --watch-history N       events kept for watch resumption, also across\n"
                  "                          restarts (default 25000)\n"
                  "  --resource-quota-sync-period DURATION\n"
@@ -88,7 +94,13 @@ static void usage(FILE *out)
                  "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
                  "  -h, --help              show this help\n"
                  "\n"
-                 "Signals: SIGTERM or SIGINT shut down cleanly.\n");
+                 "Signals: SIGTERM or SIGINT shut down cleanly.\n"
+                 "\n"
+                 "allotd kubeconfig --user NAME [--group GROUP]... [--data-dir DIR]\n"
+                 "                  [--out FILE] [--days N] [--server URL]\n"
+                 "  issues a client certificate (CN=NAME, O=GROUP...) signed by DIR's CA and\n"
+                 "  writes a kubeconfig using it (mode 0600; default FILE NAME.kubeconfig,\n"
+                 "  N 365, URL the one in DIR/kubeconfig).\n");
 }
 
 /* A Go-style duration made of whole units: "90s", "5m", "1h30m". Seconds, or -1. */
@@ -125,10 +137,12 @@ static int parse_options(int argc, char **argv, options *o)
         {"admission-control-config-file", required_argument, NULL, 'a'},
         {"audit-log-path", required_argument, NULL, 'A'},
         {"audit-policy-file", required_argument, NULL, 'P'},
+        {"service-account-max-token-expiration", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300, true, true, 25000};
+    o->sa_max_expiration_s = TOKENREQ_DEFAULT_MAX_SECONDS;
     char err[512];
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -163,6 +177,15 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         case 'a':
             o->admission_config = optarg;
+            break;
+        case 'S':
+            if (strcmp(optarg, "0") != 0 &&
+                (o->sa_max_expiration_s = parse_duration(optarg)) < TOKENREQ_MIN_SECONDS) {
+                fprintf(stderr, "allotd: --service-account-max-token-expiration must be 0 or at "
+                                "least 10m\n");
+                return -1;
+            }
+            if (!strcmp(optarg, "0")) o->sa_max_expiration_s = 0;
             break;
         case 'w': {
             char *end;
@@ -363,6 +386,95 @@ static int open_audit(const options *o, server *srv, char *err, size_t n)
     return srv->audit ? 0 : -1;
 }
 
+/* `allotd kubeconfig`: a client certificate for a user, and a kubeconfig
+ * that uses it, for a platform engineer to hand to a tenant. */
+static int kubeconfig_main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"data-dir", required_argument, NULL, 'd'}, {"user", required_argument, NULL, 'u'},
+        {"group", required_argument, NULL, 'g'},    {"out", required_argument, NULL, 'o'},
+        {"days", required_argument, NULL, 'D'},     {"server", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+    };
+    const char *dir = "./allot-data", *user = NULL, *out = NULL, *server = NULL;
+    const char *groups[TLS_CLIENT_MAX_GROUPS];
+    size_t ng = 0;
+    long days = TLS_CLIENT_DAYS;
+    char err[1024], url[512], path[4096], defout[512], *end;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            dir = optarg;
+            break;
+        case 'u':
+            user = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 's':
+            server = optarg;
+            break;
+        case 'g':
+            if (ng == TLS_CLIENT_MAX_GROUPS) {
+                fprintf(stderr, "allotd kubeconfig: at most %d --group\n", TLS_CLIENT_MAX_GROUPS);
+                return 2;
+            }
+            groups[ng++] = optarg;
+            break;
+        case 'D':
+            days = strtol(optarg, &end, 10);
+            if (*end || days < 1 || days > TLS_CA_DAYS) {
+                fprintf(stderr, "allotd kubeconfig: --days takes 1 to %d\n", TLS_CA_DAYS);
+                return 2;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc || !user || !*user) {
+        fprintf(stderr, "allotd kubeconfig: --user NAME is required (see allotd --help)\n");
+        return 2;
+    }
+    if (!out) {
+        if (strchr(user, '/') || user[0] == '.') {
+            fprintf(stderr, "allotd kubeconfig: give --out for user %s\n", user);
+            return 2;
+        }
+        snprintf(defout, sizeof defout, "%s.kubeconfig", user);
+        out = defout;
+    }
+    if (!server) {
+        if (secfile_join(path, sizeof path, dir, "kubeconfig", err, sizeof err) != 0 ||
+            kubeconfig_read_server(path, url, sizeof url, err, sizeof err) != 0) {
+            fprintf(stderr, "allotd kubeconfig: %s (give --server URL)\n", err);
+            return 1;
+        }
+        server = url;
+    }
+    char *ca = NULL, *cert = NULL, *key = NULL;
+    int rc = 1;
+    if (tls_load(dir, NULL, NULL, &ca, err, sizeof err) != 0 ||
+        tls_issue_client(dir, user, groups, ng, (unsigned)days, time(NULL), &cert, &key, err,
+                         sizeof err) != 0 ||
+        kubeconfig_write_cert(out, server, ca, user, cert, key, err, sizeof err) != 0)
+        fprintf(stderr, "allotd kubeconfig: %s\n", err);
+    else
+        rc = 0;
+    if (rc == 0) fprintf(stderr, "wrote %s (user %s, %zu groups, %ld days)\n", out, user, ng, days);
+    if (key) memset(key, 0, strlen(key));
+    free(key);
+    free(cert);
+    free(ca);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -375,8 +487,10 @@ int main(int argc, char **argv)
     node_agent *agent = NULL;
     scheduler *sched = NULL;
     http_server *http = NULL;
+    satoken_key *sakey = NULL;
     store_backend be;
 
+    if (argc > 1 && !strcmp(argv[1], "kubeconfig")) return kubeconfig_main(argc - 1, argv + 1);
     if (parse_options(argc, argv, &o) != 0) return 2;
     /* One malloc arena per connection thread fragments badly with many
      * small long-lived objects; a few shared arenas keep RSS close to use. */
@@ -411,6 +525,16 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot load --token-auth-file", "\"error\":\"%s\"", err);
         goto out;
     }
+    /* Client certificates signed by our CA, and ServiceAccount tokens signed
+     * by DATA-DIR/sa.key (made on first start), authenticate too. */
+    if (auth_set_client_ca(srv.auth, ca, err, sizeof err) != 0 ||
+        satoken_key_ensure(o.data_dir, &sakey, err, sizeof err) != 0 ||
+        auth_set_sa_tokens(srv.auth, sakey, tokenreq_sa_current, &srv) != 0) {
+        log_msg(LOG_ERROR, "cannot set up client certificates or service account tokens",
+                "\"error\":\"%s\"", err);
+        goto out;
+    }
+    tokenreq_set_max_seconds(o.sa_max_expiration_s);
     if (open_audit(&o, &srv, err, sizeof err) != 0) {
         log_msg(LOG_ERROR, "cannot set up the audit log", "\"error\":\"%s\"", err);
         goto out;
@@ -511,6 +635,7 @@ out:
     audit_log_close(srv.audit);
     audit_policy_free(srv.audit_policy);
     auth_free(srv.auth);
+    satoken_key_free(sakey);
     quota_admission_cleanup();
     free(cert);
     free(key);

@@ -79,7 +79,7 @@ static const api_kind builtin[] = {
     {CORE, "ReplicationController", "replicationcontrollers", "replicationcontroller", "rc", "all",
      true, API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults,
      NULL},
-    {CORE, "ServiceAccount", "serviceaccounts", "serviceaccount", "sa", NULL, true, 0,
+    {CORE, "ServiceAccount", "serviceaccounts", "serviceaccount", "sa", NULL, true, API_SUB_TOKEN,
      API_NAME_SUBDOMAIN, NULL, NULL, NULL},
     {CORE, "Event", "events", "event", "ev", NULL, true, 0, API_NAME_PATH, event_fields, NULL,
      NULL},

@@ -18,6 +18,7 @@ enum {
     API_SUB_BINDING = 1 << 1, /* pods/binding */
     API_SUB_SCALE = 1 << 2,   /* scale subresource */
     API_SUB_RESIZE = 1 << 3,  /* pods/resize: in-place change of container resources */
+    API_SUB_TOKEN = 1 << 4,   /* serviceaccounts/token: the TokenRequest API (create only) */
 };
 
 /* What the generic registry and REST paths do differently for a kind, said

@@ -10,13 +10,24 @@
  * Like upstream's authenticated-group adder, every user added here gets the
  * group "system:authenticated" appended if it is not already listed.
  *
+ * ServiceAccount tokens (server/satoken.h) are accepted once
+ * auth_set_sa_tokens has given the signing key and a way to look the account
+ * up: auth_authenticate tries the token-file tokens first, then, for a token
+ * shaped like a JWT only, the ServiceAccount authenticator (upstream's order).
+ * Its users are built per request in a caller-provided auth_ident.
+ *
  * Threading: build the auth_t first; afterwards concurrent auth_check_bearer
- * calls are safe as long as nothing adds tokens or frees it meanwhile.
+ * and auth_authenticate calls are safe as long as nothing adds tokens or
+ * frees it meanwhile (the verified-token cache has its own lock).
  */
 #ifndef ALLOT_SERVER_AUTH_H
 #define ALLOT_SERVER_AUTH_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "server/satoken.h"
+#include "server/tls.h"
 
 #define AUTH_ADMIN_TOKEN_FILE "admin.token"
 #define AUTH_ADMIN_USER "admin"
@@ -37,6 +48,28 @@ typedef struct auth_user {
     const char *const *groups;
     size_t ngroups;
 } auth_user;
+
+/* A user made for one request or connection (a ServiceAccount token's, a
+ * client certificate's): the auth_user points into the struct itself, so it
+ * lives as long as the auth_ident does. */
+#define AUTH_IDENT_TEXT 2048
+#define AUTH_IDENT_MAX_GROUPS 32
+typedef struct auth_ident {
+    auth_user user;
+    const char *groups[AUTH_IDENT_MAX_GROUPS + 1];
+    char text[AUTH_IDENT_TEXT];
+} auth_ident;
+
+/* Fill id with a copy of name, uid and groups, "system:authenticated"
+ * appended when not listed. -1 (id unusable) when the strings do not fit in
+ * AUTH_IDENT_TEXT or there are more than AUTH_IDENT_MAX_GROUPS - 1 groups. */
+int auth_ident_set(auth_ident *id, const char *name, const char *uid, const char *const *groups,
+                   size_t ngroups);
+
+/* Whether ServiceAccount ns/name exists, is not being deleted, and has uid
+ * `uid`: 1 yes, 0 no. Called on every request that presents a
+ * ServiceAccount token (bound tokens: deleting the account revokes them). */
+typedef int (*auth_sa_check_fn)(void *ctx, const char *ns, const char *name, const char *uid);
 
 /* A new empty authenticator, owned by the caller (auth_free). NULL on ENOMEM. */
 auth_t *auth_new(void);
@@ -70,6 +103,41 @@ int auth_load_token_file(auth_t *a, const char *path, char *err, size_t errlen);
  * the token is re-added) or NULL when the header is absent, malformed or the
  * token unknown. header may be NULL. */
 const auth_user *auth_check_bearer(const auth_t *a, const char *header);
+
+/* Accept ServiceAccount tokens signed by key (borrowed: must outlive a),
+ * for the audience SATOKEN_ISSUER, with check deciding whether the account
+ * still stands. Before serving. 0 or -1 (ENOMEM). */
+int auth_set_sa_tokens(auth_t *a, const satoken_key *key, auth_sa_check_fn check, void *ctx);
+/* The ServiceAccount signing key, NULL when none was set. */
+const satoken_key *auth_sa_key(const auth_t *a);
+
+/* Authenticate an Authorization header (as auth_check_bearer parses it):
+ * a token-file or admin token, else a valid ServiceAccount token, whose user
+ * (system:serviceaccount:NS:NAME, uid the account's, groups
+ * system:serviceaccounts, system:serviceaccounts:NS, system:authenticated)
+ * is built in *scratch. NULL when the header authenticates nobody. now: Unix
+ * seconds. Never logs the token. */
+const auth_user *auth_authenticate(const auth_t *a, const char *header, auth_ident *scratch,
+                                   int64_t now);
+
+/* ---- client certificates (upstream's --client-ca-file authenticator) ---- */
+
+/* Accept client certificates signed by the CA(s) in ca_pem (copied). Before
+ * serving. 0, or -1 with err filled. */
+int auth_set_client_ca(auth_t *a, const char *ca_pem, char *err, size_t errlen);
+/* The PEM given to auth_set_client_ca (for the TLS server to request
+ * certificates against), or NULL. */
+const char *auth_client_ca_pem(const auth_t *a);
+
+typedef enum {
+    AUTH_CERT_NONE = 0, /* no certificate (or one without a CommonName): try tokens */
+    AUTH_CERT_OK,       /* *id holds the user: subject CN, groups its O values */
+    AUTH_CERT_INVALID,  /* presented but not verified: not an identity (tokens may still be) */
+} auth_cert_result;
+
+/* Authenticate the certificate chain a TLS client presented (DER, leaf first). */
+auth_cert_result auth_check_cert(const auth_t *a, const gnutls_datum_t *chain, unsigned n,
+                                 auth_ident *id);
 
 /* Create data_dir/admin.token (mode 0600, 32 bytes from gnutls_rnd
  * hex-encoded, created no-clobber so racing starts agree) if it does not

@@ -41,13 +41,19 @@
 #include <sys/socket.h>
 #include <time.h>
 
-/* One accepted connection until it has sent the headers of a request. */
+/* One accepted connection until it has sent the headers of a request; it
+ * then stays with the connection to remember its client certificate's
+ * verdict (the certificate cannot change on a connection, so it is verified
+ * once, on the first request). */
 typedef struct conn_guard {
     int fd;
     double t0;
     bool active; /* headers of a request received: no longer the guard's */
     bool shut;
     struct conn_guard *prev, *next;
+    bool cert_known; /* cert below is decided (only this connection's thread touches it) */
+    auth_cert_result cert;
+    auth_ident *cert_user; /* when cert == AUTH_CERT_OK */
 } conn_guard;
 
 struct http_server {
@@ -197,10 +203,54 @@ static bool is_health(const char *url)
            !strncmp(url, "/readyz/", 8);
 }
 
+/* The client certificate's verdict: computed once per connection when the
+ * connection has its guard, else for this request (into scratch). */
+static auth_cert_result client_cert(const auth_t *a, struct MHD_Connection *c, auth_ident *scratch,
+                                    const auth_user **user)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn_guard *g = ci ? ci->socket_context : NULL;
+    if (g && g->cert_known) {
+        if (g->cert == AUTH_CERT_OK) *user = &g->cert_user->user;
+        return g->cert;
+    }
+    const union MHD_ConnectionInfo *si =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    unsigned n = 0;
+    const gnutls_datum_t *chain =
+        si && si->tls_session ? gnutls_certificate_get_peers(si->tls_session, &n) : NULL;
+    auth_ident *id = g ? malloc(sizeof *id) : scratch;
+    auth_cert_result r = id ? auth_check_cert(a, chain, n, id) : AUTH_CERT_INVALID;
+    if (r == AUTH_CERT_INVALID) log_msg(LOG_DEBUG, "client certificate not verified", NULL);
+    if (r == AUTH_CERT_OK) *user = &id->user;
+    if (g) {
+        g->cert_known = true;
+        g->cert = r;
+        if (r == AUTH_CERT_OK)
+            g->cert_user = id;
+        else
+            free(id);
+    }
+    return r;
+}
+
+/* Who sent the request, as upstream's union authenticator decides it: a
+ * verified client certificate (x509 comes first upstream), else a bearer
+ * token (token file, admin, ServiceAccount). A certificate that does not
+ * verify is no identity, but a valid token on the same request still is. */
+static const auth_user *authenticate(const server *srv, struct MHD_Connection *c, const char *authz,
+                                     auth_ident *scratch)
+{
+    const auth_user *u = NULL;
+    if (client_cert(srv->auth, c, scratch, &u) == AUTH_CERT_OK) return u;
+    return authz ? auth_authenticate(srv->auth, authz, scratch, (int64_t)time(NULL)) : NULL;
+}
+
 /* Routing sees only cs->path, the raw path: libmicrohttpd's decoded url
  * would let "%00" and "%2f" change which object a request names. */
 static void handle(http_server *h, struct MHD_Connection *c, const char *method, conn_state *cs,
-                   resp *rs, req *rq)
+                   resp *rs, req *rq, auth_ident *ident)
 {
     server *srv = h->srv;
     const char *url = cs->path;
@@ -226,7 +276,7 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *method,
     }
     const char *authz =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    rq->user = authz ? auth_check_bearer(srv->auth, authz) : NULL;
+    rq->user = authenticate(srv, c, authz, ident);
     if (!rq->user) {
         resp_errf(rs, API_UNAUTHORIZED, "Unauthorized");
         return;
@@ -328,6 +378,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         pthread_mutex_lock(&h->mu);
         guard_unlink(g);
         pthread_mutex_unlock(&h->mu);
+        free(g->cert_user);
         free(g);
         *socket_context = NULL;
     }
@@ -449,7 +500,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     resp rs = {0};
     req rq = {0};
-    handle(h, c, method, cs, &rs, &rq);
+    auth_ident ident; /* a per-request user (rq.user may point into it) */
+    handle(h, c, method, cs, &rs, &rq, &ident);
     enum MHD_Result ret = send_resp(c, &rs);
     double secs = mono() - cs->t0;
     metrics_request(h->srv->m, rq.verb, rq.resource, rs.code, secs);
@@ -530,15 +582,19 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_TLS |
                      MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+    /* With a trust PEM libmicrohttpd asks clients for a certificate
+     * (GNUTLS_CERT_REQUEST: optional, not verified in the handshake); the
+     * chain is verified against the client CA per connection (auth.h). */
+    const char *trust = auth_client_ca_pem(srv->auth);
     /* The logger first, so libmicrohttpd reports option errors through it. */
     h->d = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
-        MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
-        MHD_OPTION_CONNECTION_LIMIT, http_connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned)HTTP_MAX_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
-        MHD_OPTION_END);
+        MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_TRUST, trust,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_CONNECTION_LIMIT,
+        http_connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) {
         snprintf(err, errlen, "cannot listen on %s:%d", bind_addr, port);

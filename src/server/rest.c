@@ -22,6 +22,7 @@
 #include "server/authz.h"
 #include "server/filter.h"
 #include "server/metrics.h"
+#include "server/tokenrequest.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -609,6 +610,8 @@ static void do_create(req *rq, resp *rs, const route *rt)
     if (rt->sub[0]) {
         if (!strcmp(rt->sub, "binding") && (rt->kind->subresources & API_SUB_BINDING))
             return do_binding(rq, rs, rt);
+        if (!strcmp(rt->sub, "token") && (rt->kind->subresources & API_SUB_TOKEN) && rt->ns[0])
+            return tokenreq_create(rq, rs, rt->ns, rt->name);
         resp_errf(rs, API_METHOD_NOT_ALLOWED,
                   "the server does not allow this method on the requested resource");
         return;

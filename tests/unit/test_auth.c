@@ -12,6 +12,11 @@
 #include <unistd.h>
 
 #include "server/auth.h"
+#include "server/satoken.h"
+#include "server/tls.h"
+
+#include <gnutls/x509.h>
+#include <time.h>
 
 typedef struct {
     char dir[64];
@@ -273,6 +278,116 @@ static void test_admin_token_operator_supplied(void **state)
     assert_int_equal(auth_ensure_admin_token(f->dir, tok, sizeof tok, err, sizeof err), -1);
 }
 
+/* ---- per-request users, ServiceAccount tokens, client certificates ---- */
+
+static void test_ident_set(void **state)
+{
+    auth_ident id;
+    const char *g[] = {"a", "b"};
+    assert_int_equal(auth_ident_set(&id, "bob", "u1", g, 2), 0);
+    assert_string_equal(id.user.name, "bob");
+    assert_string_equal(groups_of(&id.user), "a|b|system:authenticated");
+    const char *g2[] = {"system:authenticated"};
+    assert_int_equal(auth_ident_set(&id, "bob", "", g2, 1), 0);
+    assert_int_equal(id.user.ngroups, 1);
+    char big[AUTH_IDENT_TEXT];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    assert_int_equal(auth_ident_set(&id, big, "", NULL, 0), -1);
+}
+
+/* A fake store: one ServiceAccount, tenant-a/builder with uid "uid-1". */
+static int sa_exists = 1;
+static int fake_sa(void *ctx, const char *ns, const char *name, const char *uid)
+{
+    (void)ctx;
+    return sa_exists && !strcmp(ns, "tenant-a") && !strcmp(name, "builder") &&
+           !strcmp(uid, "uid-1");
+}
+
+static void test_service_account_tokens(void **state)
+{
+    fixture *f = *state;
+    char err[256], hdr[4096], *tok = NULL;
+    static const char *const api[] = {SATOKEN_ISSUER}, *const other[] = {"vault"};
+    satoken_key *k = satoken_key_generate(err, sizeof err);
+    assert_non_null(k);
+    assert_int_equal(auth_add_token(f->a, "static-token", "carol", "c", NULL, 0), 0);
+    assert_int_equal(auth_set_sa_tokens(f->a, k, fake_sa, NULL), 0);
+    assert_ptr_equal(auth_sa_key(f->a), k);
+    int64_t now = (int64_t)time(NULL);
+    assert_int_equal(satoken_sign(k, "tenant-a", "builder", "uid-1", api, 1, now, 600, &tok), 0);
+    snprintf(hdr, sizeof hdr, "Bearer %s", tok);
+    auth_ident id;
+    for (int pass = 0; pass < 2; pass++) { /* the second is a cache hit */
+        const auth_user *u = auth_authenticate(f->a, hdr, &id, now);
+        assert_non_null(u);
+        assert_string_equal(u->name, "system:serviceaccount:tenant-a:builder");
+        assert_string_equal(u->uid, "uid-1");
+        assert_string_equal(groups_of(u), "system:serviceaccounts|system:serviceaccounts:tenant-a|"
+                                          "system:authenticated");
+    }
+    /* static tokens still work through the same entry point */
+    const auth_user *u = auth_authenticate(f->a, "Bearer static-token", &id, now);
+    assert_non_null(u);
+    assert_string_equal(u->name, "carol");
+    /* the account deleted (or re-created with another uid): refused, cached or not */
+    sa_exists = 0;
+    assert_null(auth_authenticate(f->a, hdr, &id, now));
+    sa_exists = 1;
+    /* expired, even when cached */
+    assert_null(auth_authenticate(f->a, hdr, &id, now + 600 + SATOKEN_LEEWAY_S + 1));
+    free(tok);
+    /* another audience */
+    assert_int_equal(satoken_sign(k, "tenant-a", "builder", "uid-1", other, 1, now, 600, &tok), 0);
+    snprintf(hdr, sizeof hdr, "Bearer %s", tok);
+    assert_null(auth_authenticate(f->a, hdr, &id, now));
+    free(tok);
+    /* auth_check_bearer knows only static tokens */
+    assert_int_equal(satoken_sign(k, "tenant-a", "builder", "uid-1", api, 1, now, 600, &tok), 0);
+    snprintf(hdr, sizeof hdr, "Bearer %s", tok);
+    assert_null(auth_check_bearer(f->a, hdr));
+    free(tok);
+    assert_null(auth_authenticate(f->a, "Bearer nope", &id, now));
+    assert_null(auth_authenticate(f->a, NULL, &id, now));
+    satoken_key_free(k);
+}
+
+static void test_client_certificates(void **state)
+{
+    fixture *f = *state;
+    char err[256], *cert = NULL, *key = NULL, *ca = NULL;
+    const char *groups[] = {"tenant-a-admins"};
+    assert_int_equal(tls_ensure(f->dir, NULL, err, sizeof err), 0);
+    assert_int_equal(tls_load(f->dir, NULL, NULL, &ca, err, sizeof err), 0);
+    assert_int_equal(
+        tls_issue_client(f->dir, "alice", groups, 1, 1, time(NULL), &cert, &key, err, sizeof err),
+        0);
+    gnutls_x509_crt_t crt;
+    gnutls_datum_t in = {(unsigned char *)cert, (unsigned)strlen(cert)}, der = {NULL, 0};
+    gnutls_x509_crt_init(&crt);
+    assert_int_equal(gnutls_x509_crt_import(crt, &in, GNUTLS_X509_FMT_PEM), 0);
+    assert_int_equal(gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_DER, &der), 0);
+    auth_ident id;
+    /* no client CA configured: certificates are no identity */
+    assert_int_equal(auth_check_cert(f->a, &der, 1, &id), AUTH_CERT_NONE);
+    assert_int_equal(auth_set_client_ca(f->a, ca, err, sizeof err), 0);
+    assert_string_equal(auth_client_ca_pem(f->a), ca);
+    assert_int_equal(auth_check_cert(f->a, &der, 1, &id), AUTH_CERT_OK);
+    assert_string_equal(id.user.name, "alice");
+    assert_string_equal(id.user.uid, "");
+    assert_string_equal(groups_of(&id.user), "tenant-a-admins|system:authenticated");
+    assert_int_equal(auth_check_cert(f->a, NULL, 0, &id), AUTH_CERT_NONE);
+    gnutls_datum_t junk = {(unsigned char *)"x", 1};
+    assert_int_equal(auth_check_cert(f->a, &junk, 1, &id), AUTH_CERT_INVALID);
+    assert_int_equal(auth_set_client_ca(f->a, "not a pem", err, sizeof err), -1);
+    gnutls_free(der.data);
+    gnutls_x509_crt_deinit(crt);
+    free(cert);
+    free(key);
+    free(ca);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -288,6 +403,9 @@ int main(void)
         T(test_missing_token_file),
         T(test_admin_token_created_then_reused),
         T(test_admin_token_operator_supplied),
+        T(test_ident_set),
+        T(test_service_account_tokens),
+        T(test_client_certificates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
