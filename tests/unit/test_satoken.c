@@ -139,12 +139,12 @@ static void test_tampered(void **state)
     size_t n = strlen(t);
     char *d1 = strchr(t, '.'), *d2 = strchr(d1 + 1, '.');
     /* every character of the signature flipped in turn */
-    for (char *p = d2 + 1; *p; p += 7) {
-        char was = *p;
-        *p = was == 'A' ? 'B' : 'A';
+    for (size_t i = (size_t)(d2 + 1 - t); i < n; i += 7) {
+        char was = t[i];
+        t[i] = was == 'A' ? 'B' : 'A';
         satoken_status st = verify(t, NOW, NULL);
         assert_true(st == SATOKEN_BAD_SIGNATURE || st == SATOKEN_MALFORMED);
-        *p = was;
+        t[i] = was;
     }
     /* a payload byte changed: the signature no longer matches */
     char was = d1[5];
