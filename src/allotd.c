@@ -19,6 +19,7 @@
 #include "server/auth.h"
 #include "server/authz.h"
 #include "server/http.h"
+#include "server/inflight.h"
 #include "server/kubeconfig.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -579,7 +580,8 @@ int main(int argc, char **argv)
         goto out;
     }
     srv.m = metrics_new();
-    if (!srv.m || bootstrap_namespaces(srv.st) != 0 || bootstrap_priority_classes(srv.st) != 0)
+    srv.inflight = inflight_new(INFLIGHT_DEFAULT_LIMIT);
+    if (!srv.m || !srv.inflight || bootstrap_namespaces(srv.st) != 0 || bootstrap_priority_classes(srv.st) != 0)
         goto out;
     if (authz_bootstrap(srv.st, err, sizeof err) != 0) {
         log_msg(LOG_ERROR, "cannot write the default RBAC roles", "\"error\":\"%s\"", err);
@@ -633,6 +635,7 @@ out:
     metrics_free(srv.m);
     authz_cleanup();
     audit_log_close(srv.audit);
+    inflight_free(srv.inflight);
     audit_policy_free(srv.audit_policy);
     auth_free(srv.auth);
     satoken_key_free(sakey);

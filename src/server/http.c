@@ -26,6 +26,7 @@
 #include "server/authz.h"
 
 #include "core/urlpath.h"
+#include "server/inflight.h"
 #include "server/log.h"
 #include "server/metrics.h"
 
@@ -164,6 +165,11 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, resp *rs)
                             rs->content_type ? rs->content_type : "application/json");
     MHD_add_response_header(r, "Cache-Control", "no-cache, private");
     add_warnings(r, rs->warnings);
+    if (rs->retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", rs->retry_after);
+        MHD_add_response_header(r, "Retry-After", ra);
+    }
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)rs->code, r);
     MHD_destroy_response(r);
     return ret;
@@ -247,6 +253,23 @@ static const auth_user *authenticate(const server *srv, struct MHD_Connection *c
     return authz ? auth_authenticate(srv->auth, authz, scratch, (int64_t)time(NULL)) : NULL;
 }
 
+/* A seat among the user's requests in flight (server/inflight.h); false
+ * with upstream's 429 set when the user has none left. system:masters is
+ * exempt. */
+static bool take_seat(server *srv, req *rq, resp *rs)
+{
+    for (size_t i = 0; i < rq->user->ngroups; i++)
+        if (!strcmp(rq->user->groups[i], RBAC_SYSTEM_MASTERS)) return true;
+    if (!srv->inflight || inflight_enter(srv->inflight, rq->user->name)) {
+        rq->seated = srv->inflight != NULL;
+        return true;
+    }
+    resp_errf(rs, API_TOO_MANY_REQUESTS, "Too many requests, please try again later.");
+    json_object_set_new(rs->json, "details", json_pack("{s:i}", "retryAfterSeconds", 1));
+    rs->retry_after = 1;
+    return false;
+}
+
 /* Routing sees only cs->path, the raw path: libmicrohttpd's decoded url
  * would let "%00" and "%2f" change which object a request names. */
 static void handle(http_server *h, struct MHD_Connection *c, const char *method, conn_state *cs,
@@ -285,6 +308,7 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *method,
         resp_errf(rs, API_TOO_LARGE, "Request entity too large: limit is %d", MAX_BODY_BYTES);
         return;
     }
+    if (!take_seat(srv, rq, rs)) return;
     if (query_has_nul(c)) {
         resp_errf(rs, API_BAD_REQUEST, "invalid control character in the request query");
         return;
@@ -502,6 +526,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     req rq = {0};
     auth_ident ident; /* a per-request user (rq.user may point into it) */
     handle(h, c, method, cs, &rs, &rq, &ident);
+    /* (a watch gives its seat back once it streams: long-running requests
+     * hold none, as upstream) */
+    if (rq.seated) inflight_leave(h->srv->inflight, rq.user->name);
     enum MHD_Result ret = send_resp(c, &rs);
     double secs = mono() - cs->t0;
     metrics_request(h->srv->m, rq.verb, rq.resource, rs.code, secs);

@@ -23,6 +23,7 @@ typedef struct server {
     auth_t *auth;
     metrics *m;
     audit_log *audit;             /* NULL: no audit log */
+    struct inflight *inflight;    /* per-user requests in flight (server/inflight.h) */
     audit_policy *audit_policy;
     char address[300]; /* host:port clients reach us at (discovery) */
     volatile int stopping;
@@ -52,6 +53,7 @@ typedef struct req {
     bool authz_set;
     const char *decision;
     char reason[256];
+    bool seated; /* holds a seat in srv->inflight (http.c) */
 } req;
 
 /* A streamed body (watch): called until it returns -1 (end). It writes up to
@@ -70,6 +72,7 @@ typedef struct resp {
     const char *content_type; /* default application/json */
     stream st;                /* when st.read is set: a streamed body */
     json_t *warnings;         /* warning texts (owned), sent as `Warning: 299 - "..."` */
+    int retry_after;          /* seconds for a Retry-After header, 0 for none */
 } resp;
 
 /* Set a JSON body / an error Status. */
