@@ -25,6 +25,7 @@ typedef struct config {
     long requests;
     long pid;
     char token[512], ca[4096];
+    const char *token_file; /* --token-file: whose requests (default the admin's) */
 } config;
 
 typedef struct worker {
@@ -205,6 +206,8 @@ static int parse_args(int argc, char **argv, config *c)
             c->label = v;
         else if (!strcmp(k, "--cpu-mix"))
             c->cpu_mix = atoi(v);
+        else if (!strcmp(k, "--token-file"))
+            c->token_file = v;
         else {
             fprintf(stderr, "loadgen: unknown flag %s\n", k);
             return -1;
@@ -212,11 +215,15 @@ static int parse_args(int argc, char **argv, config *c)
     }
     if (!c->data_dir || c->connections < 1 || c->namespaces < 1 || c->requests < 1) {
         fprintf(stderr, "usage: loadgen --data-dir DIR [--url U] [--connections N] "
-                        "[--requests N] [--namespaces N] [--resource pods|configmaps] [--pid P]\n");
+                        "[--requests N] [--namespaces N] [--resource pods|configmaps] [--pid P] "
+                        "[--token-file F]\n");
         return -1;
     }
     char path[4096];
-    snprintf(path, sizeof path, "%s/admin.token", c->data_dir);
+    if (c->token_file)
+        snprintf(path, sizeof path, "%s", c->token_file);
+    else
+        snprintf(path, sizeof path, "%s/admin.token", c->data_dir);
     if (read_file(path, c->token, sizeof c->token) != 0) {
         fprintf(stderr, "loadgen: cannot read %s\n", path);
         return -1;
