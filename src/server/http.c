@@ -75,6 +75,7 @@ typedef struct conn_state {
     dbuf body;
     bool too_large;
     double t0;
+    auth_ident ident; /* the request's user when it is made per request (rq.user points here) */
 } conn_state;
 
 static double mono(void)
@@ -524,8 +525,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     resp rs = {0};
     req rq = {0};
-    auth_ident ident; /* a per-request user (rq.user may point into it) */
-    handle(h, c, method, cs, &rs, &rq, &ident);
+    handle(h, c, method, cs, &rs, &rq, &cs->ident);
     /* (a watch gives its seat back once it streams: long-running requests
      * hold none, as upstream) */
     if (rq.seated) inflight_leave(h->srv->inflight, rq.user->name);
