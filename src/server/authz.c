@@ -64,6 +64,7 @@ static json_t *list_kind(const api_kind *k)
 
 static snap *build(uint64_t gen)
 {
+    if (!A.st) return NULL; /* (authz_bootstrap not called: everyone but system:masters denied) */
     json_t *l[K_N];
     for (int i = 0; i < K_N; i++)
         l[i] = list_kind(A.kinds[i]);
@@ -194,6 +195,12 @@ static int check(const rbac_attrs *a, resp *rs, char *reason, size_t rn)
 int authz_request(req *rq, const rbac_attrs *a, resp *rs)
 {
     rq->authz = *a;
+    const char *src[3] = {a->ns, a->name, a->subresource};
+    const char **dst[3] = {&rq->authz.ns, &rq->authz.name, &rq->authz.subresource};
+    for (int i = 0; i < 3; i++) {
+        snprintf(rq->authz_str[i], sizeof rq->authz_str[i], "%s", src[i] ? src[i] : "");
+        *dst[i] = rq->authz_str[i];
+    }
     rq->authz_set = true;
     int rc = check(a, rs, rq->reason, sizeof rq->reason);
     rq->decision = rc == 0 ? "allow" : "forbid";
@@ -279,7 +286,7 @@ static json_t *review_reply(json_t *in, const char *group, const char *kind, jso
     json_object_set_new(meta, "creationTimestamp", json_null());
     json_object_set_new(out, "metadata", meta);
     json_t *spec = json_object_get(in, "spec");
-    json_object_set(out, "spec", json_is_object(spec) ? spec : json_object());
+    json_object_set_new(out, "spec", json_is_object(spec) ? json_incref(spec) : json_object());
     json_object_set_new(out, "status", status);
     return out;
 }
