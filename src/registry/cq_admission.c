@@ -115,7 +115,8 @@ static int collect(store_txn *t, const char *prefix, const api_kind *k, const ch
             continue;
         }
         const cq_book *b = cq_book_value(en);
-        if (b->q && cq_targets(b->q, k->group, k->version, k->kind) && cq_book_covers(b, ns))
+        /* (a CustomQuota listed under its namespace covers it) */
+        if (cq_book_targets(b, k) && (!b->global || cq_book_covers(b, ns)))
             rc = add_match(m, en, e);
     }
     free(objs);

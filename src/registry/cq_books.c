@@ -93,6 +93,7 @@ static void book_free(void *v)
     free(b->claimv);
     strmap_free(b->claims);
     strmap_free(b->selected);
+    free(b->kinds);
     json_decref(b->namespaces);
     cq_free(b->q);
     free(b->error);
@@ -363,7 +364,16 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
             cq_source_gvk(b->q, j, &g, &v, &kk);
             seen |= !strcmp(g, k->group) && !strcmp(v, k->version) && !strcmp(kk, k->kind);
         }
-        if (k && !seen) rc = count_kind(t, b, k, e);
+        if (k && !seen) {
+            const api_kind **nv = realloc(b->kinds, (b->nkinds + 1) * sizeof *nv);
+            if (!nv) {
+                rc = api_err_set(e, API_INTERNAL, "out of memory");
+                break;
+            }
+            b->kinds = nv;
+            b->kinds[b->nkinds++] = k;
+            rc = count_kind(t, b, k, e);
+        }
     }
     if (rc != 0) {
         book_free(b);

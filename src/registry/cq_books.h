@@ -19,6 +19,7 @@
 #define ALLOT_REGISTRY_CQ_BOOKS_H
 
 #include "api/custom_quota_kinds.h"
+#include "api/kinds.h"
 #include "api/status.h"
 #include "core/cquota.h"
 #include "core/strmap.h"
@@ -64,6 +65,8 @@ typedef struct cq_book {
     size_t nclaims, claimcap;
     strmap *claims;
     strmap *selected;   /* global with namespaceSelectors: the namespaces; else NULL (all) */
+    const api_kind **kinds; /* the kinds its sources name, each once (the served ones) */
+    size_t nkinds;
     json_t *namespaces; /* status.namespaces (global) */
     /* caches */
     bool verified;
@@ -77,6 +80,15 @@ static inline const cq_book *cq_book_value(const ledger_entry *en)
     return ledger_value(en);
 }
 cq_book *cq_book_modify(store_txn *t, ledger_entry *en, api_err *e);
+
+/* Whether some source names kind k (a pointer compare per kind: a write
+ * asks every quota of its namespace). */
+static inline bool cq_book_targets(const cq_book *b, const api_kind *k)
+{
+    for (size_t i = 0; i < b->nkinds; i++)
+        if (b->kinds[i] == k) return true;
+    return false;
+}
 
 /* Whether the books count objects in namespace ns ("" for cluster-scoped). */
 bool cq_book_covers(const cq_book *b, const char *ns);
