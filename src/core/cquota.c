@@ -90,9 +90,7 @@ static void sel_entry_free(cq_sel *s)
 
 static void source_free(cq_source *s)
 {
-    free(s->group);
-    free(s->version);
-    free(s->kind);
+    free(s->kind); /* (group and version live in its block) */
     free(s->path_text);
     free(s->cel_text);
     jp_free(s->path);
@@ -210,9 +208,19 @@ static int compile_source(const json_t *js, size_t i, cq_source *s, char *err, s
         snprintf(g, sizeof g, "%s", jstr(js, "group"));
         snprintf(v, sizeof v, "%s", jstr(js, "version"));
     }
-    s->group = strdup(g);
-    s->version = strdup(v);
-    s->kind = strdup(jstr(js, "kind"));
+    /* kind, group and version in one block: every write of the kind compares
+     * all three, for every quota of its namespace */
+    const char *kd = jstr(js, "kind");
+    size_t kl = strlen(kd) + 1, gl = strlen(g) + 1, vl = strlen(v) + 1;
+    char *blk = malloc(kl + gl + vl);
+    if (blk) {
+        memcpy(blk, kd, kl);
+        memcpy(blk + kl, g, gl);
+        memcpy(blk + kl + gl, v, vl);
+        s->kind = blk;
+        s->group = blk + kl;
+        s->version = blk + kl + gl;
+    }
     s->path_text = strdup(jstr(js, "path"));
     s->cel_text = strdup(jstr(js, "cel"));
     s->selectors = json_incref(json_object_get(js, "selectors"));
