@@ -34,6 +34,7 @@ static const struct {
     {API_SUB_RESIZE, {"resize", NULL, NULL, NULL, false, verbs_subresource_rw}},
     {API_SUB_SCALE, {"scale", "autoscaling", "v1", "Scale", true, verbs_subresource_rw}},
     {API_SUB_STATUS, {"status", NULL, NULL, NULL, false, verbs_subresource_rw}},
+    {API_SUB_TOKEN, {"token", "authentication.k8s.io", "v1", "TokenRequest", false, verbs_create}},
 };
 
 /* kube-apiserver's group priority (the order of GET /apis); groups not listed
