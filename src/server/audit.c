@@ -2,6 +2,8 @@
 #include "server/audit.h"
 
 #include "api/yaml.h"
+#include "core/dbuf.h"
+#include "server/log.h"
 #include "registry/registry.h"
 
 #include <errno.h>
@@ -315,63 +317,74 @@ void audit_event_begin(audit_event *ev, const audit_policy *p, const audit_attrs
     ev->level = audit_policy_level(p, a, &ev->omit);
 }
 
-/* A JSON string of s with every byte that is not UTF-8 as U+FFFD (jansson
- * refuses invalid UTF-8). */
-static json_t *str(const char *s)
+/* The Event is rendered straight to text (a jansson tree per request cost
+ * as much as a tenth of a pod create); strings are escaped as log lines are
+ * (log_escape: quotes, backslashes, control bytes, invalid UTF-8 as
+ * \ufffd), so a request path cannot forge a line. */
+
+/* `"<v escaped>"`. 0 or -1. */
+static int add_val(dbuf *b, const char *v)
 {
-    if (!s) s = "";
-    json_t *j = json_string(s);
-    if (j) return j;
-    size_t n = strlen(s);
-    char *out = malloc(n * 3 + 1), *o = out;
-    if (!out) return NULL;
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        size_t w = p[i] < 0x80                     ? 1
-                   : (p[i] & 0xe0) == 0xc0         ? 2
-                   : (p[i] & 0xf0) == 0xe0         ? 3
-                   : (p[i] & 0xf8) == 0xf0         ? 4
-                                                   : 0;
-        bool ok = w && i + w <= n;
-        for (size_t k = 1; ok && k < w; k++)
-            ok = (p[i + k] & 0xc0) == 0x80;
-        if (ok && w > 1) { /* (overlong forms and surrogates: jansson decides below) */
-            char tmp[5] = {0};
-            memcpy(tmp, p + i, w);
-            json_t *t = json_string(tmp);
-            ok = t != NULL;
-            json_decref(t);
+    size_t n = strlen(v), en = 0, cap = n * 6 + 1;
+    char stackbuf[2048], *e = cap <= sizeof stackbuf ? stackbuf : malloc(cap);
+    if (!e) return -1;
+    log_escape(v, n, e, cap, &en);
+    int rc = dbuf_add(b, "\"", 1);
+    if (rc == 0) rc = dbuf_add(b, e, en);
+    if (rc == 0) rc = dbuf_add(b, "\"", 1);
+    if (e != stackbuf) free(e);
+    return rc;
+}
+
+/* `"key":"<v escaped>"`, after a comma unless it opens an object. 0 or -1. */
+static int add_str(dbuf *b, const char *key, const char *v)
+{
+    int rc = dbuf_printf(b, "%s\"%s\":", b->len && b->p[b->len - 1] != '{' ? "," : "", key);
+    return rc == 0 ? add_val(b, v) : -1;
+}
+
+/* The same, left out when v is NULL or empty. */
+static int add_opt(dbuf *b, const char *key, const char *v)
+{
+    return v && *v ? add_str(b, key, v) : 0;
+}
+
+/* `"key":<json>`: a request or response object, compact. */
+static int add_json(dbuf *b, const char *key, const json_t *j)
+{
+    char *t = json_dumps(j, JSON_COMPACT);
+    if (!t) return -1;
+    int rc = dbuf_printf(b, ",\"%s\":", key);
+    if (rc == 0) rc = dbuf_adds(b, t);
+    free(t);
+    return rc;
+}
+
+static int add_user(dbuf *b, const audit_attrs *a)
+{
+    int rc = dbuf_adds(b, ",\"user\":{");
+    if (rc == 0) rc = add_opt(b, "username", a->user);
+    if (rc == 0) rc = add_opt(b, "uid", a->uid);
+    if (rc == 0 && a->ngroups) {
+        rc = dbuf_printf(b, "%s\"groups\":[", b->p[b->len - 1] == '{' ? "" : ",");
+        for (size_t i = 0; rc == 0 && i < a->ngroups; i++) {
+            if (i) rc = dbuf_add(b, ",", 1);
+            if (rc == 0) rc = add_val(b, a->groups[i]);
         }
-        if (ok) {
-            memcpy(o, p + i, w);
-            o += w, i += w;
-        } else {
-            memcpy(o, "\xef\xbf\xbd", 3);
-            o += 3, i++;
-        }
+        if (rc == 0) rc = dbuf_add(b, "]", 1);
     }
-    *o = 0;
-    j = json_string(out);
-    free(out);
-    return j;
+    return rc == 0 ? dbuf_add(b, "}", 1) : -1;
 }
 
-static void set_str(json_t *o, const char *k, const char *v)
+static int add_object_ref(dbuf *b, const audit_attrs *a)
 {
-    if (v && *v) json_object_set_new(o, k, str(v));
-}
-
-static json_t *object_ref(const audit_attrs *a)
-{
-    json_t *r = json_object();
-    if (!r) return NULL;
-    set_str(r, "resource", a->resource);
-    set_str(r, "namespace", a->ns);
-    set_str(r, "name", a->name);
-    set_str(r, "apiGroup", a->api_group);
-    set_str(r, "apiVersion", a->api_version);
-    set_str(r, "subresource", a->subresource);
-    return r;
+    int rc = dbuf_adds(b, ",\"objectRef\":{");
+    const char *keys[] = {"resource", "namespace", "name", "apiGroup", "apiVersion", "subresource"};
+    const char *vals[] = {a->resource, a->ns, a->name, a->api_group, a->api_version,
+                          a->subresource};
+    for (int i = 0; rc == 0 && i < 6; i++)
+        rc = add_opt(b, keys[i], vals[i]);
+    return rc == 0 ? dbuf_add(b, "}", 1) : -1;
 }
 
 char *audit_event_line(const audit_event *ev, const audit_attrs *a, unsigned stage, size_t *len)
@@ -381,58 +394,47 @@ char *audit_event_line(const audit_event *ev, const audit_attrs *a, unsigned sta
     if (ev->level == AUDIT_NONE || (ev->omit & stage)) return NULL;
     char now[32];
     now_micro(now, sizeof now);
-    json_t *groups = json_array(), *user = json_object(), *e = json_object();
-    for (size_t i = 0; groups && i < a->ngroups; i++)
-        json_array_append_new(groups, str(a->groups[i]));
-    set_str(user, "username", a->user);
-    set_str(user, "uid", a->uid);
-    if (groups && json_array_size(groups)) json_object_set(user, "groups", groups);
-    json_object_set_new(e, "kind", json_string("Event"));
-    json_object_set_new(e, "apiVersion", json_string("audit.k8s.io/v1"));
-    json_object_set_new(e, "level", json_string(level_names[ev->level]));
-    json_object_set_new(e, "auditID", json_string(ev->id));
-    json_object_set_new(e, "stage", json_string(stage_names[si]));
-    json_object_set_new(e, "requestURI", str(a->path));
-    json_object_set_new(e, "verb", str(a->verb));
-    json_object_set(e, "user", user);
-    json_object_set_new(e, "sourceIPs", json_pack("[o]", str(a->source_ip)));
-    set_str(e, "userAgent", a->user_agent);
-    if (a->resource_request) json_object_set_new(e, "objectRef", object_ref(a));
-    if (stage != AUDIT_STAGE_RECEIVED) {
-        json_t *rs = json_pack("{s:{}, s:i}", "metadata", "code", ev->code);
-        if (rs && ev->code >= 400) {
-            json_object_set_new(rs, "status", json_string("Failure"));
-            set_str(rs, "message", ev->message);
+    dbuf b;
+    dbuf_init(&b, 16u << 20);
+    int rc = dbuf_printf(&b, "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"%s\","
+                             "\"auditID\":\"%s\",\"stage\":\"%s\"",
+                         level_names[ev->level], ev->id, stage_names[si]);
+    if (rc == 0) rc = add_str(&b, "requestURI", a->path ? a->path : "");
+    if (rc == 0) rc = add_str(&b, "verb", a->verb ? a->verb : "");
+    if (rc == 0) rc = add_user(&b, a);
+    if (rc == 0) rc = dbuf_adds(&b, ",\"sourceIPs\":[");
+    if (rc == 0) rc = add_val(&b, a->source_ip ? a->source_ip : "");
+    if (rc == 0) rc = dbuf_add(&b, "]", 1);
+    if (rc == 0) rc = add_opt(&b, "userAgent", a->user_agent);
+    if (rc == 0 && a->resource_request) rc = add_object_ref(&b, a);
+    if (rc == 0 && stage != AUDIT_STAGE_RECEIVED) {
+        rc = dbuf_printf(&b, ",\"responseStatus\":{\"metadata\":{},\"code\":%d", ev->code);
+        if (rc == 0 && ev->code >= 400) {
+            rc = dbuf_adds(&b, ",\"status\":\"Failure\"");
+            if (rc == 0) rc = add_opt(&b, "message", ev->message);
         }
-        json_object_set_new(e, "responseStatus", rs);
+        if (rc == 0) rc = dbuf_add(&b, "}", 1);
     }
-    if (ev->level >= AUDIT_REQUEST && ev->request)
-        json_object_set(e, "requestObject", (json_t *)ev->request);
-    if (ev->level >= AUDIT_REQUEST_RESPONSE && ev->response && stage != AUDIT_STAGE_RECEIVED)
-        json_object_set(e, "responseObject", (json_t *)ev->response);
-    json_object_set_new(e, "requestReceivedTimestamp", json_string(ev->received));
-    json_object_set_new(e, "stageTimestamp", json_string(now));
-    if (ev->decision) {
-        json_t *an = json_object();
-        set_str(an, "authorization.k8s.io/decision", ev->decision);
-        set_str(an, "authorization.k8s.io/reason", ev->reason);
-        json_object_set_new(e, "annotations", an);
+    if (rc == 0 && ev->level >= AUDIT_REQUEST && ev->request)
+        rc = add_json(&b, "requestObject", ev->request);
+    if (rc == 0 && ev->level >= AUDIT_REQUEST_RESPONSE && ev->response &&
+        stage != AUDIT_STAGE_RECEIVED)
+        rc = add_json(&b, "responseObject", ev->response);
+    if (rc == 0)
+        rc = dbuf_printf(&b, ",\"requestReceivedTimestamp\":\"%s\",\"stageTimestamp\":\"%s\"",
+                         ev->received, now);
+    if (rc == 0 && ev->decision) {
+        rc = dbuf_adds(&b, ",\"annotations\":{");
+        if (rc == 0) rc = add_opt(&b, "authorization.k8s.io/decision", ev->decision);
+        if (rc == 0) rc = add_str(&b, "authorization.k8s.io/reason", ev->reason ? ev->reason : "");
+        if (rc == 0) rc = dbuf_add(&b, "}", 1);
     }
-    char *text = json_dumps(e, JSON_COMPACT);
-    json_decref(e);
-    json_decref(user);
-    json_decref(groups);
-    if (!text) return NULL;
-    size_t n = strlen(text);
-    char *line = realloc(text, n + 2);
-    if (!line) {
-        free(text);
+    if (rc == 0) rc = dbuf_add(&b, "}\n", 2);
+    if (rc != 0) {
+        dbuf_free(&b);
         return NULL;
     }
-    line[n] = '\n';
-    line[n + 1] = 0;
-    *len = n + 1;
-    return line;
+    return dbuf_take(&b, len);
 }
 
 /* ---- the file ---- */
