@@ -74,8 +74,8 @@ static bool has_long_key(const json_t *v)
 
 static bool has_surrogate_escape(const char *s)
 {
-    for (const char *p = s; (p = strstr(p, "\\ud")) != NULL; p += 3)
-        if (strchr("89ab", p[3])) return true;
+    for (const char *p = s; (p = strstr(p, "\\u")) != NULL; p += 2) /* jansson: "\uD83D" */
+        if ((p[2] == 'd' || p[2] == 'D') && p[3] && strchr("89abAB", p[3])) return true;
     return false;
 }
 
