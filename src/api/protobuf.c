@@ -399,6 +399,10 @@ static int dec_map_entry(pb_ctx *c, const sch_msg *m, const sch_field *f, const 
         else
             v = w.data, vn = w.len;
     }
+    /* Stored objects are JSON text, which refuses \u0000 as a JSON body
+     * does (and jansson cuts keys at a NUL): no NUL in keys or strings. */
+    if (memchr(k, 0, kn) || (f->type == SCH_MAP_SS && v && memchr(v, 0, vn)))
+        return pb_fail(c, m, f, 0, "map entry contains a NUL byte");
     json_t *val;
     if (f->type == SCH_MAP_SQ)
         val = dec_quantity(c, m, f, v ? v : (const uint8_t *)"", vn);
@@ -423,6 +427,10 @@ static json_t *dec_len_value(pb_ctx *c, const sch_msg *m, const sch_field *f, co
 {
     switch (f->type) {
     case SCH_STRING:
+        if (memchr(w->data, 0, w->len)) { /* (as a JSON body: \u0000 is refused) */
+            pb_fail(c, m, f, 0, "string contains a NUL byte");
+            return NULL;
+        }
         return mk_string(w->data, w->len);
     case SCH_BYTES:
         return mk_base64(w->data, w->len);
