@@ -48,20 +48,6 @@ static void check(int ok)
     if (!ok) abort();
 }
 
-static int name_rule(const api_kind *k)
-{
-    switch (k->name_rule) {
-    case API_NAME_LABEL:
-        return VAL_NAME_LABEL;
-    case API_NAME_DNS1035:
-        return VAL_NAME_DNS1035;
-    case API_NAME_PATH:
-        return VAL_NAME_PATH_SEGMENT;
-    default:
-        return VAL_NAME_SUBDOMAIN;
-    }
-}
-
 /* rest.c parse_body + decode_body: NULL where the REST layer answers 400. */
 static json_t *decode_body(const api_kind *k, const uint8_t *body, size_t len, bool protobuf)
 {
@@ -204,7 +190,7 @@ static bool validate_create(const api_kind *k, json_t *obj)
 {
     json_t *causes = json_array();
     const json_t *meta = json_object_get(obj, "metadata");
-    int n = val_object_meta(meta, k->namespaced, name_rule(k), causes);
+    int n = val_object_meta(meta, k->namespaced, api_kind_name_rule(k), causes);
     check(n >= 0);
     if (k->validate) k->validate(obj, NULL, causes);
     bool ok = json_array_size(causes) == 0;
@@ -278,7 +264,7 @@ static void validate_update(const api_kind *k, json_t **pnew, const json_t *old,
     if (k->defaults) k->defaults(nw);
     meta = json_object_get(nw, "metadata");
     json_t *causes = json_array();
-    val_object_meta(meta, k->namespaced, name_rule(k), causes);
+    val_object_meta(meta, k->namespaced, api_kind_name_rule(k), causes);
     val_object_meta_update(meta, oldm, causes);
     if (k->validate) k->validate(nw, old, causes);
     if (k->validate_update) k->validate_update(nw, old, sub, causes);

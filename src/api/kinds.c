@@ -11,6 +11,7 @@
 #include "api/rbac_kinds.h"
 #include "api/rq_validation.h"
 #include "api/schema.h"
+#include "api/validation.h"
 #include "core/dbuf.h"
 
 #include <stdio.h>
@@ -281,4 +282,18 @@ const sch_msg *api_kind_schema(const api_kind *k)
     char av[256];
     api_kind_api_version(k, av, sizeof av);
     return sch_kind(av, k->kind);
+}
+
+int api_kind_name_rule(const api_kind *k)
+{
+    switch (k->name_rule) {
+    case API_NAME_LABEL:
+        return VAL_NAME_LABEL;
+    case API_NAME_DNS1035:
+        return VAL_NAME_DNS1035;
+    case API_NAME_PATH:
+        return VAL_NAME_PATH_SEGMENT;
+    default:
+        return VAL_NAME_SUBDOMAIN;
+    }
 }

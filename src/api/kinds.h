@@ -104,6 +104,9 @@ bool api_kind_has_field(const api_kind *k, const char *label);
  * (its bodies are stored as given). */
 const struct sch_msg *api_kind_schema(const api_kind *k);
 
+/* The kind's name rule as val_object_meta takes it (VAL_NAME_*). */
+int api_kind_name_rule(const api_kind *k);
+
 /* Dotted-path lookup ("spec.nodeName"); NULL when absent. Borrowed reference. */
 json_t *api_json_path(const json_t *obj, const char *dotted);
 

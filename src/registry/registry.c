@@ -188,26 +188,12 @@ static int run_admission(store_txn *t, const api_kind *k, reg_op op, const char 
 
 /* ---- validation ---- */
 
-static int name_rule(const api_kind *k)
-{
-    switch (k->name_rule) {
-    case API_NAME_LABEL:
-        return VAL_NAME_LABEL;
-    case API_NAME_DNS1035:
-        return VAL_NAME_DNS1035;
-    case API_NAME_PATH:
-        return VAL_NAME_PATH_SEGMENT;
-    default:
-        return VAL_NAME_SUBDOMAIN;
-    }
-}
-
 static int validate(const api_kind *k, const json_t *obj, const json_t *old, const char *sub,
                     api_err *e)
 {
     json_t *causes = json_array();
     const json_t *meta = json_object_get(obj, "metadata");
-    val_object_meta(meta, k->namespaced, name_rule(k), causes);
+    val_object_meta(meta, k->namespaced, api_kind_name_rule(k), causes);
     if (old) val_object_meta_update(meta, json_object_get(old, "metadata"), causes);
     if (k->validate) k->validate(obj, old, causes);
     if (old && k->validate_update) k->validate_update(obj, old, sub, causes);

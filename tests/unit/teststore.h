@@ -64,7 +64,12 @@ static inline int reg_merge(store *st, const api_kind *k, const char *ns, const 
     api_err_init(&e);
     int rc = reg_update(st, k, ns, name, sub, merge_mutation, (void *)patch, dry_run, &out, &e);
     int code = rc == 0 ? 200 : api_errcode_http(e.code);
-    snprintf(msg, n, "%s", rc == 0 ? "" : e.message);
+    const char *m = rc == 0 ? "" : e.message;
+    size_t l = n ? strnlen(m, n - 1) : 0; /* a long message is cut, as snprintf would */
+    if (n) {
+        memcpy(msg, m, l);
+        msg[l] = '\0';
+    }
     json_decref(out);
     api_err_clear(&e);
     return code;
