@@ -90,9 +90,7 @@ static void sel_entry_free(cq_sel *s)
 
 static void source_free(cq_source *s)
 {
-    free(s->kind); /* (group and version live in its block) */
-    free(s->path_text);
-    free(s->cel_text);
+    free(s->kind); /* (group, version, path and CEL texts live in its block) */
     jp_free(s->path);
     cel_free(s->cel);
     for (size_t i = 0; i < s->nsels; i++)
@@ -113,7 +111,6 @@ void cq_free(cq_quota *q)
     if (!q) return;
     for (size_t i = 0; i < q->nsrc; i++)
         source_free(&q->src[i]);
-    free(q->src);
     sels_free(q->scope, q->nscope);
     sels_free(q->nssel, q->nnssel);
     free(q);
@@ -208,21 +205,20 @@ static int compile_source(const json_t *js, size_t i, cq_source *s, char *err, s
         snprintf(g, sizeof g, "%s", jstr(js, "group"));
         snprintf(v, sizeof v, "%s", jstr(js, "version"));
     }
-    /* kind, group and version in one block: every write of the kind compares
-     * all three, for every quota of its namespace */
-    const char *kd = jstr(js, "kind");
-    size_t kl = strlen(kd) + 1, gl = strlen(g) + 1, vl = strlen(v) + 1;
-    char *blk = malloc(kl + gl + vl);
+    /* kind, group, version and the path or CEL text in one block: every
+     * write of the kind compares the first three and looks the text up, for
+     * every quota of its namespace */
+    const char *kd = jstr(js, "kind"), *pt = jstr(js, "path"), *ct = jstr(js, "cel");
+    size_t kl = strlen(kd) + 1, gl = strlen(g) + 1, vl = strlen(v) + 1, pl = strlen(pt) + 1,
+           cl = strlen(ct) + 1;
+    char *blk = malloc(kl + gl + vl + pl + cl);
     if (blk) {
-        memcpy(blk, kd, kl);
-        memcpy(blk + kl, g, gl);
-        memcpy(blk + kl + gl, v, vl);
-        s->kind = blk;
-        s->group = blk + kl;
-        s->version = blk + kl + gl;
+        s->kind = memcpy(blk, kd, kl);
+        s->group = memcpy(blk += kl, g, gl);
+        s->version = memcpy(blk += gl, v, vl);
+        s->path_text = memcpy(blk += vl, pt, pl);
+        s->cel_text = memcpy(blk + pl, ct, cl);
     }
-    s->path_text = strdup(jstr(js, "path"));
-    s->cel_text = strdup(jstr(js, "cel"));
     s->selectors = json_incref(json_object_get(js, "selectors"));
     if (!s->group || !s->version || !s->kind || !s->path_text || !s->cel_text)
         return fail(err, errlen, "out of memory");
@@ -252,11 +248,16 @@ static int compile_source(const json_t *js, size_t i, cq_source *s, char *err, s
 
 cq_quota *cq_compile(const json_t *spec, bool global, char *err, size_t errlen)
 {
-    cq_quota *q = calloc(1, sizeof *q);
+    const json_t *srcs = json_object_get(spec, "sources");
+    size_t n = json_array_size(srcs);
+    /* the sources follow the quota in its allocation (read together by every
+     * write the quota may count) */
+    cq_quota *q = calloc(1, sizeof *q + n * sizeof *q->src);
     if (!q) {
         fail(err, errlen, "out of memory");
         return NULL;
     }
+    q->src = (cq_source *)(q + 1);
     const json_t *lim = json_object_get(spec, "limit");
     int rc = qty_from_json(lim, &q->limit);
     if (rc != 0 || qty_sign(&q->limit) <= 0) {
@@ -269,10 +270,6 @@ cq_quota *cq_compile(const json_t *spec, bool global, char *err, size_t errlen)
     }
     q->emit_per_claim =
         json_is_true(json_object_get(json_object_get(spec, "options"), "emitMetricPerClaimUsage"));
-    const json_t *srcs = json_object_get(spec, "sources");
-    size_t n = json_array_size(srcs);
-    q->src = n ? calloc(n, sizeof *q->src) : NULL;
-    rc = n && !q->src ? fail(err, errlen, "out of memory") : 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         q->nsrc++;
         rc = compile_source(json_array_get(srcs, i), i, &q->src[i], err, errlen);

@@ -82,7 +82,12 @@ static slot *find(const strmap *m, const char *key, unsigned long h)
 
 void *strmap_get(const strmap *m, const char *key)
 {
-    slot *s = find(m, key, strmap_hash(key));
+    return strmap_get_h(m, key, strmap_hash(key));
+}
+
+void *strmap_get_h(const strmap *m, const char *key, unsigned long h)
+{
+    slot *s = find(m, key, h);
     return s ? s->value : NULL;
 }
 
@@ -108,7 +113,11 @@ static int grow(strmap *m)
 
 int strmap_put(strmap *m, const char *key, void *value, void **old)
 {
-    unsigned long h = strmap_hash(key);
+    return strmap_put_h(m, key, strmap_hash(key), value, old);
+}
+
+int strmap_put_h(strmap *m, const char *key, unsigned long h, void *value, void **old)
+{
     slot *s = find(m, key, h);
     if (old) *old = NULL;
     if (s) {

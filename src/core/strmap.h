@@ -17,6 +17,10 @@ void *strmap_get(const strmap *m, const char *key);
 /* Insert or replace. Returns 0, or -1 on allocation failure (map unchanged).
  * The replaced value, if any, is handed back through `old`. */
 int strmap_put(strmap *m, const char *key, void *value, void **old);
+/* The same with the key's strmap_hash given (a key looked up in many maps
+ * is hashed once). */
+void *strmap_get_h(const strmap *m, const char *key, unsigned long hash);
+int strmap_put_h(strmap *m, const char *key, unsigned long hash, void *value, void **old);
 /* Remove; returns the removed value or NULL. */
 void *strmap_del(strmap *m, const char *key);
 

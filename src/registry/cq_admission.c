@@ -100,7 +100,9 @@ static int collect(store_txn *t, const char *prefix, const api_kind *k, const ch
 {
     store_obj **objs = NULL;
     size_t n = 0;
-    if (store_txn_list_any(t, prefix, &objs, &n) != 0) /* (order: match_cmp decides) */
+    /* (borrowed: no reference taken and dropped on each quota; any order:
+     * match_cmp decides) */
+    if (store_txn_list_borrowed(t, prefix, &objs, &n) != 0)
         return api_err_set(e, API_INTERNAL, "cannot read custom quotas");
     int rc = 0;
     if (m->n + n > m->cap) { /* (one allocation for the quotas listed) */
@@ -109,7 +111,6 @@ static int collect(store_txn *t, const char *prefix, const api_kind *k, const ch
     }
     for (size_t i = 0; i < n; i++) {
         ledger_entry *en = rc == 0 ? cq_book_of(t, objs[i], e) : NULL;
-        store_obj_unref(objs[i]);
         if (!en) {
             if (rc == 0) rc = -1;
             continue;
@@ -158,13 +159,13 @@ static void gvk_of(const api_kind *k, char *buf, size_t n)
  * before). A value that does not resolve denies (fails open on a status
  * update: that quota keeps what it had). */
 static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const json_t *obj,
-                         const char *uid, cq_cache *cache, matches *m, api_err *e)
+                         const cq_ident *id, cq_cache *cache, matches *m, api_err *e)
 {
     const match *bad = NULL; /* the first quota that cannot evaluate, in Capsule's order */
     char err[1400], bad_err[1400];
     for (size_t i = 0; i < m->n; i++) {
         match *x = &m->v[i];
-        const cq_claim *c = op == REG_CREATE ? NULL : cq_book_claim(x->b, uid); /* (a new uid) */
+        const cq_claim *c = op == REG_CREATE ? NULL : cq_book_claim_of(x->b, id); /* (a new uid) */
         x->claim = c;
         x->had = c != NULL;
         x->old = c ? c->usage : qty_zero(QTY_DECIMAL_SI);
@@ -197,10 +198,12 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
 static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t *obj, matches *m,
                     api_err *e)
 {
-    const char *uid = meta(obj, "uid");
+    cq_ident id;
+    cq_ident_of(&id, k->group, k->version, k->kind, obj);
     cq_cache *cache = cq_cache_new(); /* (NULL: no cache) */
-    int rc = evaluate_with(k, op, sub, obj, uid, cache, m, e);
+    int rc = evaluate_with(k, op, sub, obj, &id, cache, m, e);
     cq_cache_free(cache);
+    cq_ident_done(&id);
     return rc;
 }
 
@@ -282,7 +285,7 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
         cq_ident_of(&id, k->group, k->version, k->kind, it);
         for (size_t i = 0; i < m.n; i++) {
             const match *x = &m.v[i];
-            if (!cq_book_claim(x->b, id.uid)) continue;
+            if (!cq_book_claim_of(x->b, &id)) continue;
             cq_book *b = cq_book_modify(t, x->en, e);
             if (!b || cq_book_set(b, &id, false, NULL, NULL, e) != 0) {
                 rc = -1;

@@ -36,7 +36,8 @@ void cq_ident_of(cq_ident *id, const char *group, const char *version, const cha
 {
     const json_t *m = json_object_get(obj, "metadata");
     *id = (cq_ident){group, version, kind, jstr(m, "uid"), jstr(m, "namespace"), jstr(m, "name"),
-                     NULL};
+                     0, NULL};
+    id->uid_hash = strmap_hash(id->uid);
 }
 
 static void obj_release(cq_obj *o)
@@ -84,6 +85,12 @@ const cq_claim *cq_book_claim(const cq_book *b, const char *uid)
     return i ? &b->claimv[i - 1] : NULL;
 }
 
+const cq_claim *cq_book_claim_of(const cq_book *b, const cq_ident *id)
+{
+    uintptr_t i = (uintptr_t)strmap_get_h(b->claims, id->uid, id->uid_hash);
+    return i ? &b->claimv[i - 1] : NULL;
+}
+
 static void book_free(void *v)
 {
     cq_book *b = v;
@@ -93,7 +100,7 @@ static void book_free(void *v)
     free(b->claimv);
     strmap_free(b->claims);
     strmap_free(b->selected);
-    free(b->kinds);
+    if (b->kinds != b->kind_in) free(b->kinds);
     json_decref(b->namespaces);
     cq_free(b->q);
     free(b->error);
@@ -105,7 +112,7 @@ static void book_free(void *v)
 int cq_book_set(cq_book *b, cq_ident *id, bool matched, const qty *usage, const qty *net,
                 api_err *e)
 {
-    return cq_book_set_from(b, id, cq_book_claim(b, id->uid), matched, usage, net, NULL, e);
+    return cq_book_set_from(b, id, cq_book_claim_of(b, id), matched, usage, net, NULL, e);
 }
 
 /* Append a claim on id's object. 0 or -1 (out of memory). */
@@ -120,7 +127,8 @@ static int claim_add(cq_book *b, cq_ident *id, const qty *usage, const qty *net)
     }
     cq_obj *o = ident_obj(id);
     if (!o) return -1;
-    if (strmap_put(b->claims, o->uid, (void *)(uintptr_t)(b->nclaims + 1), NULL) != 0) {
+    if (strmap_put_h(b->claims, o->uid, id->uid_hash, (void *)(uintptr_t)(b->nclaims + 1), NULL) !=
+        0) {
         obj_release(o);
         return -1;
     }
@@ -295,7 +303,8 @@ static int count_one(cq_book *b, const api_kind *k, store_obj *so, count_err **e
             rc = api_err_set(e, API_INTERNAL, "out of memory");
     } else if (matched) {
         /* (each object listed once: it has no claim yet) */
-        cq_ident id = {k->group, k->version, k->kind, jstr(m, "uid"), so->ns, so->name, NULL};
+        const char *uid = jstr(m, "uid");
+        cq_ident id = {k->group, k->version, k->kind, uid, so->ns, so->name, strmap_hash(uid), NULL};
         rc = cq_book_set_from(b, &id, NULL, true, &usage, &net, NULL, e);
         cq_ident_done(&id);
     }
@@ -365,11 +374,15 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
             seen |= !strcmp(g, k->group) && !strcmp(v, k->version) && !strcmp(kk, k->kind);
         }
         if (k && !seen) {
-            const api_kind **nv = realloc(b->kinds, (b->nkinds + 1) * sizeof *nv);
+            size_t nin = sizeof b->kind_in / sizeof *b->kind_in;
+            const api_kind **nv = b->nkinds < nin    ? b->kind_in
+                                  : b->nkinds == nin ? malloc((nin + 1) * sizeof *nv)
+                                                     : realloc(b->kinds, (b->nkinds + 1) * sizeof *nv);
             if (!nv) {
                 rc = api_err_set(e, API_INTERNAL, "out of memory");
                 break;
             }
+            if (b->nkinds == nin) memcpy(nv, b->kind_in, sizeof b->kind_in);
             b->kinds = nv;
             b->kinds[b->nkinds++] = k;
             rc = count_kind(t, b, k, e);

@@ -52,21 +52,23 @@ typedef struct cq_claim {
 } cq_claim;
 
 typedef struct cq_book {
-    json_t *quota; /* the stored version loaded (metadata, spec) */
-    const char *name, *ns;
+    /* first, together: what a write reads of every quota of its namespace */
     bool global;
+    size_t nkinds;
+    const api_kind **kinds; /* the kinds its sources name, each once (the served ones) */
+    const api_kind *kind_in[2]; /* (kinds, when there are at most two) */
     cq_quota *q;    /* NULL when the spec does not compile (error says why) */
-    char *error;    /* the Ready=False message, or NULL */
-    qty sum;        /* the claims' nets */
-    qty used;       /* max(0, sum) */
-    /* the claims, unordered, and uid -> index + 1 (no allocation per claim:
-     * a pod counted by a hundred quotas is a hundred claims) */
+    strmap *claims; /* uid -> index in claimv + 1 */
+    /* the claims, unordered (no allocation per claim: a pod counted by a
+     * hundred quotas is a hundred claims) */
     cq_claim *claimv;
     size_t nclaims, claimcap;
-    strmap *claims;
+    qty sum;        /* the claims' nets */
+    qty used;       /* max(0, sum) */
+    json_t *quota; /* the stored version loaded (metadata, spec) */
+    const char *name, *ns;
+    char *error;    /* the Ready=False message, or NULL */
     strmap *selected;   /* global with namespaceSelectors: the namespaces; else NULL (all) */
-    const api_kind **kinds; /* the kinds its sources name, each once (the served ones) */
-    size_t nkinds;
     json_t *namespaces; /* status.namespaces (global) */
     /* caches */
     bool verified;
@@ -99,6 +101,7 @@ bool cq_book_covers(const cq_book *b, const char *ns);
 typedef struct cq_ident {
     const char *group, *version, *kind;
     const char *uid, *ns, *name; /* borrowed from the object */
+    unsigned long uid_hash;      /* strmap_hash(uid): every quota's claims are keyed by it */
     cq_obj *obj;
 } cq_ident;
 void cq_ident_of(cq_ident *id, const char *group, const char *version, const char *kind,
@@ -107,6 +110,8 @@ void cq_ident_done(cq_ident *id);
 
 /* The claim of object `uid`, or NULL. Valid until the books next change. */
 const cq_claim *cq_book_claim(const cq_book *b, const char *uid);
+/* The same for an object read as id. */
+const cq_claim *cq_book_claim_of(const cq_book *b, const cq_ident *id);
 
 /* Charge: object `id` now counts `usage` with net contribution `net`
  * (matched) or nothing (!matched). 0 or -1 (out of memory, usage beyond

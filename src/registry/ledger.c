@@ -75,9 +75,18 @@ static struct {
 
 /* ---- entries --------------------------------------------------------------------------------- */
 
+/* A published entry is remembered by its stored version (o->above), so that
+ * ledger_current finds it without hashing the key; whatever stops being an
+ * entry's version, or frees the entry, forgets it there. */
+static void unhint(entry *en)
+{
+    if (en->obj && en->obj->above == en) en->obj->above = NULL;
+}
+
 static void entry_free(entry *en)
 {
     if (!en) return;
+    unhint(en);
     if (en->own_key) free(en->key);
     if (en->obj) store_obj_unref(en->obj);
     if (en->val) en->ops->free(en->val);
@@ -144,6 +153,7 @@ static void end_touched(int64_t rev, bool committed)
             continue;
         }
         if (nw) {
+            unhint(en);
             store_obj_unref(en->obj);
             en->obj = nw;
             set_dirty(en, false);
@@ -322,8 +332,10 @@ ledger_entry *ledger_current(store_txn *t, const ledger_ops *ops, store_obj *o, 
             return NULL;
         }
     }
-    entry *en = staged_get(t, o->key);
-    if (!en) en = strmap_get(L.entries, o->key);
+    entry *en = o->above; /* (a published entry: only staged ones come first) */
+    if (en && en->obj == o && (L.txn != t || L.nstaged == 0)) return en;
+    en = staged_get(t, o->key);
+    if (!en && (en = strmap_get(L.entries, o->key)) && en->obj == o) o->above = en;
     if (en && en->obj == o) return en;
     entry *fresh = entry_from(t, ops, o, e);
     if (!fresh) return NULL;
@@ -353,6 +365,7 @@ ledger_entry *ledger_current(store_txn *t, const ledger_ops *ops, store_obj *o, 
         api_err_set(e, API_INTERNAL, "out of memory");
         return NULL;
     }
+    o->above = fresh;
     return fresh;
 }
 

@@ -693,19 +693,22 @@ static int cmp_obj_key(const void *a, const void *b)
     return strcmp((*(store_obj *const *)a)->key, (*(store_obj *const *)b)->key);
 }
 
-/* Collect references to objects under prefix (unsorted). Caller holds a lock. */
-static void collect_from(strmap *m, const char *prefix, size_t plen, store_obj **v, size_t *k)
+/* Collect the objects under prefix (unsorted), references unless `borrow`.
+ * `exact`: every key of m starts with prefix (m is the prefix's namespace
+ * table), so no key is read. Caller holds a lock. */
+static void collect_from(strmap *m, const char *prefix, size_t plen, bool exact, bool borrow,
+                         store_obj **v, size_t *k)
 {
     void *val;
     for (size_t it = 0; strmap_next(m, &it, NULL, &val);) {
         store_obj *o = val;
-        if (strncmp(o->key, prefix, plen) != 0) continue;
-        store_obj_ref(o);
+        if (!exact && strncmp(o->key, prefix, plen) != 0) continue;
+        if (!borrow) store_obj_ref(o);
         v[(*k)++] = o;
     }
 }
 
-static int collect(store *s, const char *prefix, store_obj ***out, size_t *n)
+static int collect(store *s, const char *prefix, bool borrow, store_obj ***out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -720,11 +723,14 @@ static int collect(store *s, const char *prefix, store_obj ***out, size_t *n)
     store_obj **v = malloc((cap ? cap : 1) * sizeof *v);
     if (!v) return -1;
     if (only) {
-        collect_from(only, prefix, plen, v, &k);
+        /* "resource/ns/" names the whole table (key_ns stopped at its end) */
+        bool exact = prefix[plen - 1] == '/' && strchr(strchr(prefix, '/') + 1, '/') ==
+                                                    prefix + plen - 1;
+        collect_from(only, prefix, plen, exact, borrow, v, &k);
     } else {
         void *n;
         for (size_t i = 0; strmap_next(t->by_ns, &i, NULL, &n);)
-            collect_from(((nstable *)n)->objs, prefix, plen, v, &k);
+            collect_from(((nstable *)n)->objs, prefix, plen, false, borrow, v, &k);
     }
     *out = v;
     *n = k;
@@ -737,7 +743,7 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
     store_obj **v;
     size_t k;
     pthread_rwlock_rdlock(&s->index_lock);
-    int rc = collect(s, prefix, &v, &k);
+    int rc = collect(s, prefix, false, &v, &k);
     if (rev) *rev = s->rev;
     pthread_rwlock_unlock(&s->index_lock);
     if (rc != 0) return -1;
@@ -798,23 +804,35 @@ store_obj *store_txn_get(store_txn *t, const char *key)
     return o;
 }
 
-static int txn_list(store_txn *t, const char *prefix, bool sorted, store_obj ***out, size_t *n);
+static int txn_list(store_txn *t, const char *prefix, bool sorted, bool borrow, store_obj ***out,
+                    size_t *n);
 
 int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n)
 {
-    return txn_list(t, prefix, true, out, n);
+    return txn_list(t, prefix, true, false, out, n);
 }
 
 int store_txn_list_any(store_txn *t, const char *prefix, store_obj ***out, size_t *n)
 {
-    return txn_list(t, prefix, false, out, n);
+    return txn_list(t, prefix, false, false, out, n);
 }
 
-static int txn_list(store_txn *t, const char *prefix, bool sorted, store_obj ***out, size_t *n)
+int store_txn_list_borrowed(store_txn *t, const char *prefix, store_obj ***out, size_t *n)
+{
+    return txn_list(t, prefix, false, true, out, n);
+}
+
+static void unref_unless(store_obj *o, bool borrow)
+{
+    if (!borrow) store_obj_unref(o);
+}
+
+static int txn_list(store_txn *t, const char *prefix, bool sorted, bool borrow, store_obj ***out,
+                    size_t *n)
 {
     store_obj **v;
     size_t k;
-    if (collect(t->s, prefix, &v, &k) != 0) return -1;
+    if (collect(t->s, prefix, borrow, &v, &k) != 0) return -1;
     size_t plen = strlen(prefix);
     for (size_t i = 0; i < t->n; i++) {
         pending *p = &t->w[i];
@@ -823,19 +841,19 @@ static int txn_list(store_txn *t, const char *prefix, bool sorted, store_obj ***
         while (j < k && strcmp(v[j]->key, p->obj->key) != 0)
             j++;
         if (j < k) {
-            store_obj_unref(v[j]);
+            unref_unless(v[j], borrow);
             v[j] = v[--k];
         }
         if (p->type == STORE_EV_DELETED) continue;
         store_obj **nv = realloc(v, (k + 1) * sizeof *v);
         if (!nv) {
             for (size_t q = 0; q < k; q++)
-                store_obj_unref(v[q]);
+                unref_unless(v[q], borrow);
             free(v);
             return -1;
         }
         v = nv;
-        store_obj_ref(p->obj);
+        if (!borrow) store_obj_ref(p->obj);
         v[k++] = p->obj;
     }
     if (sorted && k > 1) qsort(v, k, sizeof *v, cmp_obj_key);

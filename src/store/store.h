@@ -51,6 +51,10 @@ typedef struct store_obj {
     size_t len;
     store_index idx;
     json_t *_Atomic doc; /* store_obj_doc's parse, once asked for */
+    /* For the layer above (the registry's ledger keeps its entry for this
+     * version here): read and written only by the writer-lock holder, never
+     * by the store. */
+    void *above;
 } store_obj;
 
 void store_obj_ref(store_obj *o);
@@ -140,6 +144,11 @@ int store_txn_list(store_txn *t, const char *prefix, store_obj ***out, size_t *n
 /* The same in no particular order (no sort: for callers that visit every
  * object anyway, on hot paths). */
 int store_txn_list_any(store_txn *t, const char *prefix, store_obj ***out, size_t *n);
+/* As store_txn_list_any without references: the objects are borrowed, valid
+ * until t ends or writes a key under prefix (no other transaction can
+ * commit meanwhile: t holds the writer lock). For a write's hot path,
+ * which would otherwise take and drop a reference on every object. */
+int store_txn_list_borrowed(store_txn *t, const char *prefix, store_obj ***out, size_t *n);
 /* Put a new value (serialized now; `obj` stays the caller's). `idx` ownership
  * moves to the store (NULL: computed with the indexer). */
 int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx);
