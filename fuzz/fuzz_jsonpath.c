@@ -6,7 +6,9 @@
  * valid JSON, on that document, with and without AllowMissingKeys, as text and
  * as FindResults. The same bytes are then used as Capsule input: a source path
  * (validation, execute, quantity sum), a JSONPath field selector (compile and
- * match) and a list of quantities. Nothing may crash, leak or run past its
+ * match) and a list of quantities; a source path's sum is also taken from
+ * the document's text (jp_quantity_sum_text: the same answer as the parsed
+ * document's, or none). Nothing may crash, leak or run past its
  * limits; a few contracts are checked too (an error code always comes with a
  * message and no result, evaluation is deterministic, FindResults fails
  * exactly when the text evaluation fails before rendering).
@@ -88,7 +90,27 @@ static void eval_all(const jp_expr *e, const json_t *obj)
         eval_text(e, obj, allow, find(e, obj, allow));
 }
 
-static void capsule(const char *s, const json_t *obj)
+/* jp_quantity_sum_text on obj as the store writes it answers what
+ * jp_quantity_sum answers, or declines; on raw text (any bytes, a fresh
+ * allocation of exactly its size) it stays inside it. */
+static void sum_text(const jp_expr *e, const json_t *obj, const qty *parsed, int parsed_rc,
+                     const uint8_t *raw, size_t rawlen)
+{
+    char *text = json_dumps(obj, JSON_COMPACT | JSON_ENCODE_ANY);
+    qty q;
+    if (text && jp_quantity_sum_text(e, text, strlen(text), &q) == 0 &&
+        (parsed_rc != JP_OK || qty_cmp(&q, parsed) != 0))
+        abort();
+    free(text);
+    if (!raw) return;
+    char *copy = malloc(rawlen ? rawlen : 1);
+    if (!copy) abort();
+    memcpy(copy, raw, rawlen);
+    (void)jp_quantity_sum_text(e, copy, rawlen, &q);
+    free(copy);
+}
+
+static void capsule(const char *s, const json_t *obj, const uint8_t *raw, size_t rawlen)
 {
     char err[1024] = "";
     int code = 0;
@@ -103,6 +125,7 @@ static void capsule(const char *s, const json_t *obj)
         char *out = NULL;
         int rc = jp_quantity_sum(e, obj, &q, err, sizeof err);
         check_err(rc, err, NULL);
+        sum_text(e, obj, &q, rc, raw, rawlen);
         rc = jp_source_eval(e, obj, &out, err, sizeof err);
         check_err(rc, err, out);
         free(out);
@@ -146,8 +169,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!s) abort();
     memcpy(s, t, tlen);
     s[tlen] = '\0';
-    capsule(s, doc);
-    if (obj) capsule(s, obj);
+    capsule(s, doc, NULL, 0);
+    if (obj) capsule(s, obj, nul + 1, size - tlen - 1);
     free(s);
 
     qty q;

@@ -482,6 +482,23 @@ static int source_value(const cq_source *s, const json_t *obj, cq_cache *cache, 
     return rc;
 }
 
+/* One source's value v folded into an object's usage and net: they are one
+ * sum until a sub makes them differ; usage is clamped at 0 after each
+ * source. 0, or -1 beyond precision. */
+static int fold(cq_op op, const qty *v, bool *diverged, qty *usage, qty *net)
+{
+    bool sub = op == CQ_OP_SUB;
+    if (sub && !*diverged) {
+        *usage = *net;
+        *diverged = true;
+    }
+    if ((sub ? qty_sub(net, v) : qty_add(net, v)) != 0 ||
+        (*diverged && (sub ? qty_sub(usage, v) : qty_add(usage, v)) != 0))
+        return -1;
+    if (*diverged && qty_sign(usage) < 0) *usage = qty_zero(qty_get_format(usage));
+    return 0;
+}
+
 int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
                     const json_t *obj, cq_cache *cache, bool *matched, qty *usage, qty *net,
                     char *err, size_t errlen)
@@ -509,16 +526,33 @@ int cq_object_usage(const cq_quota *q, const char *group, const char *version, c
                         "quantity: %s",
                         s->path_text, s->cel_text, op_name(s->op), e);
         *matched = true;
-        /* usage and net are one sum until a sub makes them differ */
-        bool sub = s->op == CQ_OP_SUB;
-        if (sub && !diverged) {
-            *usage = *net;
-            diverged = true;
-        }
-        if ((sub ? qty_sub(net, &v) : qty_add(net, &v)) != 0 ||
-            (diverged && (sub ? qty_sub(usage, &v) : qty_add(usage, &v)) != 0))
+        if (fold(s->op, &v, &diverged, usage, net) != 0)
             return fail(err, errlen, "usage beyond supported precision");
-        if (diverged && qty_sign(usage) < 0) *usage = qty_zero(qty_get_format(usage));
+    }
+    if (!diverged) *usage = *net;
+    return 0;
+}
+
+int cq_object_usage_text(const cq_quota *q, const char *group, const char *version,
+                         const char *kind, const char *text, size_t len, bool *matched,
+                         qty *usage, qty *net)
+{
+    *matched = false;
+    *usage = *net = qty_zero(QTY_DECIMAL_SI);
+    if (q->nscope) return 1;
+    bool diverged = false;
+    for (size_t i = 0; i < q->nsrc; i++) {
+        const cq_source *s = &q->src[i];
+        if (strcmp(s->kind, kind) || strcmp(s->group, group) || strcmp(s->version, version))
+            continue;
+        qty v;
+        if (s->nsels || s->cel) return 1;
+        if (s->op == CQ_OP_COUNT)
+            v = qty_from_int64(1, 0, QTY_DECIMAL_SI);
+        else if (jp_quantity_sum_text(s->path, text, len, &v) != 0)
+            return 1;
+        *matched = true;
+        if (fold(s->op, &v, &diverged, usage, net) != 0) return 1;
     }
     if (!diverged) *usage = *net;
     return 0;

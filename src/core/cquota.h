@@ -87,6 +87,14 @@ void cq_cache_free(cq_cache *c);
 int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
                     const json_t *obj, cq_cache *cache, bool *matched, qty *usage, qty *net,
                     char *err, size_t errlen);
+/* cq_object_usage on the object's JSON text (core/jsontext.h's contract),
+ * without parsing it, for quotas that need only their sources' kinds and
+ * plain paths or counts (no scope or source selectors, no CEL): 0 with what
+ * cq_object_usage gives on the parsed text; 1 when it cannot tell (anything
+ * else, every error): ask cq_object_usage. */
+int cq_object_usage_text(const cq_quota *q, const char *group, const char *version,
+                         const char *kind, const char *text, size_t len, bool *matched,
+                         qty *usage, qty *net);
 
 /* The status.targets entry of source i (a new object): group, version, kind,
  * op, and path, cel, selectors and scope (the kind's REST scope: "namespace"

@@ -29,6 +29,7 @@
 #include "core/jsonpath.h"
 
 #include "core/dbuf.h"
+#include "core/jsontext.h"
 #include "core/names.h"
 
 #include <inttypes.h>
@@ -594,6 +595,7 @@ struct jp_expr {
      * source, e.g. `.spec.containers[*].resources.requests.cpu`): summed
      * without building result lists (quantity_sum_fast). NULL otherwise. */
     const node *chain;
+    bool text_chain; /* chain, and every field name as JSON text writes it */
 };
 
 static void node_free(node *n)
@@ -1293,6 +1295,15 @@ static int parse_template(const char *s, size_t n, unsigned depth, const jp_limi
     }
 }
 
+/* A field name as JSON text writes it unescaped (else the text path cannot
+ * compare it raw). */
+static bool plain_key(const char *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (k[i] == '"' || k[i] == '\\' || (unsigned char)k[i] < 0x20) return false;
+    return true;
+}
+
 /* root's one action if it is only named fields and full slices ([*]). */
 static const node *plain_chain(const node *root)
 {
@@ -1332,6 +1343,11 @@ jp_expr *jp_compile_n(const char *text, size_t len, const jp_limits *limits, int
     rc = parse_template(text ? text : "", text ? len : 0, 0, &e->lim, e->root, err, errlen);
     if (rc) goto fail;
     e->chain = plain_chain(e->root);
+    e->text_chain = e->chain != NULL;
+    for (size_t i = 0; e->chain && i < e->chain->u.list.n; i++) {
+        const node *s = e->chain->u.list.v[i];
+        if (s->type == N_FIELD && !plain_key(s->u.str.s, s->u.str.len)) e->text_chain = false;
+    }
     if (code) *code = JP_OK;
     return e;
 fail:
@@ -2686,6 +2702,49 @@ static int chain_sum(const node *a, size_t i, const json_t *v, qty *sum, size_t 
     for (size_t k = 0; k < json_array_size(v); k++)
         if (chain_sum(a, i + 1, json_array_get(v, k), sum, seen)) return 1;
     return 0;
+}
+
+/* chain_sum over JSON text (core/jsontext.h): the same walk, the same
+ * answers; 1 also where the text cannot tell (an escape in a key or value). */
+static int add_plain_text(jt_val v, qty *sum)
+{
+    const char *str;
+    size_t n;
+    qty q;
+    if (jt_string(v, &str, &n) != 0 || !n) return 1;
+    for (size_t i = 0; i < n; i++)
+        if (strchr(" \t\n\v\f\r", str[i]) || !str[i]) return 1; /* (as add_plain's strcspn) */
+    return qty_parse_len(str, n, &q) != 0 || qty_add(sum, &q) != 0;
+}
+
+static int chain_sum_text(const node *a, size_t i, jt_val v, qty *sum, size_t *seen)
+{
+    if (i == a->u.list.n) {
+        (*seen)++;
+        return add_plain_text(v, sum);
+    }
+    const node *s = a->u.list.v[i];
+    char kind = jt_kind(v);
+    if (s->type == N_FIELD) {
+        jt_val r;
+        int found = kind == '{' ? jt_member(v, s->u.str.s, s->u.str.len, &r) : 0;
+        return found < 0 ? 1 : found ? chain_sum_text(a, i + 1, r, sum, seen) : 0;
+    }
+    if (kind == 'n') return 0;
+    if (kind != '[') return 1;
+    jt_val el;
+    int r;
+    for (const char *it = NULL; (r = jt_next(v, &it, &el)) > 0;)
+        if (chain_sum_text(a, i + 1, el, sum, seen)) return 1;
+    return r < 0;
+}
+
+int jp_quantity_sum_text(const jp_expr *e, const char *text, size_t len, qty *sum)
+{
+    if (!e->text_chain) return 1;
+    size_t seen = 0;
+    *sum = qty_zero(QTY_DECIMAL_SI);
+    return chain_sum_text(e->chain, 0, jt_text(text, len), sum, &seen) || !seen;
 }
 
 /* The common case without rendering: every result a non-empty string with

@@ -134,6 +134,12 @@ int jp_parse_quantities(const char *text, size_t len, qty *sum, char *err, size_
  * resolve to any value" for an empty result, else jp_parse_quantities. A
  * missing field is an error, not zero. */
 int jp_quantity_sum(const jp_expr *e, const json_t *obj, qty *sum, char *err, size_t errlen);
+/* jp_quantity_sum on an object's JSON text (core/jsontext.h's contract),
+ * without parsing it, for the common paths (named fields and [*] only, every
+ * value a quantity string without white space): 0 with *sum what
+ * jp_quantity_sum gives on the parsed text; 1 when it cannot tell (any other
+ * path or value, every error; *sum is then unspecified): ask jp_quantity_sum. */
+int jp_quantity_sum_text(const jp_expr *e, const char *text, size_t len, qty *sum);
 
 /* CompileFieldSelector. After trimming: "field selector must not be empty";
  * `path!=value` (checked first) is not-equals, `path=value` / `path==value`

@@ -3,6 +3,7 @@
 
 #include "api/kinds.h"
 #include "core/dbuf.h"
+#include "core/jsontext.h"
 #include "core/selector.h"
 #include "registry/conditions.h"
 #include "registry/registry.h"
@@ -275,10 +276,42 @@ static int err_cmp(const void *a, const void *b)
     return strcmp(((const count_err *)a)->key, ((const count_err *)b)->key);
 }
 
+/* One listed object counted from its stored text, unparsed (a recount of
+ * 100,000 pods was 9 parts JSON parse in 10, and kept every parse): 1 when
+ * the text cannot tell (the quota needs more than plain paths, the object
+ * is being deleted, a value has an escape, any error): count_one parses. */
+static int count_text(cq_book *b, const api_kind *k, store_obj *so, int *rc, api_err *e)
+{
+    jt_val doc = jt_text(so->json, so->len), m, uidv, gone;
+    const char *u;
+    size_t n;
+    char uid[128];
+    if (jt_member(doc, "metadata", 8, &m) != 1 || jt_member(m, "uid", 3, &uidv) != 1 ||
+        jt_string(uidv, &u, &n) != 0 || n >= sizeof uid ||
+        jt_member(m, "deletionTimestamp", 17, &gone) != 0)
+        return 1;
+    bool matched;
+    qty usage, net;
+    if (cq_object_usage_text(b->q, k->group, k->version, k->kind, so->json, so->len, &matched,
+                             &usage, &net) != 0)
+        return 1;
+    *rc = 0;
+    if (!matched) return 0;
+    memcpy(uid, u, n);
+    uid[n] = '\0';
+    /* (each object listed once: it has no claim yet) */
+    cq_ident id = {k->group, k->version, k->kind, uid, so->ns, so->name, strmap_hash(uid), NULL};
+    *rc = cq_book_set_from(b, &id, NULL, true, &usage, &net, NULL, e);
+    cq_ident_done(&id);
+    return 0;
+}
+
 /* One listed object: counted, or its error appended to errs. 0 or -1. */
 static int count_one(cq_book *b, const api_kind *k, store_obj *so, count_err **errs, size_t *nerr,
                      api_err *e)
 {
+    int done;
+    if (count_text(b, k, so, &done, e) == 0) return done;
     json_t *obj = store_obj_doc(so);
     if (!obj) return api_err_set(e, API_INTERNAL, "out of memory");
     const json_t *m = json_object_get(obj, "metadata");
