@@ -27,6 +27,18 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Resident memory now, in MiB (/proc/self/statm), or -1. */
+static double rss_mib(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = -1, res = -1;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = -1;
+        fclose(f);
+    }
+    return res < 0 ? -1 : (double)res * 4096 / (1024 * 1024);
+}
+
 static void must_create(store *st, const api_kind *k, const char *ns, json_t *obj)
 {
     api_err e;
@@ -105,12 +117,13 @@ int main(int argc, char **argv)
                           ".spec.containers[*].resources.requests.cpu"));
     char used[64];
     size_t claims = 0;
+    double rss0 = rss_mib();
     const char *key = "customquotas.capsule.clastix.io/big/q";
     double first = load(st, key, false, used, sizeof used, &claims);
     double again = load(st, key, true, used, sizeof used, &claims);
     printf("custom quota recount: %ld pods (count + JSONPath cpu): first %.1f ms, again %.1f ms; "
-           "used %s, %zu claims\n",
-           pods, first * 1e3, again * 1e3, used, claims);
+           "used %s, %zu claims; resident memory %+.0f MiB across both\n",
+           pods, first * 1e3, again * 1e3, used, claims, rss_mib() - rss0);
     store_close(st);
     return claims == (size_t)pods ? 0 : 1;
 }
