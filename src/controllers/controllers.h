@@ -18,6 +18,7 @@
 #define ALLOT_CONTROLLERS_CONTROLLERS_H
 
 #include "api/kinds.h"
+#include "core/jsontext.h"
 #include "store/store.h"
 
 #include <jansson.h>
@@ -70,5 +71,14 @@ typedef struct ctrl_set {
 void ctrl_set_add(ctrl_set *s, const char *str);
 void ctrl_set_clear(ctrl_set *s); /* empties; keeps the array */
 void ctrl_set_free(ctrl_set *s);
+
+/* Member `key` of stored object o's metadata, found in its text unparsed
+ * (core/jsontext.h: metadata comes first, where a search of the whole text
+ * read, on every status write of a custom quota, each of its claims): 1
+ * found (*v), 0 absent (or no o), -1 cannot tell. */
+int ctrl_meta_member(const store_obj *o, const char *key, jt_val *v);
+/* Whether o's metadata may have member key: true also when its text cannot
+ * tell (the caller then reads the parsed object). */
+bool ctrl_meta_may_have(const store_obj *o, const char *key);
 
 #endif

@@ -410,40 +410,16 @@ static bool mentions(const store_obj *o, const char *s)
     return o && strstr(o->json, s) != NULL;
 }
 
-/* The text of the metadata.ownerReferences array in compact JSON `json`
- * (*len bytes from the '['), or NULL. Stored JSON is compact, so the member
- * reads "ownerReferences":[ ; inside a string value its quotes would be
- * escaped and not match. */
-static const char *owner_text(const char *json, size_t *len)
-{
-    const char *p = strstr(json, "\"ownerReferences\":[");
-    if (!p) return NULL;
-    p += strlen("\"ownerReferences\":");
-    int depth = 0;
-    bool str = false;
-    for (const char *q = p; *q; q++) {
-        if (str) {
-            if (*q == '\\' && q[1]) q++;
-            else if (*q == '"') str = false;
-        } else if (*q == '"') {
-            str = true;
-        } else if (*q == '[' || *q == '{') {
-            depth++;
-        } else if ((*q == ']' || *q == '}') && --depth == 0) {
-            *len = (size_t)(q - p) + 1;
-            return p;
-        }
-    }
-    return NULL;
-}
-
 /* Whether two versions' owner references are the same text (then they are
- * the same references; different text is compared parsed). */
+ * the same references; different text, or text that cannot tell, is
+ * compared parsed). */
 static bool same_owner_text(const store_obj *a, const store_obj *b)
 {
-    size_t la = 0, lb = 0;
-    const char *ta = a ? owner_text(a->json, &la) : NULL, *tb = b ? owner_text(b->json, &lb) : NULL;
-    return ta && tb && la == lb && !memcmp(ta, tb, la);
+    jt_val va, vb;
+    if (ctrl_meta_member(a, "ownerReferences", &va) != 1 || ctrl_meta_member(b, "ownerReferences", &vb) != 1)
+        return false;
+    const char *ea = jt_skip(va), *eb = jt_skip(vb);
+    return ea && eb && ea - va.p == eb - vb.p && !memcmp(va.p, vb.p, (size_t)(ea - va.p));
 }
 
 static void gc_event(void *self, const store_event *ev)
@@ -463,10 +439,10 @@ static void gc_event(void *self, const store_event *ev)
         json_decref(obj);
         return;
     }
-    if (mentions(o, "\"deletionTimestamp\"") &&
+    if (ctrl_meta_may_have(o, "deletionTimestamp") &&
         (mentions(o, "\"" FINALIZER_FOREGROUND "\"") || mentions(o, "\"" FINALIZER_ORPHAN "\"")))
         ctrl_set_add(&g->owners, o->key);
-    if (!mentions(o, "\"ownerReferences\"") && !mentions(ev->prev, "\"ownerReferences\"")) return;
+    if (!ctrl_meta_may_have(o, "ownerReferences") && !ctrl_meta_may_have(ev->prev, "ownerReferences")) return;
     if (same_owner_text(o, ev->prev)) return; /* most writes: references untouched */
     json_t *obj = store_obj_parse(o), *prev = ev->prev ? store_obj_parse(ev->prev) : NULL;
     if (!json_equal(owner_refs(obj), owner_refs(prev))) {

@@ -73,6 +73,19 @@ int ctrl_remove_finalizer(store *st, const api_kind *k, const char *ns, const ch
     return rc;
 }
 
+int ctrl_meta_member(const store_obj *o, const char *key, jt_val *v)
+{
+    jt_val m;
+    int r = o ? jt_member(jt_text(o->json, o->len), "metadata", 8, &m) : 0;
+    return r == 1 ? jt_member(m, key, strlen(key), v) : r;
+}
+
+bool ctrl_meta_may_have(const store_obj *o, const char *key)
+{
+    jt_val v;
+    return ctrl_meta_member(o, key, &v) != 0;
+}
+
 void ctrl_set_add(ctrl_set *s, const char *str)
 {
     for (size_t i = 0; i < s->n; i++)
@@ -508,7 +521,7 @@ static void ns_event(void *self, const store_event *ev)
     const store_obj *o = ev->obj;
     if (strncmp(o->key, "namespaces/", 11) == 0) {
         /* any change to a terminating namespace (e.g. a finalizer removed) */
-        if (ev->type != STORE_EV_DELETED && strstr(o->json, "\"deletionTimestamp\""))
+        if (ev->type != STORE_EV_DELETED && ctrl_meta_may_have(o, "deletionTimestamp"))
             ctrl_set_add(&c->dirty, o->name);
         return;
     }
@@ -516,7 +529,7 @@ static void ns_event(void *self, const store_event *ev)
     /* Content that went away, or lost one of several finalizers, may be what
      * a terminating namespace waits for; sync checks whether it terminates. */
     if (ev->type == STORE_EV_DELETED ||
-        (ev->type == STORE_EV_MODIFIED && strstr(o->json, "\"deletionTimestamp\"")))
+        (ev->type == STORE_EV_MODIFIED && ctrl_meta_may_have(o, "deletionTimestamp")))
         ctrl_set_add(&c->dirty, o->ns);
 }
 
@@ -540,7 +553,7 @@ static void ns_resync(void *self)
     bool more;
     if (store_list(c->st, prefix, NULL, 0, &objs, &n, &rev, &more) != 0) return;
     for (size_t i = 0; i < n; i++) {
-        if (strstr(objs[i]->json, "\"deletionTimestamp\"")) ctrl_set_add(&c->dirty, objs[i]->name);
+        if (ctrl_meta_may_have(objs[i], "deletionTimestamp")) ctrl_set_add(&c->dirty, objs[i]->name);
         store_obj_unref(objs[i]);
     }
     free(objs);

@@ -135,6 +135,11 @@ int jt_next(jt_val v, const char **it, jt_val *out)
     return 1;
 }
 
+const char *jt_skip(jt_val v)
+{
+    return skip_value(v.p, v.end);
+}
+
 int jt_string(jt_val v, const char **s, size_t *n)
 {
     if (v.p >= v.end || *v.p != '"') return -1;

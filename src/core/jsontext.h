@@ -48,6 +48,10 @@ int jt_member(jt_val v, const char *key, size_t klen, jt_val *out);
  * call). */
 int jt_next(jt_val v, const char **it, jt_val *out);
 
+/* Past v's last byte (its end found by skipping it), or NULL when it is
+ * malformed. */
+const char *jt_skip(jt_val v);
+
 /* A string without escapes: 0 with its bytes in *s, *n (not NUL-terminated);
  * -1 when v is not a string or has an escape. */
 int jt_string(jt_val v, const char **s, size_t *n);
