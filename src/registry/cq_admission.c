@@ -65,16 +65,28 @@ static void fmt_qty(const qty *q, char *buf, size_t n)
 typedef struct match {
     ledger_entry *en;
     const cq_book *b;
-    bool had;     /* it counts the object now (a claim) */
-    qty old;      /* ... for this much */
-    qty old_net;  /* ... contributing this much to the total */
+    /* the object's claim in the books (what it counts for now: usage, and
+     * net, its contribution to the total), or NULL */
+    const cq_claim *claim;
     bool counts;  /* it counts the object as written */
+    bool has_sum; /* sum: the books' sum of nets with this write (check) */
     qty usage;    /* ... for this much */
     qty net;      /* ... contributing this much */
-    const cq_claim *claim; /* the object's claim in the books, or NULL */
-    bool has_sum;    /* sum: the books' sum of nets with this write (check) */
     qty sum;
 } match;
+
+static const qty zero = {.format = QTY_DECIMAL_SI};
+
+/* What the quota counts the object for now, and its net (0 without a claim). */
+static const qty *old_usage(const match *x)
+{
+    return x->claim ? &x->claim->usage : &zero;
+}
+
+static const qty *old_net(const match *x)
+{
+    return x->claim ? &x->claim->net : &zero;
+}
 
 typedef struct matches {
     match *v;
@@ -90,7 +102,9 @@ static int add_match(matches *m, ledger_entry *en, api_err *e)
         m->v = nv;
         m->cap = nc;
     }
-    m->v[m->n++] = (match){.en = en, .b = cq_book_value(en)};
+    match *x = &m->v[m->n++]; /* (the rest is set by evaluate) */
+    x->en = en;
+    x->b = cq_book_value(en);
     return 0;
 }
 
@@ -167,16 +181,14 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
         match *x = &m->v[i];
         const cq_claim *c = op == REG_CREATE ? NULL : cq_book_claim_of(x->b, id); /* (a new uid) */
         x->claim = c;
-        x->had = c != NULL;
-        x->old = c ? c->usage : qty_zero(QTY_DECIMAL_SI);
-        x->old_net = c ? c->net : qty_zero(QTY_DECIMAL_SI);
+        x->has_sum = false;
         if (cq_object_usage(x->b->q, k->group, k->version, k->kind, obj, cache, &x->counts,
                             &x->usage, &x->net, err, sizeof err) == 0)
             continue;
         if (!strcmp(sub, "status")) {
-            x->counts = x->had;
-            x->usage = x->old;
-            x->net = x->old_net;
+            x->counts = c != NULL;
+            x->usage = *old_usage(x);
+            x->net = *old_net(x);
             continue;
         }
         if (!bad || match_cmp(x, bad) < 0) {
@@ -217,10 +229,10 @@ static int check(const api_kind *k, reg_op op, const char *sub, const json_t *ob
     qty next;
     for (size_t i = 0; i < m->n; i++) {
         match *y = &m->v[i];
-        if (!y->counts || qty_cmp(&y->net, &y->old_net) <= 0) continue;
+        if (!y->counts || qty_cmp(&y->net, old_net(y)) <= 0) continue;
         /* the books' sum with this write, kept for apply */
         y->sum = y->b->sum;
-        if ((y->had && qty_sub(&y->sum, &y->old_net) != 0) || qty_add(&y->sum, &y->net) != 0)
+        if ((y->claim && qty_sub(&y->sum, old_net(y)) != 0) || qty_add(&y->sum, &y->net) != 0)
             return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
         y->has_sum = true;
         qty n = qty_sign(&y->sum) < 0 ? qty_zero(QTY_DECIMAL_SI) : y->sum;
@@ -253,9 +265,9 @@ static int apply(store_txn *t, const api_kind *k, const json_t *obj, const match
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < m->n; i++) {
         const match *x = &m->v[i];
-        if (x->had == x->counts &&
+        if ((x->claim != NULL) == x->counts &&
             (!x->counts ||
-             (qty_cmp(&x->usage, &x->old) == 0 && qty_cmp(&x->net, &x->old_net) == 0)))
+             (qty_cmp(&x->usage, old_usage(x)) == 0 && qty_cmp(&x->net, old_net(x)) == 0)))
             continue;
         cq_book *b = cq_book_modify(t, x->en, e);
         if (!b || cq_book_set_from(b, &id, x->claim, x->counts, &x->usage, &x->net,
