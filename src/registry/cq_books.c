@@ -72,6 +72,7 @@ static cq_obj *ident_obj(cq_ident *id)
             *dst[i] = p;
             p += len[i];
         }
+        o->uid_hash = id->uid_hash;
         atomic_init(&o->refs, 1);
         atomic_init(&o->json, NULL);
         id->obj = o;
@@ -80,16 +81,23 @@ static cq_obj *ident_obj(cq_ident *id)
     return id->obj;
 }
 
+/* idxmap_eq: claim pos is the claim of object uid. */
+static bool claim_is(const void *ctx, uint32_t pos, const void *uid)
+{
+    const cq_book *b = ctx;
+    return pos < b->nclaims && !strcmp(b->claimv[pos].obj->uid, uid);
+}
+
 const cq_claim *cq_book_claim(const cq_book *b, const char *uid)
 {
-    uintptr_t i = (uintptr_t)strmap_get(b->claims, uid);
-    return i ? &b->claimv[i - 1] : NULL;
+    int64_t i = idxmap_find(&b->claims, strmap_hash(uid), uid, claim_is, b);
+    return i >= 0 ? &b->claimv[i] : NULL;
 }
 
 const cq_claim *cq_book_claim_of(const cq_book *b, const cq_ident *id)
 {
-    uintptr_t i = (uintptr_t)strmap_get_h(b->claims, id->uid, id->uid_hash);
-    return i ? &b->claimv[i - 1] : NULL;
+    int64_t i = idxmap_find(&b->claims, id->uid_hash, id->uid, claim_is, b);
+    return i >= 0 ? &b->claimv[i] : NULL;
 }
 
 static void book_free(void *v)
@@ -99,7 +107,7 @@ static void book_free(void *v)
     for (size_t i = 0; i < b->nclaims; i++)
         obj_release(b->claimv[i].obj);
     free(b->claimv);
-    strmap_free(b->claims);
+    idxmap_free(&b->claims);
     strmap_free(b->selected);
     if (b->kinds != b->kind_in) free(b->kinds);
     json_decref(b->namespaces);
@@ -128,8 +136,8 @@ static int claim_add(cq_book *b, cq_ident *id, const qty *usage, const qty *net)
     }
     cq_obj *o = ident_obj(id);
     if (!o) return -1;
-    if (strmap_put_h(b->claims, o->uid, id->uid_hash, (void *)(uintptr_t)(b->nclaims + 1), NULL) !=
-        0) {
+    if (b->nclaims >= UINT32_MAX - 1 ||
+        idxmap_add(&b->claims, o->uid_hash, (uint32_t)b->nclaims) != 0) {
         obj_release(o);
         return -1;
     }
@@ -141,12 +149,11 @@ static int claim_add(cq_book *b, cq_ident *id, const qty *usage, const qty *net)
 static void claim_remove(cq_book *b, const cq_claim *c)
 {
     size_t i = (size_t)(c - b->claimv), last = b->nclaims - 1;
-    cq_obj *o = b->claimv[i].obj;
-    strmap_del(b->claims, o->uid);
-    if (i != last) {
+    cq_obj *o = b->claimv[i].obj, *moved = b->claimv[last].obj;
+    idxmap_del(&b->claims, o->uid_hash, o->uid, claim_is, b);
+    if (i != last) { /* (found at last, then moved: claimv is still whole) */
+        idxmap_move(&b->claims, moved->uid_hash, moved->uid, claim_is, b, (uint32_t)i);
         b->claimv[i] = b->claimv[last];
-        /* (replacing an existing key's value never allocates) */
-        strmap_put(b->claims, b->claimv[i].obj->uid, (void *)(uintptr_t)(i + 1), NULL);
     }
     b->nclaims--;
     obj_release(o);
@@ -381,7 +388,7 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
 {
     cq_book *b = calloc(1, sizeof *b);
     json_t *quota = store_obj_parse(o);
-    if (!b || !quota || !(b->claims = strmap_new())) {
+    if (!b || !quota) {
         json_decref(quota);
         book_free(b);
         api_err_set(e, API_INTERNAL, "out of memory");
@@ -692,7 +699,7 @@ static void swap_books(cq_book *a, cq_book *b)
     SWAP(cq_claim *, a->claimv, b->claimv);
     SWAP(size_t, a->nclaims, b->nclaims);
     SWAP(size_t, a->claimcap, b->claimcap);
-    SWAP(strmap *, a->claims, b->claims);
+    SWAP(idxmap, a->claims, b->claims);
     SWAP(char *, a->error, b->error);
 }
 

@@ -22,6 +22,7 @@
 #include "api/kinds.h"
 #include "api/status.h"
 #include "core/cquota.h"
+#include "core/idxmap.h"
 #include "core/strmap.h"
 #include "registry/ledger.h"
 #include "store/store.h"
@@ -38,6 +39,7 @@
 typedef struct cq_obj {
     _Atomic unsigned refs;
     const char *uid, *group, *version, *kind, *ns, *name; /* (after the struct) */
+    unsigned long uid_hash;                               /* strmap_hash(uid) */
     /* its status.claims entry up to the usage, `{"group":...,"uid":"..."`,
      * rendered by the first status write that lists it (atomically: NULL
      * until then) */
@@ -58,7 +60,7 @@ typedef struct cq_book {
     const api_kind **kinds; /* the kinds its sources name, each once (the served ones) */
     const api_kind *kind_in[2]; /* (kinds, when there are at most two) */
     cq_quota *q;    /* NULL when the spec does not compile (error says why) */
-    strmap *claims; /* uid -> index in claimv + 1 */
+    idxmap claims;  /* uid -> index in claimv */
     /* the claims, unordered (no allocation per claim: a pod counted by a
      * hundred quotas is a hundred claims) */
     cq_claim *claimv;

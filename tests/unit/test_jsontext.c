@@ -33,8 +33,8 @@ static char *member(const char *s, const char *key)
     int r = jt_member(val(s), key, strlen(key), &v);
     if (r <= 0) return r == 0 ? "<absent>" : "<declined>";
     /* a member is bounded by its object: print its first value only */
-    json_t *j = json_loadb(v.p, (size_t)(v.end - v.p), JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY,
-                           NULL);
+    json_t *j =
+        json_loadb(v.p, (size_t)(v.end - v.p), JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY, NULL);
     char *d = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     snprintf(buf, sizeof buf, "%s", d ? d : "<bad>");
     free(d);
@@ -163,7 +163,7 @@ static const char *const paths[] = {
     ".spec.containers[*]",
     ".spec",
     ".spec.containers[0].resources.requests.cpu", /* not a plain chain: declined */
-    "..size", /* recursive descent: declined */
+    "..size",                                     /* recursive descent: declined */
 };
 
 /* Each document as written and as json_dumps writes it. */
@@ -243,8 +243,7 @@ static void test_usage_text_matches_parsed(void **state)
             json_t *obj = json_loads(text, JSON_DECODE_ANY, NULL);
             bool tm, pm;
             qty tu, tn, pu, pn;
-            if (cq_object_usage_text(q, "", "v1", "Pod", text, strlen(text), &tm, &tu, &tn) ==
-                0) {
+            if (cq_object_usage_text(q, "", "v1", "Pod", text, strlen(text), &tm, &tu, &tn) == 0) {
                 answered++;
                 assert_int_equal(
                     cq_object_usage(q, "", "v1", "Pod", obj, NULL, &pm, &pu, &pn, err, sizeof err),
