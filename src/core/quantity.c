@@ -958,6 +958,42 @@ int qty_from_json(const json_t *v, qty *out)
 
 /* ---- construction, accessors ------------------------------------------------------------- */
 
+int qty_to_small(const qty *q, qty_small *out)
+{
+    *out = (qty_small){0};
+    if (q->big || q->nlimb > 2 || q->exp < INT16_MIN || q->exp > INT16_MAX ||
+        q->uscale < INT16_MIN || q->uscale > INT16_MAX)
+        return -1;
+    qty clean = *q; /* (limbs past nlimb are stale after arithmetic: not the value) */
+    for (size_t i = q->nlimb; i < QTY_LIMBS; i++)
+        clean.limb[i] = 0;
+    qty_small s = {(uint64_t)q->limb[0] + (q->nlimb > 1 ? (uint64_t)q->limb[1] * 1000000000u : 0),
+                   (int16_t)q->exp,
+                   (int16_t)q->uscale,
+                   q->nlimb,
+                   q->neg,
+                   q->format,
+                   1};
+    qty back = qty_from_small(&s);
+    if (memcmp(&back, &clean, sizeof back) != 0) return -1; /* (qty has no padding) */
+    *out = s;
+    return 0;
+}
+
+qty qty_from_small(const qty_small *s)
+{
+    qty q;
+    memset(&q, 0, sizeof q);
+    q.exp = s->exp;
+    q.limb[0] = (uint32_t)(s->mag % 1000000000u);
+    q.limb[1] = (uint32_t)(s->mag / 1000000000u);
+    q.uscale = s->uscale;
+    q.nlimb = s->nlimb;
+    q.neg = s->neg;
+    q.format = s->format;
+    return q;
+}
+
 qty qty_zero(qty_format f)
 {
     qty q;

@@ -69,6 +69,21 @@ int qty_from_json(const json_t *v, qty *out);
 
 /* Quantity{Format: f}: zero. */
 qty qty_zero(qty_format f);
+
+/* A quantity in 16 bytes, for tables that keep millions (a custom quota's
+ * claims): exact when it has at most 18 significant digits and a small
+ * exponent and scale, which is nearly every quantity a manifest holds. */
+typedef struct qty_small {
+    uint64_t mag; /* limb[0] + limb[1] * 1e9 */
+    int16_t exp, uscale;
+    uint8_t nlimb, neg, format;
+    uint8_t small; /* 1: the fields above are the quantity; 0: it did not fit */
+} qty_small;
+/* q as a qty_small: 0, or -1 when it does not fit (out->small is then 0).
+ * Limbs past nlimb (stale after arithmetic) are not kept. */
+int qty_to_small(const qty *q, qty_small *out);
+/* The quantity of a qty_small that fits (small == 1). */
+qty qty_from_small(const qty_small *s);
 /* NewScaledQuantity(v, scale) with format f: v * 10^scale. NewQuantity is scale 0,
  * NewMilliQuantity scale -3. */
 qty qty_from_int64(int64_t v, int32_t scale, qty_format f);

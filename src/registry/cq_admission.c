@@ -75,17 +75,15 @@ typedef struct match {
     qty sum;
 } match;
 
-static const qty zero = {.format = QTY_DECIMAL_SI};
-
 /* What the quota counts the object for now, and its net (0 without a claim). */
-static const qty *old_usage(const match *x)
+static qty old_usage(const match *x)
 {
-    return x->claim ? &x->claim->usage : &zero;
+    return x->claim ? cq_claim_usage(x->claim) : qty_zero(QTY_DECIMAL_SI);
 }
 
-static const qty *old_net(const match *x)
+static qty old_net(const match *x)
 {
-    return x->claim ? &x->claim->net : &zero;
+    return x->claim ? cq_claim_net(x->claim) : qty_zero(QTY_DECIMAL_SI);
 }
 
 typedef struct matches {
@@ -187,8 +185,8 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
             continue;
         if (!strcmp(sub, "status")) {
             x->counts = c != NULL;
-            x->usage = *old_usage(x);
-            x->net = *old_net(x);
+            x->usage = old_usage(x);
+            x->net = old_net(x);
             continue;
         }
         if (!bad || match_cmp(x, bad) < 0) {
@@ -229,10 +227,11 @@ static int check(const api_kind *k, reg_op op, const char *sub, const json_t *ob
     qty next;
     for (size_t i = 0; i < m->n; i++) {
         match *y = &m->v[i];
-        if (!y->counts || qty_cmp(&y->net, old_net(y)) <= 0) continue;
+        qty was = old_net(y);
+        if (!y->counts || qty_cmp(&y->net, &was) <= 0) continue;
         /* the books' sum with this write, kept for apply */
         y->sum = y->b->sum;
-        if ((y->claim && qty_sub(&y->sum, old_net(y)) != 0) || qty_add(&y->sum, &y->net) != 0)
+        if ((y->claim && qty_sub(&y->sum, &was) != 0) || qty_add(&y->sum, &y->net) != 0)
             return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
         y->has_sum = true;
         qty n = qty_sign(&y->sum) < 0 ? qty_zero(QTY_DECIMAL_SI) : y->sum;
@@ -265,9 +264,9 @@ static int apply(store_txn *t, const api_kind *k, const json_t *obj, const match
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < m->n; i++) {
         const match *x = &m->v[i];
+        qty ou = old_usage(x), on = old_net(x);
         if ((x->claim != NULL) == x->counts &&
-            (!x->counts ||
-             (qty_cmp(&x->usage, old_usage(x)) == 0 && qty_cmp(&x->net, old_net(x)) == 0)))
+            (!x->counts || (qty_cmp(&x->usage, &ou) == 0 && qty_cmp(&x->net, &on) == 0)))
             continue;
         cq_book *b = cq_book_modify(t, x->en, e);
         if (!b || cq_book_set_from(b, &id, x->claim, x->counts, &x->usage, &x->net,

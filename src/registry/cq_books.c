@@ -104,8 +104,10 @@ static void book_free(void *v)
 {
     cq_book *b = v;
     if (!b) return;
-    for (size_t i = 0; i < b->nclaims; i++)
+    for (size_t i = 0; i < b->nclaims; i++) {
         obj_release(b->claimv[i].obj);
+        free(b->claimv[i].big);
+    }
     free(b->claimv);
     idxmap_free(&b->claims);
     strmap_free(b->selected);
@@ -124,6 +126,25 @@ int cq_book_set(cq_book *b, cq_ident *id, bool matched, const qty *usage, const 
     return cq_book_set_from(b, id, cq_book_claim_of(b, id), matched, usage, net, NULL, e);
 }
 
+/* c's amounts: 0, or -1 when out of memory (c unchanged). */
+static int claim_amounts(cq_claim *c, const qty *usage, const qty *net)
+{
+    qty_small u, n;
+    if (qty_to_small(usage, &u) == 0 && qty_to_small(net, &n) == 0) {
+        free(c->big);
+        c->big = NULL;
+        c->usage = u;
+        c->net = n;
+        return 0;
+    }
+    qty *big = c->big ? c->big : malloc(2 * sizeof *big);
+    if (!big) return -1;
+    big[0] = *usage;
+    big[1] = *net;
+    c->big = big;
+    return 0;
+}
+
 /* Append a claim on id's object. 0 or -1 (out of memory). */
 static int claim_add(cq_book *b, cq_ident *id, const qty *usage, const qty *net)
 {
@@ -134,14 +155,21 @@ static int claim_add(cq_book *b, cq_ident *id, const qty *usage, const qty *net)
         b->claimv = nv;
         b->claimcap = nc;
     }
+    cq_claim c = {0};
+    if (claim_amounts(&c, usage, net) != 0) return -1;
     cq_obj *o = ident_obj(id);
-    if (!o) return -1;
+    if (!o) {
+        free(c.big);
+        return -1;
+    }
     if (b->nclaims >= UINT32_MAX - 1 ||
         idxmap_add(&b->claims, o->uid_hash, (uint32_t)b->nclaims) != 0) {
         obj_release(o);
+        free(c.big);
         return -1;
     }
-    b->claimv[b->nclaims++] = (cq_claim){o, *usage, *net};
+    c.obj = o;
+    b->claimv[b->nclaims++] = c;
     return 0;
 }
 
@@ -150,6 +178,7 @@ static void claim_remove(cq_book *b, const cq_claim *c)
 {
     size_t i = (size_t)(c - b->claimv), last = b->nclaims - 1;
     cq_obj *o = b->claimv[i].obj, *moved = b->claimv[last].obj;
+    free(b->claimv[i].big);
     idxmap_del(&b->claims, o->uid_hash, o->uid, claim_is, b);
     if (i != last) { /* (found at last, then moved: claimv is still whole) */
         idxmap_move(&b->claims, moved->uid_hash, moved->uid, claim_is, b, (uint32_t)i);
@@ -163,13 +192,14 @@ int cq_book_set_from(cq_book *b, cq_ident *id, const cq_claim *old, bool matched
                      const qty *usage, const qty *net, const qty *next_sum, api_err *e)
 {
     qty sum = next_sum ? *next_sum : b->sum;
+    qty was = old ? cq_claim_net(old) : qty_zero(QTY_DECIMAL_SI);
     if (!next_sum &&
-        ((old && qty_sub(&sum, &old->net) != 0) || (matched && qty_add(&sum, net) != 0)))
+        ((old && qty_sub(&sum, &was) != 0) || (matched && qty_add(&sum, net) != 0)))
         return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
     if (matched && old) {
         cq_claim *c = &b->claimv[old - b->claimv]; /* (the same object: same names) */
-        c->usage = *usage;
-        c->net = *net;
+        if (claim_amounts(c, usage, net) != 0)
+            return api_err_set(e, API_INTERNAL, "out of memory");
     } else if (matched) {
         if (claim_add(b, id, usage, net) != 0) return api_err_set(e, API_INTERNAL, "out of memory");
     } else if (old) {
@@ -474,10 +504,11 @@ static json_t *claims_json(const cq_book *b)
     }
     for (size_t i = 0; i < n; i++) {
         const cq_obj *o = v[i]->obj;
+        qty u = cq_claim_usage(v[i]);
         json_array_append_new(
             out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "group", o->group, "version",
                            o->version, "kind", o->kind, "name", o->name, "namespace", o->ns,
-                           "uid", o->uid, "usage", qty_to_json(&v[i]->usage)));
+                           "uid", o->uid, "usage", qty_to_json(&u)));
     }
     free(v);
     return out;
@@ -512,7 +543,8 @@ static int claims_text(const cq_book *b, dbuf *out)
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char q[QTY_STR_MAX];
         const char *head = obj_json(v[i]->obj);
-        size_t qn = qty_format_str(&v[i]->usage, q, sizeof q);
+        qty u = cq_claim_usage(v[i]);
+        size_t qn = qty_format_str(&u, q, sizeof q);
         rc = head ? 0 : -1;
         if (rc == 0 && i) rc = dbuf_add(out, ",", 1);
         if (rc == 0) rc = dbuf_adds(out, head);
@@ -678,8 +710,10 @@ static bool same_books(const cq_book *a, const cq_book *b)
     if (qty_cmp(&a->used, &b->used) != 0 || a->nclaims != b->nclaims) return false;
     for (size_t i = 0; i < a->nclaims; i++) {
         const cq_claim *x = &a->claimv[i], *o = cq_book_claim(b, x->obj->uid);
-        if (!o || qty_cmp(&o->usage, &x->usage) != 0 || qty_cmp(&o->net, &x->net) != 0)
-            return false;
+        if (!o) return false;
+        qty ou = cq_claim_usage(o), xu = cq_claim_usage(x), on = cq_claim_net(o),
+            xn = cq_claim_net(x);
+        if (qty_cmp(&ou, &xu) != 0 || qty_cmp(&on, &xn) != 0) return false;
     }
     return true;
 }

@@ -46,12 +46,24 @@ typedef struct cq_obj {
     _Atomic(char *) json;
 } cq_obj;
 
-/* One object a quota counts. */
+/* One object a quota counts: 48 bytes (there is one per pod per quota that
+ * counts it), the amounts as qty_small, or in `big` when one does not fit. */
 typedef struct cq_claim {
     cq_obj *obj;
-    qty usage; /* its claim: the per-object fold, clamped (core/cquota.h) */
-    qty net;   /* its signed contribution to the total */
+    qty_small usage; /* its claim: the per-object fold, clamped (core/cquota.h) */
+    qty_small net;   /* its signed contribution to the total */
+    qty *big;        /* usage then net, when either is not small; else NULL */
 } cq_claim;
+
+static inline qty cq_claim_usage(const cq_claim *c)
+{
+    return c->big ? c->big[0] : qty_from_small(&c->usage);
+}
+
+static inline qty cq_claim_net(const cq_claim *c)
+{
+    return c->big ? c->big[1] : qty_from_small(&c->net);
+}
 
 typedef struct cq_book {
     /* first, together: what a write reads of every quota of its namespace */

@@ -937,6 +937,48 @@ static void test_random_differential(void **state)
     assert_true(stale_limbs > 1000);
 }
 
+/* qty_small: every quantity that fits comes back bit for bit; those that
+ * do not (19+ digits, huge exponents, inf.Dec-backed) are refused. */
+static void test_small(void **state)
+{
+    (void)state;
+    const char *fit[] = {"0", "1", "100m", "-5", "1Gi", "16Mi", "1.5", "999999999999999999",
+                         "12345678901234567n", "1e3", "1E300", "0.000001", "-7Ki", "1.25k"};
+    for (size_t i = 0; i < sizeof fit / sizeof *fit; i++) {
+        qty q, back;
+        qty_small s;
+        assert_int_equal(qty_parse(fit[i], &q), 0);
+        assert_int_equal(qty_to_small(&q, &s), 0);
+        assert_int_equal(s.small, 1);
+        back = qty_from_small(&s);
+        assert_memory_equal(&back, &q, sizeof q);
+        /* and after arithmetic, which may leave a different scale and stale
+         * limbs: the same value comes back */
+        qty sum = q;
+        if (qty_add(&sum, &q) == 0 && qty_to_small(&sum, &s) == 0) {
+            back = qty_from_small(&s);
+            assert_int_equal(qty_cmp(&back, &sum), 0);
+            char x[QTY_STR_MAX], y[QTY_STR_MAX];
+            qty_format_str(&back, x, sizeof x);
+            qty_format_str(&sum, y, sizeof y);
+            assert_string_equal(x, y);
+        }
+    }
+    const char *big[] = {"1234567890123456789", "9223372036854775807000", "1e40000", "4Ei"};
+    for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
+        qty q;
+        qty_small s = {.small = 1};
+        if (qty_parse(big[i], &q) != 0) continue;
+        assert_int_equal(qty_to_small(&q, &s), -1);
+        assert_int_equal(s.small, 0);
+    }
+    qty q = qty_zero(QTY_BINARY_SI);
+    qty_small s;
+    assert_int_equal(qty_to_small(&q, &s), 0);
+    qty back = qty_from_small(&s);
+    assert_memory_equal(&back, &q, sizeof q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -951,6 +993,7 @@ int main(void)
         cmocka_unit_test(test_value_vectors),
         cmocka_unit_test(test_round_vectors),
         cmocka_unit_test(test_random_differential),
+        cmocka_unit_test(test_small),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
