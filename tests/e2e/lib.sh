@@ -75,8 +75,14 @@ kill9_allotd() {
   ALLOT_PID=
 }
 
+# on_cleanup CMD: run CMD (best effort) when the test exits, before allotd
+# is stopped (for what a test starts besides allotd).
+CLEANUP_HOOKS=()
+on_cleanup() { CLEANUP_HOOKS+=("$1"); }
+
 cleanup() {
-  local rc=$?
+  local rc=$? hook
+  for hook in "${CLEANUP_HOOKS[@]}"; do $hook || true; done
   if [ -n "$ALLOT_PID" ]; then kill -9 "$ALLOT_PID" 2>/dev/null || true; fi
   if [ $rc -ne 0 ]; then echo "--- allotd log (tail) ---" >&2; tail -30 "$E2E_DIR/allotd.log" >&2 || true; fi
   if [ $rc -ne 0 ] && [ -n "${KEEP_E2E:-}" ]; then cp "$E2E_DIR/allotd.log" "$KEEP_E2E" 2>/dev/null || true; fi
