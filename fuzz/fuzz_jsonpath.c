@@ -8,12 +8,14 @@
  * (validation, execute, quantity sum), a JSONPath field selector (compile and
  * match) and a list of quantities; a source path's sum is also taken from
  * the document's text (jp_quantity_sum_text: the same answer as the parsed
- * document's, or none). Nothing may crash, leak or run past its
+ * document's, or none) and core/jsontext.h finds each member and element
+ * of the document's text as parsed. Nothing may crash, leak or run past its
  * limits; a few contracts are checked too (an error code always comes with a
  * message and no result, evaluation is deterministic, FindResults fails
  * exactly when the text evaluation fails before rendering).
  */
 #include "core/jsonpath.h"
+#include "core/jsontext.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -110,6 +112,42 @@ static void sum_text(const jp_expr *e, const json_t *obj, const qty *parsed, int
     free(copy);
 }
 
+/* core/jsontext.h on obj as json_dumps writes it: every member found, its
+ * text (to jt_skip) parsing to the member; every array element likewise,
+ * one level down; a key that is not there absent. */
+static void text_members(const json_t *obj)
+{
+    if (!json_is_object(obj)) return;
+    char *text = json_dumps(obj, JSON_COMPACT);
+    if (!text) return;
+    jt_val doc = jt_text(text, strlen(text)), v, el;
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)obj, key, val)
+    {
+        int r = jt_member(doc, key, strlen(key), &v);
+        if (r < 0) continue; /* an escaped key before it: declined, fine */
+        const char *end = r == 1 ? jt_skip(v) : NULL;
+        if (!end) abort();
+        json_t *back = json_loadb(v.p, (size_t)(end - v.p), JSON_DECODE_ANY, NULL);
+        if (!back || !json_equal(back, val)) abort();
+        json_decref(back);
+        if (json_is_array(val)) {
+            size_t i = 0;
+            int n;
+            for (const char *it = NULL; (n = jt_next(v, &it, &el)) > 0; i++) {
+                const char *ee = jt_skip(el);
+                json_t *b = ee ? json_loadb(el.p, (size_t)(ee - el.p), JSON_DECODE_ANY, NULL) : NULL;
+                if (!b || !json_equal(b, json_array_get(val, i))) abort();
+                json_decref(b);
+            }
+            if (n < 0 || i != json_array_size(val)) abort();
+        }
+    }
+    if (!json_object_get(obj, "\001absent") && jt_member(doc, "\001absent", 7, &v) == 1) abort();
+    free(text);
+}
+
 static void capsule(const char *s, const json_t *obj, const uint8_t *raw, size_t rawlen)
 {
     char err[1024] = "";
@@ -171,6 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s[tlen] = '\0';
     capsule(s, doc, NULL, 0);
     if (obj) capsule(s, obj, nul + 1, size - tlen - 1);
+    if (obj) text_members(obj);
     free(s);
 
     qty q;
