@@ -88,7 +88,7 @@ expect_query 30 "100 * $(printf "$used" pods) / ignoring(type) allot_resourcequo
 # Prometheus loaded every rule file (four groups) and evaluates them
 groups=$(curl -sS --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" |
   /usr/bin/python3 -c 'import json,sys; g=json.load(sys.stdin)["data"]["groups"]; print(len(g), sum(len(x["rules"]) for x in g))')
-expect_eq "rule groups and rules loaded" "$groups" "4 13"
+expect_eq "rule groups and rules loaded" "$groups" "4 14"
 
 # the scrape went over TLS with the token: without it, allotd refuses
 code=$(curl -sS -o /dev/null -w '%{http_code}' --cacert "$prom/ca.crt" "$ALLOT_URL/metrics")
