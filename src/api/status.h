@@ -36,6 +36,11 @@ typedef enum {
 #undef X
 } api_errcode;
 
+/* How many codes there are, API_OK included (for tables indexed by code). */
+#define X(name, code, reason) +1
+enum { API_NCODES = 1 API_REASONS(X) };
+#undef X
+
 typedef struct api_err {
     api_errcode code;
     char message[4096];

@@ -5,6 +5,7 @@
 #include "api/pod_resize.h"
 #include "api/validation.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,12 +179,32 @@ static int namespace_admit(store_txn *t, const api_kind *k, const char *ns, cons
     return -1;
 }
 
+/* Decisions: allowed (one count per write), denied per plugin and reason
+ * (API_INTERNAL and the like included: a plugin that failed refused). */
+static _Atomic unsigned long allowed;
+static _Atomic unsigned long denied[MAX_ADMISSION][API_NCODES];
+
 static int run_admission(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
                          const json_t *old, bool dry_run, api_err *e)
 {
     for (size_t i = 0; i < nadmission; i++)
-        if (admission[i]->admit(t, k, op, sub, obj, old, dry_run, e) != 0) return -1;
+        if (admission[i]->admit(t, k, op, sub, obj, old, dry_run, e) != 0) {
+            atomic_fetch_add_explicit(&denied[i][(int)e->code < API_NCODES ? (int)e->code : (int)API_INTERNAL], 1,
+                                      memory_order_relaxed);
+            return -1;
+        }
+    atomic_fetch_add_explicit(&allowed, 1, memory_order_relaxed);
     return 0;
+}
+
+void reg_admission_decisions(reg_decision_fn fn, void *arg)
+{
+    fn(arg, "", "allowed", "", atomic_load_explicit(&allowed, memory_order_relaxed));
+    for (size_t i = 0; i < nadmission; i++)
+        for (int c = API_OK + 1; c < API_NCODES; c++) {
+            unsigned long n = atomic_load_explicit(&denied[i][c], memory_order_relaxed);
+            if (n) fn(arg, admission[i]->name, "denied", api_errcode_reason((api_errcode)c), n);
+        }
 }
 
 /* ---- validation ---- */

@@ -34,6 +34,13 @@ typedef struct reg_admission {
 /* Plugins run in registration order; register before serving. */
 int reg_admission_register(const reg_admission *a);
 
+/* The admission decisions so far: fn(plugin "", "allowed", reason "", n) for
+ * the writes every plugin allowed, then fn(plugin, "denied", reason, n) for
+ * each plugin and Status reason that refused any (dry runs included). */
+typedef void (*reg_decision_fn)(void *arg, const char *plugin, const char *result,
+                                const char *reason, unsigned long n);
+void reg_admission_decisions(reg_decision_fn fn, void *arg);
+
 /* An index plugin: what a kind logic keeps per stored object beside labels and
  * fields (store_index.ext; e.g. quota's usage facts), computed by the store's
  * indexer from every object as written or loaded. Register before the store

@@ -10,6 +10,7 @@
 #include "core/quantity.h"
 #include "core/strmap.h"
 #include "registry/quota_ledger.h"
+#include "registry/registry.h"
 #include "server/metrics_custom_quotas.h"
 #include "server/metrics_pools.h"
 
@@ -253,12 +254,26 @@ static void render_quotas(store *st, dbuf *b)
     free(objs);
 }
 
+static void render_decision(void *arg, const char *plugin, const char *result,
+                            const char *reason, unsigned long n)
+{
+    dbuf_printf(arg,
+                "allot_admission_decisions_total{plugin=\"%s\",result=\"%s\",reason=\"%s\"} "
+                "%lu\n",
+                plugin, result, reason, n);
+}
+
 char *metrics_render(metrics *m, store *st, size_t *len)
 {
     dbuf b;
     dbuf_init(&b, (size_t)16 << 20);
     pthread_mutex_lock(&m->mu);
     render_requests(m, &b);
+    dbuf_adds(&b, "# HELP allot_admission_decisions_total Writes admitted by every admission "
+                  "plugin (result allowed), and refused, by the plugin that refused and the "
+                  "Status reason (result denied). Dry runs included.\n"
+                  "# TYPE allot_admission_decisions_total counter\n");
+    reg_admission_decisions(render_decision, &b);
     dbuf_printf(&b,
                 "# HELP allot_watches Open watch streams.\n# TYPE allot_watches gauge\n"
                 "allot_watches %ld\n",

@@ -85,6 +85,12 @@ expect_query 30 "$(printf "$used" requests.cpu)" 1
 # the usage ratio the alert rules compute
 expect_query 30 "100 * $(printf "$used" pods) / ignoring(type) allot_resourcequota{namespace=\"prom\",resourcequota=\"q\",resource=\"pods\",type=\"hard\"}" 60
 
+# a denial is counted by the plugin that refused and its reason
+k -n prom create quota nosecrets --hard=count/secrets=0 >/dev/null
+if k -n prom create secret generic s --from-literal=a=b >/dev/null 2>&1; then fail "secret over quota created"; fi
+expect_query 30 'allot_admission_decisions_total{plugin="ResourceQuota",result="denied",reason="Forbidden"}' 1
+expect_query 30 'allot_admission_decisions_total{result="allowed"} > bool 5' 1
+
 # Prometheus loaded every rule file (four groups) and evaluates them
 groups=$(curl -sS --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" |
   /usr/bin/python3 -c 'import json,sys; g=json.load(sys.stdin)["data"]["groups"]; print(len(g), sum(len(x["rules"]) for x in g))')
