@@ -107,6 +107,53 @@ static entry *entry_new(const char *key)
     return en;
 }
 
+/* ---- load timing ---- */
+
+static const double load_le[LEDGER_LOAD_BUCKETS] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5};
+
+typedef struct load_hist {
+    const ledger_ops *ops;
+    _Atomic unsigned long n[LEDGER_LOAD_BUCKETS + 1]; /* per bucket, the last above all */
+    _Atomic unsigned long usec;
+} load_hist;
+
+#define MAX_KINDS 8
+static load_hist hists[MAX_KINDS];
+static _Atomic size_t nhists; /* (appended by the writer-lock holder; read by anyone) */
+
+static void time_load(const ledger_ops *ops, const struct timespec *a)
+{
+    struct timespec b;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double s = (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
+    size_t n = atomic_load(&nhists), i = 0;
+    while (i < n && hists[i].ops != ops)
+        i++;
+    if (i == n) {
+        if (n == MAX_KINDS) return;
+        hists[n].ops = ops;
+        atomic_store(&nhists, n + 1); /* (after ops: readers see it set) */
+    }
+    size_t k = 0;
+    while (k < LEDGER_LOAD_BUCKETS && s > load_le[k])
+        k++;
+    atomic_fetch_add_explicit(&hists[i].n[k], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hists[i].usec, (unsigned long)(s * 1e6), memory_order_relaxed);
+}
+
+void ledger_load_stats(ledger_load_fn fn, void *arg)
+{
+    size_t n = atomic_load(&nhists);
+    for (size_t i = 0; i < n; i++) {
+        unsigned long cum[LEDGER_LOAD_BUCKETS], c = 0;
+        for (size_t k = 0; k < LEDGER_LOAD_BUCKETS; k++)
+            cum[k] = c += atomic_load_explicit(&hists[i].n[k], memory_order_relaxed);
+        c += atomic_load_explicit(&hists[i].n[LEDGER_LOAD_BUCKETS], memory_order_relaxed);
+        fn(arg, hists[i].ops->name, load_le, cum, LEDGER_LOAD_BUCKETS, c,
+           (double)atomic_load_explicit(&hists[i].usec, memory_order_relaxed) / 1e6);
+    }
+}
+
 /* An entry for stored version o: the value it carries. */
 static entry *entry_from(store_txn *t, const ledger_ops *ops, store_obj *o, api_err *e)
 {
@@ -116,7 +163,11 @@ static entry *entry_from(store_txn *t, const ledger_ops *ops, store_obj *o, api_
         return NULL;
     }
     en->ops = ops;
-    if (!(en->val = ops->load(t, o, e))) {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    en->val = ops->load(t, o, e);
+    time_load(ops, &t0);
+    if (!en->val) {
         entry_free(en);
         return NULL;
     }

@@ -123,6 +123,16 @@ typedef struct ledger_stats {
 } ledger_stats;
 void ledger_get_stats(ledger_stats *out);
 
+/* Loads timed, per kind (ops->name): a load is a recount (a custom quota's
+ * books, a pool's allocation), done when a value is first needed or its
+ * object changed. fn gets the bucket upper bounds (seconds), the cumulative
+ * count at or below each, then the count and sum of all. Any thread. */
+#define LEDGER_LOAD_BUCKETS 8
+typedef void (*ledger_load_fn)(void *arg, const char *kind, const double *le,
+                               const unsigned long *cumulative, size_t nle, unsigned long count,
+                               double sum_seconds);
+void ledger_load_stats(ledger_load_fn fn, void *arg);
+
 /* Drop everything (shutdown; no transaction may be open). */
 void ledger_clear(void);
 

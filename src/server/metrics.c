@@ -9,6 +9,7 @@
 #include "core/dbuf.h"
 #include "core/quantity.h"
 #include "core/strmap.h"
+#include "registry/ledger.h"
 #include "registry/quota_ledger.h"
 #include "registry/registry.h"
 #include "server/metrics_custom_quotas.h"
@@ -254,6 +255,20 @@ static void render_quotas(store *st, dbuf *b)
     free(objs);
 }
 
+static void render_load(void *arg, const char *kind, const double *le,
+                        const unsigned long *cumulative, size_t nle, unsigned long count,
+                        double sum)
+{
+    dbuf *b = arg;
+    for (size_t i = 0; i < nle; i++)
+        dbuf_printf(b, "allot_recount_duration_seconds_bucket{kind=\"%s\",le=\"%g\"} %lu\n", kind,
+                    le[i], cumulative[i]);
+    dbuf_printf(b, "allot_recount_duration_seconds_bucket{kind=\"%s\",le=\"+Inf\"} %lu\n", kind,
+                count);
+    dbuf_printf(b, "allot_recount_duration_seconds_sum{kind=\"%s\"} %.6f\n", kind, sum);
+    dbuf_printf(b, "allot_recount_duration_seconds_count{kind=\"%s\"} %lu\n", kind, count);
+}
+
 static void render_decision(void *arg, const char *plugin, const char *result,
                             const char *reason, unsigned long n)
 {
@@ -274,6 +289,11 @@ char *metrics_render(metrics *m, store *st, size_t *len)
                   "Status reason (result denied). Dry runs included.\n"
                   "# TYPE allot_admission_decisions_total counter\n");
     reg_admission_decisions(render_decision, &b);
+    dbuf_adds(&b, "# HELP allot_recount_duration_seconds Recounts of a quota-like object's value "
+                  "from the store (a custom quota's usage and claims, a pool's allocation, a "
+                  "quota's usage), by kind.\n"
+                  "# TYPE allot_recount_duration_seconds histogram\n");
+    ledger_load_stats(render_load, &b);
     dbuf_printf(&b,
                 "# HELP allot_watches Open watch streams.\n# TYPE allot_watches gauge\n"
                 "allot_watches %ld\n",

@@ -91,6 +91,23 @@ if k -n prom create secret generic s --from-literal=a=b >/dev/null 2>&1; then fa
 expect_query 30 'allot_admission_decisions_total{plugin="ResourceQuota",result="denied",reason="Forbidden"}' 1
 expect_query 30 'allot_admission_decisions_total{result="allowed"} > bool 5' 1
 
+# a custom quota's books are a recount, timed
+k apply -f - >/dev/null <<'EOF'
+apiVersion: capsule.clastix.io/v1beta2
+kind: CustomQuota
+metadata:
+  name: pods
+  namespace: prom
+spec:
+  limit: "10"
+  sources:
+    - apiVersion: v1
+      kind: Pod
+      op: count
+EOF
+k -n prom get customquota pods >/dev/null
+expect_query 30 'allot_recount_duration_seconds_count{kind="customquota"} > bool 0' 1
+
 # Prometheus loaded every rule file (four groups) and evaluates them
 groups=$(curl -sS --max-time 5 "http://127.0.0.1:$PROM_PORT/api/v1/rules" |
   /usr/bin/python3 -c 'import json,sys; g=json.load(sys.stdin)["data"]["groups"]; print(len(g), sum(len(x["rules"]) for x in g))')
