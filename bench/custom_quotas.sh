@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # custom_quotas.sh - pod creates/s with 0, 10 and 100 CustomQuotas matching
-# each pod (API server alone; rounds interleaved, medians), and a custom
-# quota's full recount of 100,000 pods (bench/cq_recount.c).
+# each pod (rounds interleaved, medians), and a custom quota's full recount
+# of 100,000 pods (bench/cq_recount.c). The API server alone by default;
+# CONFIG=default runs allotd as shipped (scheduler and node agent on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh build >/dev/null
 ROUNDS=${ROUNDS:-3}
 REQUESTS=${REQUESTS:-20000}
+FLAGS="--scheduler=false --node-agent=false"
+[ "${CONFIG:-}" = default ] && FLAGS=""
 start() {
   dir=$(mktemp -d /tmp/allot-cq.XXXXXX)
   port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  build/allotd --data-dir "$dir" --port "$port" --log-level warn --scheduler=false --node-agent=false 2>"$dir/log" &
+  # shellcheck disable=SC2086
+  build/allotd --data-dir "$dir" --port "$port" --log-level warn $FLAGS 2>"$dir/log" &
   pid=$!
   for _ in $(seq 1 400); do [ -s "$dir/kubeconfig" ] && break; sleep 0.05; done
   url="https://127.0.0.1:$port"; tok=$(cat "$dir/admin.token")
