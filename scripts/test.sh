@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh - install dependencies; run the end-to-end tests against the release
 # build and the libFuzzer targets for a bounded time, then build with
-# AddressSanitizer and UBSan and run every test: cmocka unit tests and
-# end-to-end tests against a real allotd (kubectl and python3-kubernetes).
+# AddressSanitizer and UBSan and run every test: cmocka unit tests, the alert
+# rules' promtool tests and end-to-end tests against a real allotd (kubectl,
+# python3-kubernetes, Prometheus).
 # Ends with ctest's summary line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
