@@ -416,7 +416,8 @@ static bool mentions(const store_obj *o, const char *s)
 static bool same_owner_text(const store_obj *a, const store_obj *b)
 {
     jt_val va, vb;
-    if (ctrl_meta_member(a, "ownerReferences", &va) != 1 || ctrl_meta_member(b, "ownerReferences", &vb) != 1)
+    if (ctrl_meta_member(a, "ownerReferences", &va) != 1 ||
+        ctrl_meta_member(b, "ownerReferences", &vb) != 1)
         return false;
     const char *ea = jt_skip(va), *eb = jt_skip(vb);
     return ea && eb && ea - va.p == eb - vb.p && !memcmp(va.p, vb.p, (size_t)(ea - va.p));
@@ -442,7 +443,9 @@ static void gc_event(void *self, const store_event *ev)
     if (ctrl_meta_may_have(o, "deletionTimestamp") &&
         (mentions(o, "\"" FINALIZER_FOREGROUND "\"") || mentions(o, "\"" FINALIZER_ORPHAN "\"")))
         ctrl_set_add(&g->owners, o->key);
-    if (!ctrl_meta_may_have(o, "ownerReferences") && !ctrl_meta_may_have(ev->prev, "ownerReferences")) return;
+    if (!ctrl_meta_may_have(o, "ownerReferences") &&
+        !ctrl_meta_may_have(ev->prev, "ownerReferences"))
+        return;
     if (same_owner_text(o, ev->prev)) return; /* most writes: references untouched */
     json_t *obj = store_obj_parse(o), *prev = ev->prev ? store_obj_parse(ev->prev) : NULL;
     if (!json_equal(owner_refs(obj), owner_refs(prev))) {

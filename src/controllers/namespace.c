@@ -553,7 +553,8 @@ static void ns_resync(void *self)
     bool more;
     if (store_list(c->st, prefix, NULL, 0, &objs, &n, &rev, &more) != 0) return;
     for (size_t i = 0; i < n; i++) {
-        if (ctrl_meta_may_have(objs[i], "deletionTimestamp")) ctrl_set_add(&c->dirty, objs[i]->name);
+        if (ctrl_meta_may_have(objs[i], "deletionTimestamp"))
+            ctrl_set_add(&c->dirty, objs[i]->name);
         store_obj_unref(objs[i]);
     }
     free(objs);

@@ -374,7 +374,8 @@ static int count_one(cq_book *b, const api_kind *k, store_obj *so, count_err **e
     } else if (matched) {
         /* (each object listed once: it has no claim yet) */
         const char *uid = jstr(m, "uid");
-        cq_ident id = {k->group, k->version, k->kind, uid, so->ns, so->name, strmap_hash(uid), NULL};
+        cq_ident id = {k->group, k->version, k->kind, uid,
+                       so->ns,   so->name,   strmap_hash(uid), NULL};
         rc = cq_book_set_from(b, &id, NULL, true, &usage, &net, NULL, e);
         cq_ident_done(&id);
     }
@@ -445,9 +446,10 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
         }
         if (k && !seen) {
             size_t nin = sizeof b->kind_in / sizeof *b->kind_in;
+            size_t sz = (b->nkinds + 1) * sizeof(const api_kind *);
             const api_kind **nv = b->nkinds < nin    ? b->kind_in
-                                  : b->nkinds == nin ? malloc((nin + 1) * sizeof *nv)
-                                                     : realloc(b->kinds, (b->nkinds + 1) * sizeof *nv);
+                                  : b->nkinds == nin ? malloc(sz)
+                                                     : realloc(b->kinds, sz);
             if (!nv) {
                 rc = api_err_set(e, API_INTERNAL, "out of memory");
                 break;

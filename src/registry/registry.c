@@ -189,8 +189,8 @@ static int run_admission(store_txn *t, const api_kind *k, reg_op op, const char 
 {
     for (size_t i = 0; i < nadmission; i++)
         if (admission[i]->admit(t, k, op, sub, obj, old, dry_run, e) != 0) {
-            atomic_fetch_add_explicit(&denied[i][(int)e->code < API_NCODES ? (int)e->code : (int)API_INTERNAL], 1,
-                                      memory_order_relaxed);
+            int c = (int)e->code < API_NCODES ? (int)e->code : (int)API_INTERNAL;
+            atomic_fetch_add_explicit(&denied[i][c], 1, memory_order_relaxed);
             return -1;
         }
     atomic_fetch_add_explicit(&allowed, 1, memory_order_relaxed);
