@@ -14,6 +14,7 @@
 # server CPU per create and RSS after the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 [ $# -eq 2 ] || { echo "usage: $0 BEFORE AFTER" >&2; exit 2; }
 before=$(realpath "$1") after=$(realpath "$2")
 REQUESTS=${REQUESTS:-20000}
@@ -57,7 +58,6 @@ run() { # run BINARY CONFIG -> prints "creates/s p50 p99 cpu_us rss_mib"
   rm -rf "$dir"
 }
 
-median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 declare -A res
 for r in $(seq 1 "$ROUNDS"); do
   for cfg in default api; do

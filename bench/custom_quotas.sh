@@ -5,6 +5,7 @@
 # CONFIG=default runs allotd as shipped (scheduler and node agent on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 scripts/build.sh build >/dev/null
 ROUNDS=${ROUNDS:-3}
 REQUESTS=${REQUESTS:-20000}
@@ -21,19 +22,6 @@ start() {
 }
 stop() { kill $pid; wait $pid 2>/dev/null || true; rm -rf "$dir"; }
 post() { curl -sS --cacert "$dir/ca.crt" -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -o /dev/null --data "$2" "$url$1"; }
-# settle: wait (at most 10 s) until allotd is idle, so that a run measures
-# the requests and not the controllers still working through the setup's
-# events (the namespaces, the pool's quotas).
-settle() {
-  local prev=-1 cur
-  for _ in $(seq 1 50); do
-    cur=$(awk '{print $14 + $15}' /proc/$pid/stat)
-    [ "$prev" -ge 0 ] && [ $((cur - prev)) -le 1 ] && return 0
-    prev=$cur; sleep 0.2
-  done
-}
-median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-show() { local line; line=$(cat); echo "$line" >&2; echo "$line" | sed -E 's/.*: ([0-9]+)\/s.*/\1/'; }
 run() { # run N -> pod creates/s with N custom quotas in each namespace
   start
   for i in $(seq 0 9); do

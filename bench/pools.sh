@@ -6,6 +6,7 @@
 # claim's release to the next queued claim bound (bench/pool_release.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 scripts/build.sh build >/dev/null
 NAMESPACES=${NAMESPACES:-1000}
 CLAIMS=${CLAIMS:-10000}
@@ -23,21 +24,6 @@ stop() { kill $pid; wait $pid 2>/dev/null || true; rm -rf "$dir"; }
 post() { curl -sS --cacert "$dir/ca.crt" -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -o /dev/null --data "$2" "$url$1"; }
 mkns() { for i in $(seq 0 $(($1 - 1))); do post /api/v1/namespaces "{\"metadata\":{\"name\":\"bench-$i\",\"labels\":{\"pool\":\"bench\"}}}"; done; }
 pool='{"apiVersion":"capsule.clastix.io/v1beta2","kind":"ResourcePool","metadata":{"name":"bench"},"spec":{"quota":{"hard":{"requests.cpu":"100000","pods":"1000000","limits.cpu":"100000","requests.memory":"100Ti","limits.memory":"100Ti"}},"selectors":[{"matchLabels":{"pool":"bench"}}]}}'
-# settle: wait (at most 10 s) until allotd is idle, so that a run measures
-# the requests and not the controllers still working through the setup's
-# events (the namespaces, the pool's quotas).
-settle() {
-  local prev=-1 cur
-  for _ in $(seq 1 50); do
-    cur=$(awk '{print $14 + $15}' /proc/$pid/stat)
-    [ "$prev" -ge 0 ] && [ $((cur - prev)) -le 1 ] && return 0
-    prev=$cur; sleep 0.2
-  done
-}
-median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-# show: a loadgen line to stderr, its rate to stdout (tee /dev/stderr would
-# truncate a log file stderr is redirected to)
-show() { local line; line=$(cat); echo "$line" >&2; echo "$line" | sed -E 's/.*: ([0-9]+)\/s.*/\1/'; }
 
 # claims bound per second: one pool, NAMESPACES namespaces, CLAIMS claims
 claims() { # claims alone|default -> claims/s

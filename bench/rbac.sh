@@ -7,6 +7,7 @@
 # (scheduler and node agent on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 scripts/build.sh build >/dev/null
 ROUNDS=${ROUNDS:-3}
 REQUESTS=${REQUESTS:-20000}
@@ -27,16 +28,6 @@ binding() { # binding NS NAME KIND SUBJECT
   post "/apis/rbac.authorization.k8s.io/v1/namespaces/$1/rolebindings" \
     "{\"metadata\":{\"name\":\"$2\"},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"admin\"},\"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"$3\",\"name\":\"$4\"}]}"
 }
-settle() {
-  local prev=-1 cur
-  for _ in $(seq 1 50); do
-    cur=$(awk '{print $14 + $15}' /proc/$pid/stat)
-    [ "$prev" -ge 0 ] && [ $((cur - prev)) -le 1 ] && return 0
-    prev=$cur; sleep 0.2
-  done
-}
-median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-show() { local line; line=$(cat); echo "$line" >&2; echo "$line" | sed -E 's/.*: ([0-9]+)\/s.*/\1/'; }
 run() { # run admin|tenant [allotd flags...] -> pod creates/s
   local who=$1; shift
   start "$@"
