@@ -29,6 +29,7 @@
 #include "server/inflight.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/ui.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -147,6 +148,10 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, resp *rs)
             stream_free_cb(st);
             return MHD_NO;
         }
+    } else if (rs->fixed) {
+        r = MHD_create_response_from_buffer(rs->fixed_len, (void *)rs->fixed,
+                                            MHD_RESPMEM_PERSISTENT);
+        if (!r) return MHD_NO;
     } else {
         char *body = rs->raw;
         size_t len = rs->raw_len;
@@ -166,6 +171,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, resp *rs)
                             rs->content_type ? rs->content_type : "application/json");
     MHD_add_response_header(r, "Cache-Control", "no-cache, private");
     add_warnings(r, rs->warnings);
+    for (const char *const *h = rs->headers; h && h[0]; h += 2)
+        MHD_add_response_header(r, h[0], h[1]);
     if (rs->retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof ra, "%d", rs->retry_after);
@@ -271,6 +278,26 @@ static bool take_seat(server *srv, req *rq, resp *rs)
     return false;
 }
 
+/* The dashboard's files (server/ui.h): no data in them, so no identity is
+ * needed to fetch them; every API call the page makes is authenticated. */
+static void serve_ui(req *rq, resp *rs)
+{
+    rq->verb = "UI";
+    rs->headers = ui_headers;
+    if (strcmp(rq->method, "GET") && strcmp(rq->method, "HEAD")) {
+        resp_errf(rs, API_METHOD_NOT_ALLOWED, "the dashboard's files are read-only");
+        return;
+    }
+    const ui_asset *a = ui_find(rq->path);
+    if (!a) {
+        resp_errf(rs, API_NOT_FOUND, "the page \"%s\" is not part of the dashboard", rq->path);
+        return;
+    }
+    rs->fixed = a->data;
+    rs->fixed_len = a->len;
+    rs->content_type = a->type;
+}
+
 /* Routing sees only cs->path, the raw path: libmicrohttpd's decoded url
  * would let "%00" and "%2f" change which object a request names. */
 static void handle(http_server *h, struct MHD_Connection *c, const char *method, conn_state *cs,
@@ -296,6 +323,10 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *method,
         rs->raw_len = rs->raw ? strlen(rs->raw) : 0;
         rs->content_type = "text/plain; charset=utf-8";
         if (srv->stopping) rs->code = 503;
+        return;
+    }
+    if (ui_path(url)) {
+        serve_ui(rq, rs);
         return;
     }
     const char *authz =

@@ -74,6 +74,9 @@ typedef struct resp {
     stream st;                /* when st.read is set: a streamed body */
     json_t *warnings;         /* warning texts (owned), sent as `Warning: 299 - "..."` */
     int retry_after;          /* seconds for a Retry-After header, 0 for none */
+    const void *fixed;        /* a body that outlives the response (not freed), or NULL */
+    size_t fixed_len;
+    const char *const *headers; /* more headers: name, value, ..., NULL (static), or NULL */
 } resp;
 
 /* Set a JSON body / an error Status. */
