@@ -29,6 +29,8 @@
 #include <stdbool.h>
 
 #define POOL_GROUP "capsule.clastix.io"
+/* The label naming the pool on the ResourceQuota it keeps in each namespace. */
+#define POOL_LABEL "projectcapsule.dev/pool"
 #define POOL_VERSION "v1beta2"
 /* Capsule's release annotation: a claim asks to be released when its value
  * is "true", case-insensitively (pkg/api/meta/annotations.go). */

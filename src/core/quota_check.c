@@ -543,6 +543,29 @@ static int old_matched(ctx *c, const qinfo *qi, char *err, size_t n)
     return quota_scopes_matches(qi->p->scopes, subj, err, n);
 }
 
+static char *exceeded_text(const qinfo *qi, const rlist *nu);
+
+/* Each quota the request concerns, told to rq->explain (see quota_request):
+ * what charge() would decide for it alone. Best effort: a quota whose
+ * verdict cannot be worked out (out of memory, a usage too precise) is told
+ * with after NULL. */
+static void explain_all(ctx *c)
+{
+    for (size_t i = 0; c->rq->explain && i < c->n; i++) {
+        const qinfo *qi = &c->qs[i];
+        if (!qi->interesting) continue;
+        bool changed, over;
+        rlist *req = rl_mask(qi->delta, qi->p->hard);
+        rlist *nu = req ? rl_add_masked(qi->used, qi->delta, qi->p->hard, &changed, &over) : NULL;
+        bool check = !streq(c->rq->subresource, "status");
+        char *msg = nu && check && over ? exceeded_text(qi, nu) : NULL;
+        c->rq->explain(c->rq->explain_arg, qi->p->name, qi->p->hard, qi->used, req, nu, msg);
+        free(msg);
+        rl_free(nu);
+        rl_free(req);
+    }
+}
+
 /* Per quota: the old object's usage is subtracted only for quotas that also
  * matched the old object; a quota the object newly falls into gets it all.
  * Returns DONE (allowed, nothing to charge) when every delta is empty. */
@@ -564,6 +587,7 @@ static int compute_deltas(ctx *c)
         if (!d) return QUOTA_ENOMEM;
         any = rl_len(d) > 0;
     }
+    explain_all(c);
     return any ? 0 : DONE;
 }
 
@@ -619,7 +643,9 @@ static int check_scope_coverage(ctx *c)
 /* The denial, from the new usage `nu`: requested = delta masked to hard, and
  * the requested names whose new usage is over hard. Only run on a denial, so
  * it is written with the plain list operations, as upstream. */
-static int exceeded(ctx *c, const qinfo *qi, const rlist *nu)
+/* Upstream's "exceeded quota: ..." text for quota qi at new usage nu: the
+ * keys this request raises past hard. NULL when out of memory. */
+static char *exceeded_text(const qinfo *qi, const rlist *nu)
 {
     const rlist *hard = qi->p->hard;
     rlist *req = rl_mask(qi->delta, hard), *masked = req ? rl_mask(nu, req) : NULL;
@@ -627,8 +653,8 @@ static int exceeded(ctx *c, const qinfo *qi, const rlist *nu)
     rlist *r = over ? rl_mask(req, over) : NULL, *u = r ? rl_mask(qi->used, over) : NULL;
     rlist *h = u ? rl_mask(hard, over) : NULL;
     char *rs = h ? render(r, false) : NULL, *us = h ? render(u, false) : NULL;
-    char *hs = h ? render(h, false) : NULL;
-    int rc = rs && us && hs ? deny(c, 403, MSG_EXCEEDED, qi->p->name, rs, us, hs) : QUOTA_ENOMEM;
+    char *hs = h ? render(h, false) : NULL, *msg = NULL;
+    if (rs && us && hs && asprintf(&msg, MSG_EXCEEDED, qi->p->name, rs, us, hs) < 0) msg = NULL;
     free(rs);
     free(us);
     free(hs);
@@ -638,6 +664,14 @@ static int exceeded(ctx *c, const qinfo *qi, const rlist *nu)
     rl_free(r);
     rl_free(u);
     rl_free(h);
+    return msg;
+}
+
+static int exceeded(ctx *c, const qinfo *qi, const rlist *nu)
+{
+    char *msg = exceeded_text(qi, nu);
+    int rc = msg ? deny(c, 403, "%s", msg) : QUOTA_ENOMEM;
+    free(msg);
     return rc;
 }
 

@@ -43,6 +43,16 @@ typedef struct quota_request {
     int usage_rc;          /* with `usage`: quota_usage's result */
     bool deferred;         /* deferred ResourceQuota namespace: an unassigned pod charges no
                               cpu/memory here (core/deferred.h); "must specify" still applies */
+    /* Optional (explanations: what a write would do, QuotaReview): called for
+     * each quota the request concerns, in order, once its change is known and
+     * before anything is decided: its hard, its usage now, what the request
+     * adds to hard's names (negative for a decrease), the usage it would have
+     * (NULL: cannot be worked out), and upstream's "exceeded quota: ..." text
+     * when the request would take it past hard (else NULL). All borrowed for
+     * the call. NULL: not called. */
+    void (*explain)(void *arg, const char *quota, const rlist *hard, const rlist *used,
+                    const rlist *requested, const rlist *after, const char *exceeded);
+    void *explain_arg;
 } quota_request;
 
 typedef struct quota_result {

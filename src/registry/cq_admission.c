@@ -24,6 +24,7 @@
 
 #include "api/objects.h"
 #include "registry/cq_books.h"
+#include "registry/explain.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,21 @@ static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t 
     return rc;
 }
 
+/* Capsule's words for quota x refusing a write that would take its sum to
+ * `next`. */
+static void exceeds_text(const match *x, const qty *next, reg_op op, char *buf, size_t n)
+{
+    char req[QTY_STR_MAX], cur[QTY_STR_MAX], lim[QTY_STR_MAX];
+    fmt_qty(&x->usage, req, sizeof req);
+    fmt_qty(next, cur, sizeof cur);
+    fmt_qty(cq_limit(x->b->q), lim, sizeof lim);
+    snprintf(buf, n,
+             "%s resource exceeds limit for %s \"%s\" (requested=%s, currentUsed=%s, "
+             "available=0, limit=%s, inflightReserved=0)",
+             op == REG_CREATE ? "creating" : "updating", type_name(x->b), x->b->name, req, cur,
+             lim);
+}
+
 /* The first quota, in Capsule's order, that the increase would take past
  * its limit (never on a status update). */
 static int check(const api_kind *k, reg_op op, const char *sub, const json_t *obj, matches *m,
@@ -241,18 +257,44 @@ static int check(const api_kind *k, reg_op op, const char *sub, const json_t *ob
         }
     }
     if (x) {
-        char req[64], cur[64], lim[64], msg[800];
-        fmt_qty(&x->usage, req, sizeof req);
-        fmt_qty(&next, cur, sizeof cur);
-        fmt_qty(cq_limit(x->b->q), lim, sizeof lim);
-        snprintf(msg, sizeof msg,
-                 "%s resource exceeds limit for %s \"%s\" (requested=%s, currentUsed=%s, "
-                 "available=0, limit=%s, inflightReserved=0)",
-                 op == REG_CREATE ? "creating" : "updating", type_name(x->b), x->b->name, req,
-                 cur, lim);
+        char msg[800];
+        exceeds_text(x, &next, op, msg, sizeof msg);
         return forbid(e, k, meta(obj, "name"), msg);
     }
     return 0;
+}
+
+/* ---- explanations (registry/explain.h) ---- */
+
+/* One entry per quota that counts (or counted) the object: its sum now, what
+ * the write adds to it and the sum it would have, against its limit. */
+static void explain(reg_explain *xp, reg_op op, const char *sub, const matches *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        const match *x = &m->v[i];
+        if (!x->counts && !x->claim) continue;
+        json_t *en = reg_explain_entry(xp, type_name(x->b), x->b->global ? NULL : x->b->ns,
+                                       x->b->name);
+        if (!en) return;
+        qty was = old_net(x), add = x->counts ? x->net : qty_zero(QTY_DECIMAL_SI);
+        qty now = qty_sign(&x->b->sum) < 0 ? qty_zero(QTY_DECIMAL_SI) : x->b->sum;
+        qty delta = add, after = x->b->sum;
+        if (qty_sub(&delta, &was) != 0 || qty_add(&after, &delta) != 0) continue;
+        if (qty_sign(&after) < 0) after = qty_zero(QTY_DECIMAL_SI);
+        char h[QTY_STR_MAX], u[QTY_STR_MAX], r[QTY_STR_MAX], a[QTY_STR_MAX];
+        fmt_qty(cq_limit(x->b->q), h, sizeof h);
+        fmt_qty(&now, u, sizeof u);
+        fmt_qty(&delta, r, sizeof r);
+        fmt_qty(&after, a, sizeof a);
+        bool over = strcmp(sub, "status") && qty_sign(&delta) > 0 &&
+                    qty_cmp(&after, cq_limit(x->b->q)) > 0;
+        reg_explain_row(en, "usage", h, u, r, a, over);
+        if (over) {
+            char msg[800];
+            exceeds_text(x, &after, op, msg, sizeof msg);
+            reg_explain_deny(en, msg);
+        }
+    }
 }
 
 /* The books take what was decided. */
@@ -306,7 +348,10 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
         cq_ident_done(&id);
     } else if (m.n && op != REG_DELETE) {
         rc = evaluate(k, op, sub, obj, &m, e);
+        bool evaluated = rc == 0;
         if (rc == 0) rc = check(k, op, sub, obj, &m, e);
+        reg_explain *xp = reg_explain_current();
+        if (xp && evaluated) explain(xp, op, sub, &m);
         if (rc == 0 && !dry_run) rc = apply(t, k, obj, &m, e);
     }
     free(m.v);

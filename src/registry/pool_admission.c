@@ -24,6 +24,7 @@
 #include "api/pool_kinds.h"
 #include "core/pool.h"
 #include "registry/events.h"
+#include "registry/explain.h"
 #include "registry/pool_books.h"
 #include "registry/quota_admission.h"
 #include "registry/quota_cache.h"
@@ -35,7 +36,6 @@
 #include <string.h>
 
 #define RQ_PREFIX "capsule-pool-"
-#define POOL_LABEL "projectcapsule.dev/pool"
 #define MANAGED_LABEL "projectcapsule.dev/managed-by"
 
 static const api_kind *claims_kind, *pools_kind;
@@ -695,6 +695,40 @@ static int leave_old(store_txn *t, const json_t *old, const char *except, api_er
 
 /* A claim created or changed: it enters its pool, is resized in it, moves,
  * is released (and queued again), or waits outside any pool. */
+/* The pool's entry in an explanation (registry/explain.h): per claimed
+ * resource, the pool's allocation before the claim, and with it, against its
+ * hard; the outcome is the claim's (Bound, or why it waits in the queue). A
+ * claim is never refused for want of room: it queues. */
+static void explain_claim(reg_explain *xp, const pool_book *b, const rlist *before,
+                          const json_t *claim)
+{
+    json_t *en = reg_explain_entry(xp, "ResourcePool", NULL, b->name);
+    rlist *req = en ? pb_rl(pb_get(pb_get(claim, "spec"), "claim")) : NULL;
+    for (size_t i = 0; req && i < rl_len(req); i++) {
+        const char *name = rl_name(req, i);
+        const qty *h = rl_get(b->hard, name), *u = rl_get(before, name);
+        qty after = u ? *u : qty_zero(QTY_DECIMAL_SI);
+        char hs[QTY_STR_MAX] = "", us[QTY_STR_MAX], rs[QTY_STR_MAX], as[QTY_STR_MAX];
+        if (h) qty_format_str(h, hs, sizeof hs);
+        qty_format_str(&after, us, sizeof us);
+        qty_format_str(rl_qty(req, i), rs, sizeof rs);
+        bool fits = qty_add(&after, rl_qty(req, i)) == 0;
+        qty_format_str(&after, as, sizeof as);
+        reg_explain_row(en, name, h ? hs : NULL, us, rs, fits ? as : NULL,
+                        !h || !fits || qty_cmp(&after, h) > 0);
+    }
+    rl_free(req);
+    if (!en) return;
+    const json_t *status = pb_get(claim, "status"), *bound = cond_get(status, "Bound"),
+                 *ex = cond_get(status, "Exhausted");
+    if (bound && (!strcmp(pb_str(bound, "reason"), "Unused") ||
+                  !strcmp(pb_str(bound, "reason"), "InUse")))
+        json_object_set_new(en, "outcome", json_string("Bound"));
+    else
+        json_object_set_new(en, "outcome", json_sprintf("Queued: %s", ex ? pb_str(ex, "message")
+                                                                          : "not bound"));
+}
+
 static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_t *old,
                        bool release, api_err *e)
 {
@@ -739,7 +773,16 @@ static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_
         status_out(obj, "resourcepool not available", now);
         return book_leave(t, en, ns, uid, e);
     }
-    return book_enter(t, en, obj, e);
+    reg_explain *xp = reg_explain_current();
+    rlist *before = xp ? rl_new() : NULL;
+    if (before && pool_allocation(b->state, &b->view, before, NULL) != POOL_OK) {
+        rl_free(before);
+        before = NULL;
+    }
+    int rc = book_enter(t, en, obj, e);
+    if (rc == 0 && before) explain_claim(xp, pool_book_value(en), before, obj);
+    rl_free(before);
+    return rc;
 }
 
 static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, const json_t *old,

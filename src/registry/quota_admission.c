@@ -22,9 +22,11 @@
 #include "registry/quota_admission.h"
 
 #include "api/core_validation.h"
+#include "api/pool_kinds.h"
 #include "api/yaml.h"
 #include "core/deferred.h"
 #include "core/quota_check.h"
+#include "registry/explain.h"
 #include "registry/quota_cache.h"
 #include "registry/quota_deferred.h"
 #include "registry/quota_ledger.h"
@@ -395,6 +397,53 @@ static int check_unevaluable_old(quota_request *rq, const quota_view *views, siz
     return rc;
 }
 
+/* ---- explanations (registry/explain.h) ---- */
+
+typedef struct explain_ctx {
+    reg_explain *x;
+    const char *ns;
+    const ql_view *qs;
+    size_t n;
+} explain_ctx;
+
+static void qty_text(const rlist *l, const char *name, char buf[QTY_STR_MAX])
+{
+    const qty *q = l ? rl_get(l, name) : NULL;
+    qty z = qty_zero(QTY_DECIMAL_SI);
+    qty_format_str(q ? q : &z, buf, QTY_STR_MAX);
+}
+
+/* quota_request.explain: one entry per quota, a row per name of hard the
+ * request changes. A quota a ResourcePool keeps says which pool. */
+static void explain_quota(void *arg, const char *quota, const rlist *hard, const rlist *used,
+                          const rlist *requested, const rlist *after, const char *exceeded)
+{
+    explain_ctx *c = arg;
+    json_t *en = reg_explain_entry(c->x, "ResourceQuota", c->ns, quota);
+    if (!en) return;
+    for (size_t i = 0; i < c->n; i++) {
+        const json_t *q = quota_prepared_json(c->qs[i].prep);
+        if (strcmp(quota_prepared_name(c->qs[i].prep), quota)) continue;
+        const char *pool = json_string_value(json_object_get(
+            json_object_get(json_object_get(q, "metadata"), "labels"), POOL_LABEL));
+        if (pool) json_object_set_new(en, "pool", json_string(pool));
+        break;
+    }
+    for (size_t i = 0; i < rl_len(requested); i++) {
+        const char *name = rl_name(requested, i);
+        char h[QTY_STR_MAX], u[QTY_STR_MAX], r[QTY_STR_MAX], a[QTY_STR_MAX];
+        qty_text(hard, name, h);
+        qty_text(used, name, u);
+        qty_format_str(rl_qty(requested, i), r, sizeof r);
+        qty_text(after, name, a);
+        const qty *nq = after ? rl_get(after, name) : NULL, *hq = rl_get(hard, name);
+        bool over = exceeded && nq && hq && qty_sign(rl_qty(requested, i)) > 0 &&
+                    qty_cmp(nq, hq) > 0;
+        reg_explain_row(en, name, h, u, r, after ? a : NULL, over);
+    }
+    if (exceeded) reg_explain_deny(en, exceeded);
+}
+
 static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const char *sub,
                             const ql_view *qs, size_t n, const json_t *obj, const json_t *old,
                             bool deferred, bool dry_run, api_err *e)
@@ -410,6 +459,11 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
                         .limited = limited_resources,
                         .deferred = deferred,
                         .now = QUOTA_NOW};
+    explain_ctx xc = {reg_explain_current(), ns, qs, n};
+    if (xc.x) {
+        rq.explain = explain_quota;
+        rq.explain_arg = &xc;
+    }
     /* The object's usage, once: for the check, then for the store's index. */
     rlist *usage = rl_new();
     quota_view *views = usage ? calloc(n ? n : 1, sizeof *views) : NULL;

@@ -4,6 +4,7 @@
 #include "api/objects.h"
 #include "api/pod_resize.h"
 #include "api/validation.h"
+#include "registry/explain.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -184,15 +185,25 @@ static int namespace_admit(store_txn *t, const api_kind *k, const char *ns, cons
 static _Atomic unsigned long allowed;
 static _Atomic unsigned long denied[MAX_ADMISSION][API_NCODES];
 
+/* Plugins in order; the first denial decides. An explanation (explain.h)
+ * runs the plugins after a denial too, so that each describes what applies;
+ * their own errors are dropped (the write fails with the first). */
 static int run_admission(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
                          const json_t *old, bool dry_run, api_err *e)
 {
-    for (size_t i = 0; i < nadmission; i++)
-        if (admission[i]->admit(t, k, op, sub, obj, old, dry_run, e) != 0) {
-            int c = (int)e->code < API_NCODES ? (int)e->code : (int)API_INTERNAL;
-            atomic_fetch_add_explicit(&denied[i][c], 1, memory_order_relaxed);
-            return -1;
+    bool explaining = reg_explain_current() != NULL;
+    for (size_t i = 0; i < nadmission; i++) {
+        if (admission[i]->admit(t, k, op, sub, obj, old, dry_run, e) == 0) continue;
+        int c = (int)e->code < API_NCODES ? (int)e->code : (int)API_INTERNAL;
+        atomic_fetch_add_explicit(&denied[i][c], 1, memory_order_relaxed);
+        for (size_t j = i + 1; explaining && j < nadmission; j++) {
+            api_err ignored;
+            api_err_init(&ignored);
+            admission[j]->admit(t, k, op, sub, obj, old, dry_run, &ignored);
+            api_err_clear(&ignored);
         }
+        return -1;
+    }
     atomic_fetch_add_explicit(&allowed, 1, memory_order_relaxed);
     return 0;
 }

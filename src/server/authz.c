@@ -274,7 +274,7 @@ static bool spec_attrs(const json_t *spec, rbac_user u, rbac_attrs *a)
     return false;
 }
 
-static json_t *review_reply(json_t *in, const char *group, const char *kind, json_t *status)
+json_t *authz_review_reply(const json_t *in, const char *group, const char *kind, json_t *status)
 {
     json_t *out = json_object();
     json_object_set_new(out, "kind", json_string(kind));
@@ -285,8 +285,8 @@ static json_t *review_reply(json_t *in, const char *group, const char *kind, jso
     meta = json_is_object(meta) ? json_copy(meta) : json_object();
     json_object_set_new(meta, "creationTimestamp", json_null());
     json_object_set_new(out, "metadata", meta);
-    json_t *spec = json_object_get(in, "spec");
-    json_object_set_new(out, "spec", json_is_object(spec) ? json_incref(spec) : json_object());
+    const json_t *spec = json_object_get(in, "spec");
+    json_object_set_new(out, "spec", json_is_object(spec) ? json_deep_copy(spec) : json_object());
     json_object_set_new(out, "status", status);
     return out;
 }
@@ -393,7 +393,7 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
         resp_errf(rs, API_INTERNAL, "out of memory");
         goto done;
     }
-    resp_json(rs, 201, review_reply(in, group, kinds[which][1], status));
+    resp_json(rs, 201, authz_review_reply(in, group, kinds[which][1], status));
 done:
     free(groups);
     json_decref(in);

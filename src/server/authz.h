@@ -53,6 +53,10 @@ void authz_resource_attrs(const req *rq, const api_kind *k, const char *ns, cons
 int authz_check_write(const req *rq, const api_kind *k, const char *ns, const json_t *obj,
                       api_err *e);
 
+/* A review's reply ({group}/v1 kind): the request's metadata and spec, and
+ * `status` (taken). */
+json_t *authz_review_reply(const json_t *in, const char *group, const char *kind, json_t *status);
+
 /* The review APIs (POST only): authorization.k8s.io/v1 selfsubjectaccessreviews,
  * subjectaccessreviews, selfsubjectrulesreviews and authentication.k8s.io/v1
  * selfsubjectreviews. True when the request was one of them (rs filled). */

@@ -18,6 +18,7 @@
 #include "core/dbuf.h"
 #include "core/selector.h"
 #include "core/urlpath.h"
+#include "registry/explain.h"
 #include "registry/registry.h"
 #include "server/authz.h"
 #include "server/filter.h"
@@ -321,6 +322,12 @@ static int typed_body(const route *rt, json_t *obj, fv_mode fv, json_t **warning
     return rc;
 }
 
+int rest_typed_object(const api_kind *k, json_t *obj, json_t **warnings, api_err *e)
+{
+    route rt = {.kind = k};
+    return typed_body(&rt, obj, FV_WARN, warnings, e);
+}
+
 /* Whether an unknown-field path also names a member of the stored object:
  * then the client did not write it (older data), and it is pruned quietly. */
 static bool stored_has(const json_t *cur, const char *path)
@@ -602,6 +609,31 @@ fail:
 
 static void do_binding(req *rq, resp *rs, const route *rt);
 
+/* ---- dry runs explain themselves (registry/explain.h) ---- */
+
+#define DRY_RUN_WARNINGS_MAX 10
+
+/* A dry run says what it met in quota: a warning per quota, pool or custom
+ * quota that applies, with the usage before and after, so that
+ * `kubectl create|apply|replace --dry-run=server` shows it (kubectl prints
+ * warnings, on a denial too). */
+static void explain_warnings(reg_explain *x, int rc, const api_err *e, json_t **warnings)
+{
+    json_t *st = reg_explain_end(x, rc, e);
+    if (json_array_size(json_object_get(st, "quotas")) && (*warnings || (*warnings = json_array())))
+        reg_explain_warnings(st, DRY_RUN_WARNINGS_MAX, *warnings);
+    json_decref(st);
+}
+
+static int explained_create(const req *rq, const route *rt, const json_t *obj, json_t **out,
+                            json_t **warnings, api_err *e)
+{
+    reg_explain *x = reg_explain_begin();
+    int rc = reg_create(rq->srv->st, rt->kind, rt->ns, obj, true, out, e);
+    explain_warnings(x, rc, e, warnings);
+    return rc;
+}
+
 static void do_create(req *rq, resp *rs, const route *rt)
 {
     api_err e;
@@ -623,12 +655,14 @@ static void do_create(req *rq, resp *rs, const route *rt)
     }
     fv_mode fv;
     json_t *obj = NULL, *out = NULL, *warnings = NULL;
+    bool dry_run = is_dry_run(rq);
     if (field_validation(rq, "CreateOptions", &fv, &e) != 0 ||
         !(obj = decode_body(rq, rt, true, &e)) || typed_body(rt, obj, fv, &warnings, &e) != 0 ||
         authz_check_write(rq, rt->kind, rt->ns, obj, &e) != 0 ||
-        reg_create(rq->srv->st, rt->kind, rt->ns, obj, is_dry_run(rq), &out, &e) != 0) {
+        (dry_run ? explained_create(rq, rt, obj, &out, &warnings, &e)
+                 : reg_create(rq->srv->st, rt->kind, rt->ns, obj, false, &out, &e)) != 0) {
         json_decref(obj);
-        json_decref(warnings);
+        rs->warnings = warnings;
         resp_err(rs, &e);
         api_err_clear(&e);
         return;
@@ -747,7 +781,7 @@ static void do_scale(req *rq, resp *rs, const route *rt, bool write, bool patch)
 
 /* ---- update and patch ---- */
 
-static json_t *mutate_replace(const json_t *cur, void *ctx, api_err *e)
+json_t *rest_replace(const json_t *cur, void *ctx, api_err *e)
 {
     return json_deep_copy(ctx);
 }
@@ -795,6 +829,7 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
     json_t *body = NULL, *out = NULL, *warnings = NULL;
     fv_mode fv;
     int rc;
+    bool dry_run = is_dry_run(rq);
     if (field_validation(rq, patch ? "PatchOptions" : "UpdateOptions", &fv, &e) != 0) {
         resp_err(rs, &e);
         api_err_clear(&e);
@@ -807,21 +842,27 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
             return;
         }
         patch_ctx pc = {rq, rt->kind, rt->ns, fv, NULL};
+        reg_explain *x = dry_run ? reg_explain_begin() : NULL;
         rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_patch, &pc,
-                        is_dry_run(rq), &out, &e);
+                        dry_run, &out, &e);
         warnings = pc.warnings;
+        if (x) explain_warnings(x, rc, &e, &warnings);
     } else {
         if (!json_content(rq)) return unsupported_media(rs, rq);
         body = decode_body(rq, rt, true, &e);
         rc = body && typed_body(rt, body, fv, &warnings, &e) == 0 &&
                      authz_check_write(rq, rt->kind, rt->ns, body, &e) == 0
-                 ? reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_replace,
-                              body, is_dry_run(rq), &out, &e)
+                 ? 0
                  : -1;
+        reg_explain *x = rc == 0 && dry_run ? reg_explain_begin() : NULL;
+        if (rc == 0)
+            rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, rest_replace, body,
+                            dry_run, &out, &e);
+        if (x) explain_warnings(x, rc, &e, &warnings);
     }
     json_decref(body);
     if (rc != 0) {
-        json_decref(warnings);
+        rs->warnings = warnings;
         resp_err(rs, &e);
         api_err_clear(&e);
         return;
@@ -1074,6 +1115,7 @@ void rest_handle(req *rq, resp *rs)
     }
     if (n == 4 && !strcmp(segs[0], "apis") && authz_serve_review(rq, rs, segs[1], segs[2], segs[3]))
         return;
+    if (quotareview_serve(rq, rs, segs, n)) return;
 
     int base;
     if (n >= 2 && !strcmp(segs[0], "api") && !strcmp(segs[1], "v1")) {

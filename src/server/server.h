@@ -3,6 +3,7 @@
 #ifndef ALLOT_SERVER_SERVER_H
 #define ALLOT_SERVER_SERVER_H
 
+#include "api/kinds.h"
 #include "api/status.h"
 #include "core/rbac.h"
 #include "server/audit.h"
@@ -87,6 +88,18 @@ void resp_errf(resp *r, api_errcode code, const char *fmt, ...)
 
 /* Entry point for everything under /api, /apis, discovery, openapi, health. */
 void rest_handle(req *rq, resp *rs);
+
+/* Decode obj (a body of kind k) in place as a create does: wrong types are a
+ * 400, unknown fields pruned with a warning (appended to *warnings, created
+ * when NULL). 0 or -1 with e set. */
+int rest_typed_object(const api_kind *k, json_t *obj, json_t **warnings, api_err *e);
+
+/* reg_mutate_fn of a replacement (PUT): the object `ctx` (a json_t *) as it is. */
+json_t *rest_replace(const json_t *cur, void *ctx, api_err *e);
+
+/* allot.dev/v1 QuotaReview (server/quotareview.c): true when the path
+ * (decoded segments) is the review's, and rs holds the answer. */
+bool quotareview_serve(req *rq, resp *rs, char segs[][256], int n);
 
 /* Watch on a collection; fills rs with a stream. */
 void watch_start(req *rq, resp *rs, const void *kind, const char *ns, const char *name);

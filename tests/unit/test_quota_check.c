@@ -138,6 +138,72 @@ done:
     free(views);
 }
 
+/* ---- explanations: what quota_request.explain is told agrees with the decision ---- */
+
+#define MAXX 8
+typedef struct told {
+    size_t n;
+    char *name[MAXX], *after[MAXX], *exceeded[MAXX];
+} told;
+
+static void tell(void *arg, const char *quota, const rlist *hard, const rlist *used,
+                 const rlist *requested, const rlist *after, const char *exceeded)
+{
+    told *t = arg;
+    assert_true(t->n < MAXX);
+    assert_non_null(hard);
+    for (size_t k = 0; k < rl_len(requested); k++) /* only names of hard */
+        assert_true(rl_has(hard, rl_name(requested, k)));
+    json_t *a = after ? rl_to_json(after) : NULL;
+    t->name[t->n] = strdup(quota);
+    t->after[t->n] = a ? used_str(a) : NULL;
+    t->exceeded[t->n++] = exceeded ? strdup(exceeded) : NULL;
+    json_decref(a);
+}
+
+/* Every vector again with an explanation: a denial for exceeding a quota is
+ * that quota's explanation, word for word; an allowed request exceeds none;
+ * a quota charged is told the usage it gets. */
+static void expect_explained(const char *id, quota_request rq, const quota_result *res, size_t nq)
+{
+    told t = {0};
+    rq.explain = tell;
+    rq.explain_arg = &t;
+    quota_result again;
+    assert_int_equal(quota_check(&rq, &again), 0);
+    assert_int_equal(again.allowed, res->allowed);
+    const char *first = NULL;
+    for (size_t i = 0; i < t.n; i++)
+        if (t.exceeded[i] && !first) first = t.exceeded[i];
+    if (res->allowed && first && strcmp(rq.subresource ? rq.subresource : "", "status"))
+        fail_msg("%s: allowed, but explained as %s", id, first);
+    if (!res->allowed && !strncmp(res->message, "exceeded quota: ", 16) &&
+        (!first || strcmp(first, res->message)))
+        fail_msg("%s: denied with %s, explained as %s", id, res->message, first ? first : "-");
+    for (size_t i = 0; res->allowed && res->used && i < nq; i++) {
+        if (!res->used[i]) continue;
+        const char *qn = json_string_value(
+            json_object_get(json_object_get(json_array_get(rq.quotas, i), "metadata"), "name"));
+        char *want = used_str(res->used[i]);
+        bool found = false;
+        for (size_t j = 0; j < t.n; j++)
+            if (!strcmp(t.name[j], qn ? qn : "")) {
+                found = true;
+                if (!t.after[j] || strcmp(t.after[j], want))
+                    fail_msg("%s: %s charged %s, explained %s", id, qn, want,
+                             t.after[j] ? t.after[j] : "-");
+            }
+        if (!found) fail_msg("%s: %s charged, not explained", id, qn);
+        free(want);
+    }
+    for (size_t i = 0; i < t.n; i++) {
+        free(t.name[i]);
+        free(t.after[i]);
+        free(t.exceeded[i]);
+    }
+    quota_result_cleanup(&again);
+}
+
 static void check(const char *id, tcase t, want w)
 {
     json_t *quotas = json_array();
@@ -161,6 +227,7 @@ static void check(const char *id, tcase t, want w)
     int rc = quota_check(&rq, &res);
     if (rc) fail_msg("%s: quota_check returned %d", id, rc);
     expect_views_agree(id, &rq, rc, &res);
+    expect_explained(id, rq, &res, nq);
     if (res.allowed != w.allowed)
         fail_msg("%s: allowed=%d want %d (%s)", id, res.allowed, w.allowed,
                  res.message ? res.message : "");
