@@ -34,15 +34,20 @@ pod p2 250m 15Gi | k create -n test -f - >/dev/null
 pod p3 250m 10Gi | k create -n test -f - >/dev/null
 before='{"cpu":"1","memory":"50Gi","pods":"3"}'
 expect_eq "used before the dry runs" "$(used test quota)" "$before"
-out=$(pod allowed-pod 100m 2Gi | k create -n test --dry-run=server -f - 2>&1) ||
-  fail "A2: dry-run create denied: $out"
+out=$(pod allowed-pod 100m 2Gi | k create -n test --dry-run=server -f - 2>"$E2E_DIR/a2.err") ||
+  fail "A2: dry-run create denied: $out $(cat "$E2E_DIR/a2.err")"
 expect_eq "A2 dry run" "$out" "pod/allowed-pod created (server dry run)"
+# (allot's addition: the dry run's warning shows the quota before and after)
+expect_eq "A2 dry run warning" "$(cat "$E2E_DIR/a2.err")" \
+  "Warning: ResourceQuota test/quota: cpu 1 + 100m = 1100m of 3; memory 50Gi + 2Gi = 52Gi of 100Gi; pods 3 + 1 = 4 of 5"
 expect_eq "A2: a dry run charges nothing" "$(used test quota)" "$before"
 if out=$(pod not-allowed-pod 100m 60Gi | k create -n test --dry-run=server -f - 2>&1); then
   fail "A3: dry run over quota was allowed: $out"
 fi
-expect_eq "A3 dry run denied" "$out" \
+expect_eq "A3 dry run denied" "$(grep -v '^Warning: ' <<<"$out")" \
   'Error from server (Forbidden): error when creating "STDIN": pods "not-allowed-pod" is forbidden: exceeded quota: quota, requested: memory=60Gi, used: memory=50Gi, limited: memory=100Gi'
+expect_contains "A3 dry run warning" "$out" \
+  "Warning: ResourceQuota test/quota: cpu 1 + 100m = 1100m of 3; memory 50Gi + 60Gi = 110Gi of 100Gi (exceeded); pods 3 + 1 = 4 of 5"
 expect_eq "A3: a denied dry run charges nothing" "$(used test quota)" "$before"
 k get pod allowed-pod -n test >/dev/null 2>&1 && fail "a dry-run pod was stored"
 
