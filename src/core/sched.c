@@ -1017,17 +1017,65 @@ int sched_pick_sampled(const json_t *pod, const sched_node *nodes, size_t n, sch
 
 /* ---- quota PreFilter message ----------------------------------------------------------------- */
 
+/* The message's pieces, shared by the writer and the reader below: the
+ * message starts QUOTA_MSG_ZERO "<N>" QUOTA_MSG_NODES QUOTA_MSG_EXCEEDED
+ * "<quota>" QUOTA_MSG_REQUESTED. */
+#define QUOTA_MSG_ZERO "0/"
+#define QUOTA_MSG_NODES " nodes are available: "
+#define QUOTA_MSG_EXCEEDED "quota exceeded: "
+#define QUOTA_MSG_REQUESTED ", requested: "
+/* The message up to the requested amounts; its arguments: N, the quota's name. */
+#define QUOTA_MSG_HEAD                                                                             \
+    QUOTA_MSG_ZERO "%zu" QUOTA_MSG_NODES QUOTA_MSG_EXCEEDED "%s" QUOTA_MSG_REQUESTED
+
 int sched_quota_message(dbuf *out, size_t nnodes, const char *quota, const char *requested,
                         const char *used, const char *limited)
 {
     if (nnodes == 0) /* upstream stops before PreFilter when there is no node */
         return dbuf_adds(out, SCHED_MSG_NO_NODES) ? SCHED_ENOMEM : 0;
     DBUF_TRY(dbuf_printf(out,
-                         "0/%zu nodes are available: quota exceeded: %s, requested: %s, used: %s, "
-                         "limited: %s. preemption: 0/%zu nodes are available: %zu %s.",
+                         QUOTA_MSG_HEAD "%s, used: %s, limited: %s. preemption: 0/%zu nodes are "
+                                        "available: %zu %s.",
                          nnodes, quota, requested, used, limited, nnodes, nnodes,
                          SCHED_MSG_NOT_HELPFUL));
     return 0;
+}
+
+int sched_quota_message_quota(const char *msg, const char **name, size_t *len)
+{
+    if (!msg || !has_prefix(msg, QUOTA_MSG_ZERO)) return 0;
+    const char *p = msg + strlen(QUOTA_MSG_ZERO);
+    size_t digits = strspn(p, "0123456789");
+    if (!digits) return 0;
+    p += digits;
+    if (!has_prefix(p, QUOTA_MSG_NODES)) return 0;
+    p += strlen(QUOTA_MSG_NODES);
+    if (!has_prefix(p, QUOTA_MSG_EXCEEDED)) return 0;
+    p += strlen(QUOTA_MSG_EXCEEDED);
+    /* A quota's name is a DNS subdomain: it never holds the ',' that ends it. */
+    size_t n = strcspn(p, ", ");
+    if (!n || !has_prefix(p + n, QUOTA_MSG_REQUESTED)) return 0;
+    *name = p;
+    *len = n;
+    return 1;
+}
+
+void sched_pod_pending_quota(const json_t *pod, char *buf, size_t n)
+{
+    if (n) buf[0] = '\0';
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+    {
+        if (strcmp(jstr(c, "type"), SCHED_COND_SCHEDULED) != 0) continue;
+        const char *name;
+        size_t len;
+        if (!strcmp(jstr(c, "status"), "False") &&
+            !strcmp(jstr(c, "reason"), SCHED_REASON_UNSCHEDULABLE) &&
+            sched_quota_message_quota(jstr(c, "message"), &name, &len) && n)
+            snprintf(buf, n, "%.*s", len < INT_MAX ? (int)len : INT_MAX, name);
+        return; /* one PodScheduled condition: the first is the one */
+    }
 }
 
 int sched_quota_message_rl(dbuf *out, size_t nnodes, const char *quota, const rlist *requested,

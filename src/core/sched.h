@@ -171,6 +171,23 @@ int sched_quota_message(dbuf *out, size_t nnodes, const char *quota, const char 
 int sched_quota_message_rl(dbuf *out, size_t nnodes, const char *quota, const rlist *requested,
                            const rlist *used, const rlist *limited);
 
+/* The condition the scheduler writes on a pod it cannot place (type, and the
+ * reason of a pod that waits on quota or on nodes). */
+#define SCHED_COND_SCHEDULED "PodScheduled"
+#define SCHED_REASON_UNSCHEDULABLE "Unschedulable"
+
+/* The quota a sched_quota_message names (nnodes >= 1): 1 with *name and *len
+ * the quota's name inside msg, or 0 when msg is not such a message - a
+ * FitError, SCHED_MSG_NO_NODES, or any text that merely mentions quota. The
+ * message is read with the pieces sched_quota_message writes it with. */
+int sched_quota_message_quota(const char *msg, const char **name, size_t *len);
+
+/* The ResourceQuota an unscheduled pod waits on, from its PodScheduled
+ * condition (status False, reason Unschedulable, a sched_quota_message), into
+ * buf (truncated to n - 1 bytes); "" for every other pod. What the field
+ * selector status.pendingOnQuota reads (api/kinds.c). */
+void sched_pod_pending_quota(const json_t *pod, char *buf, size_t n);
+
 /* Queue order (PrioritySort): <0 when a goes first. Higher spec.priority first
  * (absent = 0), then the earlier metadata.creationTimestamp (RFC 3339; a missing
  * or unparsable one sorts last), then namespace, then name. */
