@@ -39,11 +39,16 @@ typedef enum {
     API_NAME_PATH,      /* path segment only (nodes, events, priorityclasses) */
 } api_name_rule;
 
-/* A field-selector label and where its value lives in the object. */
+/* A field-selector label and where its value lives in the object: at a path,
+ * or - for a value no single field holds - computed by `derive`. */
 typedef struct api_field {
     const char *label; /* "spec.nodeName" */
-    const char *path;  /* dotted path, usually equal to label */
+    const char *path;  /* dotted path, usually equal to label (unused with derive) */
     const char *dflt;  /* value when absent (e.g. "false"), or NULL for "" */
+    /* Optional: the value derived from the whole object, written to buf
+     * (NUL-terminated, at most n - 1 bytes; "" for none). Pure: it sees only
+     * the object, as the index is computed on every write and at load. */
+    void (*derive)(const json_t *obj, char *buf, size_t n);
 } api_field;
 
 typedef struct api_kind api_kind;
