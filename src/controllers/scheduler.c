@@ -36,6 +36,7 @@
 #include "registry/quota_deferred.h"
 #include "registry/registry.h"
 #include "server/log.h"
+#include "server/metrics_util.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -61,6 +62,8 @@ typedef struct qentry { /* a pod waiting to be scheduled */
     bool recheck;           /* blocked while binds were in flight in its namespace */
     bool in_flight;         /* assumed, binding */
     char quota[128];        /* the quota blocking it, when blocked on quota */
+    rlist *demand;          /* and what it would add to that quota (owned; NULL
+                             * unless blocked on quota): quota_deferred_prefilter's */
     unsigned long msg_hash; /* last condition written, to avoid rewrites */
 } qentry;
 
@@ -476,6 +479,15 @@ static void set_due(scheduler *s, qentry *q, int64_t ms)
     if (ms < s->earliest) s->earliest = ms;
 }
 
+/* q no longer waits on a quota: forget which one, and its demand (every
+ * path that clears `blocked` or stops a pod waiting on quota comes here). */
+static void quota_unblock(qentry *q)
+{
+    q->quota[0] = '\0';
+    rl_free(q->demand);
+    q->demand = NULL;
+}
+
 /* Only keys are kept per waiting pod (10^5 parsed pods would cost GiBs);
  * the pod is read from the store when its turn comes. */
 static void set_pod(qentry *q, const store_obj *o, const json_t *pod)
@@ -496,6 +508,7 @@ static void queue_add(scheduler *s, const store_obj *o, const json_t *pod)
         set_pod(q, o, pod);
         if (q->spec != before && !q->in_flight) {
             q->blocked = false;
+            quota_unblock(q);
             set_due(s, q, 0);
         }
         return;
@@ -513,6 +526,7 @@ static void queue_add(scheduler *s, const store_obj *o, const json_t *pod)
 static void qentry_free(qentry *q)
 {
     free(q->key);
+    rl_free(q->demand);
     free(q);
 }
 
@@ -534,6 +548,7 @@ static void wake_blocked(scheduler *s, const char *ns, bool rechecks_only)
         qentry *q = v;
         if (q->blocked && (q->recheck || !rechecks_only) && !strncmp(q->key, prefix, plen)) {
             q->blocked = q->recheck = false;
+            quota_unblock(q);
             set_due(s, q, 0);
         }
     }
@@ -735,9 +750,10 @@ static json_t *mutate_condition(const json_t *cur, void *ctx, api_err *e)
     json_t *cd;
     json_array_foreach(conds, i,
                        cd) if (!strcmp(json_string_value(json_object_get(cd, "type")) ?: "",
-                                       "PodScheduled")) break;
-    json_t *cond = json_pack("{s:s, s:s, s:n, s:s, s:s}", "type", "PodScheduled", "status", "False",
-                             "lastProbeTime", "lastTransitionTime", now, "reason", c->reason);
+                                       SCHED_COND_SCHEDULED)) break;
+    json_t *cond =
+        json_pack("{s:s, s:s, s:n, s:s, s:s}", "type", SCHED_COND_SCHEDULED, "status", "False",
+                  "lastProbeTime", "lastTransitionTime", now, "reason", c->reason);
     if (c->message) json_object_set_new(cond, "message", json_string(c->message));
     if (i < json_array_size(conds))
         json_array_set_new(conds, i, cond);
@@ -934,6 +950,7 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     split_key(q->key, ns, sizeof ns, name, sizeof name);
     if (sched_pod_gated(pod)) {
         q->blocked = true; /* a spec change (gate removed) requeues it */
+        quota_unblock(q);
         set_due(s, q, mono_ms() + BLOCKED_RETRY_MS);
         report_unschedulable(s, q, pod, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates");
@@ -943,11 +960,11 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     const sched_node *nodes = node_array(s, &n);
     dbuf msg;
     dbuf_init(&msg, 1 << 16);
-    rlist *deferred = NULL;
+    rlist *deferred = NULL, *demand = NULL;
     sched_pod *sp = NULL;
     assumed_ns *an = strmap_get(s->assumed, ns);
     int rc = nodes ? quota_deferred_prefilter(s->st, pod, an ? an->sum : NULL, NULL, 0, n,
-                                              &deferred, &msg, q->quota, sizeof q->quota)
+                                              &deferred, &msg, q->quota, sizeof q->quota, &demand)
                    : -1;
     quota_assumed *pods = rc == 1 && an ? malloc(an->n * sizeof *pods) : NULL;
     if (pods) {
@@ -959,20 +976,27 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
             pods[i] = (quota_assumed){an->v[i].key, an->v[i].deferred};
         dbuf_free(&msg);
         dbuf_init(&msg, 1 << 16);
+        rl_free(demand);
         rc = quota_deferred_prefilter(s->st, pod, NULL, pods, an->n, n, &deferred, &msg, q->quota,
-                                      sizeof q->quota);
+                                      sizeof q->quota, &demand);
         free(pods);
     }
     if (rc == 1) {
         q->blocked = true;
         q->recheck = an && an->n;
         if (q->recheck) an->rechecks++;
+        rl_free(q->demand); /* from its previous attempt, when the retry timer ran it */
+        q->demand = demand;
+        demand = NULL;
         set_due(s, q, mono_ms() + BLOCKED_RETRY_MS);
         stat_attempt("quota", mono_s() - t0);
-        report_unschedulable(s, q, pod, "Unschedulable", msg.p);
+        report_unschedulable(s, q, pod, SCHED_REASON_UNSCHEDULABLE, msg.p);
         goto out;
     }
-    q->quota[0] = '\0';
+    /* Not (or no longer) waiting on quota: a pod the retry timer ran while
+     * blocked is now waiting on nodes at most, and node events may wake it. */
+    q->blocked = q->recheck = false;
+    quota_unblock(q);
     if (rc < 0) {
         stat_attempt("error", -1);
         set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
@@ -991,7 +1015,7 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     if (rc != 0) {
         stat_attempt(rc == 1 ? "unschedulable" : "error", mono_s() - t0);
         set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
-        if (rc == 1) report_unschedulable(s, q, pod, "Unschedulable", msg.p);
+        if (rc == 1) report_unschedulable(s, q, pod, SCHED_REASON_UNSCHEDULABLE, msg.p);
         goto out;
     }
     /* Assume: count the pod on the node and its deferred usage in the namespace. */
@@ -1012,6 +1036,7 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
 out:
     sched_pod_free(sp);
     rl_free(deferred);
+    rl_free(demand); /* NULL unless blocked, and then q owns it */
     dbuf_free(&msg);
 }
 
@@ -1048,8 +1073,12 @@ static void finish_job(scheduler *s, const bind_job *j)
     if (!q) return;
     q->in_flight = false;
     if (j->result == API_FORBIDDEN) {
-        q->blocked = true; /* the re-check found the quota full: wait for usage to drop */
+        /* The re-check found the quota full: wait for usage to drop. Which
+         * quota is not known here (the PreFilter passed), so the pod is not
+         * counted as pending on one until its next attempt says. */
+        q->blocked = true;
         q->recheck = false;
+        quota_unblock(q);
         set_due(s, q, mono_ms() + BLOCKED_RETRY_MS);
     } else {
         set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
@@ -1210,6 +1239,90 @@ static void *run(void *arg)
 
 static scheduler *running; /* for metrics; one scheduler per process */
 
+/* The pods waiting on one quota: how many, and the sum of their demand. */
+typedef struct pending_sum {
+    char *key; /* "<ns>\x1f<quota>", its key in the sums */
+    char *ns, *quota;
+    long pods;
+    rlist *demand;
+    bool partial; /* a sum failed (out of memory): the demand is not reported */
+} pending_sum;
+
+static void pending_sum_free(pending_sum *p)
+{
+    if (!p) return;
+    free(p->key);
+    free(p->ns);
+    free(p->quota);
+    rl_free(p->demand);
+    free(p);
+}
+
+/* Sum the blocked entries per (namespace, quota) into sums (key -> owned
+ * pending_sum). Holds mu, briefly: one pass over the queue and a list
+ * addition per pod waiting on quota; the text is written after mu is
+ * released. A quota whose sum cannot be made (out of memory) is left out. */
+static void sum_pending(scheduler *s, strmap *sums)
+{
+    pthread_mutex_lock(&s->mu);
+    void *v;
+    for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) {
+        qentry *q = v;
+        if (!q->blocked || !q->quota[0]) continue;
+        char ns[256], name[256], k[512];
+        split_key(q->key, ns, sizeof ns, name, sizeof name);
+        snprintf(k, sizeof k, "%s\x1f%s", ns, q->quota);
+        pending_sum *p = strmap_get(sums, k);
+        if (!p) {
+            p = calloc(1, sizeof *p);
+            if (!p || !(p->key = strdup(k)) || !(p->ns = strdup(ns)) ||
+                !(p->quota = strdup(q->quota)) || !(p->demand = rl_new()) ||
+                strmap_put(sums, p->key, p, NULL) != 0) {
+                pending_sum_free(p);
+                continue;
+            }
+        }
+        p->pods++;
+        /* rl_add_to may leave part of a sum behind when it fails */
+        if (q->demand && !p->partial && rl_add_to(p->demand, q->demand) != 0) p->partial = true;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* allot_pods_pending_on_quota and allot_pods_pending_demand: what waits on
+ * each quota (deferred quota), the demand per resource the quota's hard
+ * names, in base units (cpu in cores, memory in bytes: MilliValue()/1000 as
+ * every quantity gauge). Both families are written (HELP and TYPE) even with
+ * no scheduler or nothing waiting. */
+static void render_pending(scheduler *s, dbuf *b)
+{
+    static const metrics_family families[] = {
+        {"allot_pods_pending_on_quota", "Pods waiting for quota, by namespace and quota."},
+        {"allot_pods_pending_demand",
+         "What the pods waiting for quota would add to it, by namespace, quota and resource "
+         "(cpu in cores, memory in bytes)."},
+    };
+    metrics_scrape sc;
+    metrics_scrape_init(&sc, families, sizeof families / sizeof *families);
+    strmap *sums = s ? strmap_new() : NULL;
+    if (sums) sum_pending(s, sums);
+    void *v;
+    for (size_t it = 0; sums && strmap_next(sums, &it, NULL, &v);) {
+        pending_sum *p = v;
+        const char *labels[] = {"namespace", p->ns, "resourcequota", p->quota, NULL, NULL, NULL};
+        metrics_sample(&sc, 0, labels, (double)p->pods);
+        labels[4] = "resource";
+        for (size_t i = 0; !p->partial && i < rl_len(p->demand); i++) {
+            labels[5] = rl_name(p->demand, i);
+            metrics_sample(&sc, 1, labels, metrics_float(qty_milli_value(rl_qty(p->demand, i))));
+        }
+        pending_sum_free(p); /* as scheduler_stop: the walk reads no key */
+    }
+    strmap_free(sums);
+    metrics_scrape_write(&sc, b);
+    metrics_scrape_free(&sc);
+}
+
 void scheduler_render_metrics(dbuf *b)
 {
     pthread_mutex_lock(&stats_mu);
@@ -1245,41 +1358,7 @@ void scheduler_render_metrics(dbuf *b)
                     "# TYPE allot_scheduler_events_dropped_total counter\n"
                     "allot_scheduler_events_dropped_total %lu\n",
                     event_recorder_dropped(s->events));
-    dbuf_printf(b, "# HELP allot_pods_pending_on_quota Pods waiting for quota, by namespace and "
-                   "quota.\n"
-                   "# TYPE allot_pods_pending_on_quota gauge\n");
-    if (!s) return;
-    strmap *counts = strmap_new();
-    pthread_mutex_lock(&s->mu);
-    void *v;
-    for (size_t it = 0; counts && strmap_next(s->queue, &it, NULL, &v);) {
-        qentry *q = v;
-        if (!q->blocked || !q->quota[0]) continue;
-        char ns[256], name[256], k[512];
-        split_key(q->key, ns, sizeof ns, name, sizeof name);
-        snprintf(k, sizeof k, "%s\x1f%s", ns, q->quota);
-        long *c = strmap_get(counts, k);
-        if (!c) {
-            char *kk = strdup(k);
-            c = calloc(1, sizeof *c);
-            if (!kk || !c || strmap_put(counts, kk, c, NULL) != 0) {
-                free(kk);
-                free(c);
-                continue;
-            }
-        }
-        (*c)++;
-    }
-    pthread_mutex_unlock(&s->mu);
-    const char *k;
-    for (size_t it = 0; counts && strmap_next(counts, &it, &k, &v);) {
-        const char *sep = strchr(k, '\x1f');
-        dbuf_printf(b, "allot_pods_pending_on_quota{namespace=\"%.*s\",resourcequota=\"%s\"} %ld\n",
-                    (int)(sep - k), k, sep + 1, *(long *)v);
-        free((char *)k);
-        free(v);
-    }
-    strmap_free(counts);
+    render_pending(s, b);
 }
 
 scheduler *scheduler_start(store *st, char *err, size_t errlen)

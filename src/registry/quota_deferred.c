@@ -137,10 +137,12 @@ static rlist *base_usage(int64_t as_of, const rlist *used, const rlist *assumed,
 
 int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
                              const quota_assumed *pods, size_t npods, size_t nnodes,
-                             rlist **deferred, dbuf *msg, char *quota, size_t quota_len)
+                             rlist **deferred, dbuf *msg, char *quota, size_t quota_len,
+                             rlist **demand)
 {
     const char *ns = meta_str(pod, "namespace");
     *deferred = NULL;
+    if (demand) *demand = NULL;
     if (!quota_ns_deferred(NULL, st, ns)) return 0;
     rlist *d = pod_deferred(pod);
     if (!d) return -1;
@@ -152,6 +154,7 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
     /* The usage (the ledger's, ahead of the stored status) is read first and
      * the pods after it: a bind that commits in between is then in neither
      * reading's past, and counts as assumed. */
+    rlist *blocked_on = NULL; /* the blocking quota's `want` */
     rlist **usage = calloc(n ? n : 1, sizeof *usage);
     int64_t *as_of = calloc(n ? n : 1, sizeof *as_of);
     if (!usage || !as_of) rc = -1;
@@ -181,6 +184,8 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
                      ? 1
                      : -1;
             snprintf(quota, quota_len, "%s", objs[i]->name);
+            blocked_on = want;
+            want = NULL;
             rl_free(r);
             rl_free(u);
             rl_free(h);
@@ -203,6 +208,10 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
         *deferred = d;
     else
         rl_free(d);
+    if (rc == 1 && demand)
+        *demand = blocked_on;
+    else
+        rl_free(blocked_on);
     return rc;
 }
 

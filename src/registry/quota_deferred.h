@@ -36,10 +36,14 @@ typedef struct quota_assumed {
  *    written again after its bind, which still counts twice.
  * 0 fits (*deferred = the pod's deferred usage, caller frees; NULL outside
  * deferred namespaces), 1 blocked (msg holds the condition message for
- * `nnodes` nodes, `quota` the blocking quota's name), -1 error. */
+ * `nnodes` nodes, `quota` the blocking quota's name, and *demand - unless
+ * demand is NULL - what the pod would add to that quota: its deferred usage
+ * masked to the quota's hard names, caller frees), -1 error. *deferred and
+ * *demand are NULL whenever they are not set as above. */
 int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
                              const quota_assumed *pods, size_t npods, size_t nnodes,
-                             rlist **deferred, dbuf *msg, char *quota, size_t quota_len);
+                             rlist **deferred, dbuf *msg, char *quota, size_t quota_len,
+                             rlist **demand);
 
 /* The bind re-check, inside the binding transaction: the pod's deferred usage
  * against the namespace's `n` quotas as the transaction sees them. On success
