@@ -1,0 +1,366 @@
+// dashboard.mjs - the dashboard (/ui) in Debian's chromium, driven by
+// playwright-core, against the allotd that tests/e2e/test_dashboard.sh
+// started (ALLOT_URL, ALLOT_TOKEN, E2E_DIR, KUBECONFIG). Objects are changed
+// with the real kubectl while the page is open, and every wait is bounded:
+// a change that does not show within WAIT_MS fails the test. How long each
+// change took to appear is printed, not asserted.
+
+import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const WAIT_MS = 10000; // failure bound of each wait (ASan builds are slower)
+const FIRST_RENDER_BOUND_MS = 10000; // sanity bound only; the time is printed
+const WATCHDOG_MS = 270000; // below ctest's 300 s, so we still close the browser
+const BULK = 1000; // namespaces x 3 quotas
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const env = (name) => process.env[name] || fail(`${name} is not set (run through tests/e2e/test_dashboard.sh)`);
+const URL = env('ALLOT_URL');
+const TOKEN = env('ALLOT_TOKEN');
+const E2E_DIR = env('E2E_DIR');
+env('KUBECONFIG');
+const ARTIFACTS = process.env.ALLOT_ARTIFACTS || E2E_DIR;
+
+function fail(message) {
+  throw new Error(message);
+}
+
+function log(message) {
+  console.log(`dashboard: ${message}`);
+}
+
+// ---- processes
+
+/** Runs a command, feeding `input` on stdin; resolves its stdout, rejects with its stderr. */
+function run(command, args, input = '') {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve(out);
+      else reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${err.trim()}`));
+    });
+    child.stdin.end(input);
+  });
+}
+
+const kubectl = (args, input) => run('kubectl', ['--request-timeout=20s', ...args], input);
+const apply = (manifest) => kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+
+function podManifest(namespace, name, cpu, memory = '64Mi') {
+  return {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace },
+    spec: { containers: [{ name: 'c', image: 'nginx', resources: { requests: { cpu, memory } } }] },
+  };
+}
+
+// ---- the page, and the errors it must not have
+
+const consoleErrors = [];
+// fetches that are meant to fail log "Failed to load resource" errors: the
+// wrong token's 401, a 403 for a token without rights, and the 400/404 of
+// APIs a server may not have (the pendingOnQuota selector, QuotaReview).
+let allowed = [];
+function allow(code, urlPart) {
+  allowed.push({ code, urlPart });
+}
+
+function watchPage(page) {
+  page.on('pageerror', (err) => consoleErrors.push(`page error: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() !== 'error') return;
+    const text = msg.text();
+    const url = msg.location()?.url ?? '';
+    const expected = allowed.some((a) => text.includes(`status of ${a.code}`) && url.includes(a.urlPart));
+    if (!expected) consoleErrors.push(`console error: ${text} (${url})`);
+  });
+}
+
+function checkNoErrors(step) {
+  if (consoleErrors.length) fail(`${step}: errors in the page:\n  ${consoleErrors.join('\n  ')}`);
+}
+
+async function waitFor(page, what, fn, arg, timeout = WAIT_MS) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout, polling: 'raf' });
+  } catch (err) {
+    const state = await page.evaluate(() => document.getElementById('conn')?.dataset.state).catch(() => '?');
+    fail(`timed out after ${timeout} ms waiting for ${what} (connection: ${state}): ${err.message.split('\n')[0]}`);
+  }
+}
+
+const delays = [];
+/** Runs a kubectl change, then waits for the page to show it; prints the delay. */
+async function live(page, what, change, fn, arg) {
+  await change();
+  const start = performance.now();
+  await waitFor(page, what, fn, arg);
+  const ms = performance.now() - start;
+  delays.push(ms);
+  log(`live: ${what}: shown ${ms.toFixed(0)} ms after kubectl returned`);
+}
+
+async function screenshot(page, name) {
+  const file = path.join(ARTIFACTS, name);
+  await page.screenshot({ path: file });
+  log(`screenshot ${file}`);
+}
+
+async function openTab(page, view) {
+  await page.click(`[data-testid=tab-${view}]`);
+  await page.waitForSelector(`[data-testid=view-${view}]:not([hidden])`, { timeout: WAIT_MS });
+}
+
+// DOM probes, run in the page
+const meterIs = ({ ns, quota, resource, text }) => document.querySelector(
+  `[data-testid=ns-row][data-namespace="${ns}"] [data-testid=quota][data-quota="${quota}"] ` +
+  `[data-testid=meter][data-resource="${resource}"] [data-testid=meter-value]`)?.textContent === text;
+const pendingRow = ({ ns, pod }) => document.querySelector(
+  `[data-testid=pending-row][data-namespace="${ns}"][data-pod="${pod}"]`);
+const pendingCountIs = (n) => document.querySelector('[data-testid=pending-count]')?.textContent === String(n);
+
+// ---- the steps
+
+async function loginSteps(page) {
+  allow(401, '/selfsubjectreviews');
+  await page.goto(URL + '/ui');
+  await page.waitForSelector('[data-testid=login-form]', { timeout: WAIT_MS });
+  await page.fill('[data-testid=login-token]', 'not-a-token');
+  await page.click('[data-testid=login-submit]');
+  await page.waitForSelector('[data-testid=login-error]:not([hidden])', { timeout: WAIT_MS });
+  const message = await page.textContent('[data-testid=login-error]');
+  if (!message.includes('401')) fail(`wrong token: login error says [${message}], want a 401`);
+  log(`wrong token refused: "${message.trim()}"`);
+  await page.fill('[data-testid=login-token]', TOKEN);
+  await page.click('[data-testid=login-submit]');
+  await page.waitForSelector('[data-testid=app]:not([hidden])', { timeout: WAIT_MS });
+  await waitFor(page, 'the connection to be live', () => document.getElementById('conn').dataset.state === 'live');
+  const who = await page.textContent('[data-testid=whoami]');
+  log(`logged in as ${who}`);
+  checkNoErrors('login');
+}
+
+async function quotaAndPendingSteps(page) {
+  // a node for the scheduler to bind pods to (pods on no node are not pending on quota)
+  await apply({
+    apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' },
+    status: { capacity: { cpu: '32', memory: '128Gi', pods: '110' }, allocatable: { cpu: '32', memory: '128Gi', pods: '110' } },
+  });
+  const ns = 'team-a';
+  await live(page, 'a new namespace and quota', async () => {
+    await kubectl(['create', 'namespace', ns]);
+    await kubectl(['create', 'quota', 'compute', '-n', ns, '--hard=pods=10,requests.cpu=1,requests.memory=1Gi']);
+  }, meterIs, { ns, quota: 'compute', resource: 'requests.cpu', text: '0 / 1' });
+
+  await live(page, 'a bound pod\'s usage (600m of 1 cpu)',
+    () => apply(podManifest(ns, 'web-1', '600m', '256Mi')),
+    meterIs, { ns, quota: 'compute', resource: 'requests.cpu', text: '600m / 1' });
+  await waitFor(page, 'pods 1 / 10', meterIs, { ns, quota: 'compute', resource: 'pods', text: '1 / 10' });
+
+  await live(page, 'a pod pending on the cpu quota (tab count and quota tag)',
+    () => apply(podManifest(ns, 'web-2', '600m', '256Mi')),
+    ({ ns }) => document.querySelector('[data-testid=pending-count]')?.textContent === '1' &&
+      !!document.querySelector(`[data-testid=ns-row][data-namespace="${ns}"] [data-quota=compute] [data-testid=quota-pending]`),
+    { ns });
+  await screenshot(page, 'dashboard-namespaces.png');
+
+  await openTab(page, 'pending');
+  await waitFor(page, 'web-2 in the pending list', pendingRow, { ns, pod: 'web-2' });
+  const row = `[data-testid=pending-row][data-namespace="${ns}"][data-pod=web-2]`;
+  const quota = await page.textContent(`${row} [data-testid=pending-quota]`);
+  const reason = await page.textContent(`${row} [data-testid=pending-reason]`);
+  if (quota !== 'compute') fail(`pending pod's quota: [${quota}], want compute`);
+  if (!reason.includes('Unschedulable') || !reason.includes('quota exceeded: compute')) fail(`pending reason: [${reason}]`);
+  const demand = await page.textContent(
+    `[data-testid=demand-row][data-namespace="${ns}"][data-quota=compute] [data-testid=demand][data-resource="requests.cpu"] [data-testid=demand-value]`);
+  if (demand !== '+600m pending') fail(`pending demand for requests.cpu: [${demand}], want +600m pending`);
+  const fallback = await page.$('[data-testid=pending-fallback]');
+  log(`pending pod shown with its quota and reason; demand ${demand}; ` +
+    (fallback ? 'found through the status.phase=Pending fallback (no pendingOnQuota selector)' : 'found through status.pendingOnQuota'));
+  await screenshot(page, 'dashboard-pending.png');
+
+  await live(page, 'the pending pod leaving the list when the quota is raised',
+    () => kubectl(['patch', 'quota', 'compute', '-n', ns, '--type=merge', '-p', '{"spec":{"hard":{"requests.cpu":"2"}}}']),
+    (a) => !document.querySelector(`[data-testid=pending-row][data-namespace="${a.ns}"][data-pod="${a.pod}"]`) &&
+      document.querySelector('[data-testid=pending-count]')?.textContent === '0', { ns, pod: 'web-2' });
+
+  await live(page, 'a second pending pod (2 cpu over 2)', () => apply(podManifest(ns, 'big', '2')),
+    pendingRow, { ns, pod: 'big' });
+  await live(page, 'the pending pod leaving the list when deleted',
+    () => kubectl(['delete', 'pod', 'big', '-n', ns, '--wait=false']),
+    (a) => !document.querySelector(`[data-testid=pending-row][data-namespace="${a.ns}"][data-pod="${a.pod}"]`),
+    { ns, pod: 'big' });
+
+  await openTab(page, 'namespaces');
+  await waitFor(page, 'requests.cpu 1200m / 2 after web-2 bound', meterIs,
+    { ns, quota: 'compute', resource: 'requests.cpu', text: '1200m / 2' });
+  checkNoErrors('quotas and pending pods');
+}
+
+async function poolAndCustomSteps(page) {
+  await openTab(page, 'pools');
+  await kubectl(['label', 'namespace', 'team-a', 'tenant=solar']);
+  await kubectl(['create', 'namespace', 'team-b']);
+  await kubectl(['label', 'namespace', 'team-b', 'tenant=solar']);
+  const capsule = 'capsule.clastix.io/v1beta2';
+  await live(page, 'a pool with a bound claim', async () => {
+    await apply({ apiVersion: capsule, kind: 'ResourcePool', metadata: { name: 'solar' },
+      spec: { selectors: [{ matchLabels: { tenant: 'solar' } }], quota: { hard: { 'limits.memory': '4Gi', 'requests.cpu': '4' } } } });
+    await apply({ apiVersion: capsule, kind: 'ResourcePoolClaim', metadata: { name: 'base', namespace: 'team-a' },
+      spec: { pool: 'solar', claim: { 'limits.memory': '3Gi' } } });
+  }, () => document.querySelector('[data-testid=pool][data-pool=solar] [data-testid=claim-row][data-claim=base][data-state=bound]'));
+  await live(page, 'a queued claim with its message', () => apply({ apiVersion: capsule, kind: 'ResourcePoolClaim',
+    metadata: { name: 'more', namespace: 'team-b' }, spec: { pool: 'solar', claim: { 'limits.memory': '2Gi' } } }),
+  () => document.querySelector('[data-testid=pool][data-pool=solar] [data-testid=claim-row][data-claim=more][data-state=queued] [data-testid=claim-message]')?.textContent.includes('limits.memory'));
+  await screenshot(page, 'dashboard-pools.png');
+
+  await openTab(page, 'custom');
+  await live(page, 'a custom quota and a global custom quota', async () => {
+    await apply({ apiVersion: capsule, kind: 'CustomQuota', metadata: { name: 'pod-count', namespace: 'team-a' },
+      spec: { limit: '5', sources: [{ apiVersion: 'v1', kind: 'Pod', op: 'count' }] } });
+    await apply({ apiVersion: capsule, kind: 'GlobalCustomQuota', metadata: { name: 'all-pods' },
+      spec: { limit: '100', sources: [{ apiVersion: 'v1', kind: 'Pod', op: 'count' }] } });
+  }, () => document.querySelector('[data-testid=cq-row][data-kind=CustomQuota][data-name=pod-count] [data-testid=meter-value]')?.textContent === '2 / 5' &&
+    !!document.querySelector('[data-testid=cq-row][data-kind=GlobalCustomQuota][data-name=all-pods]'));
+  await screenshot(page, 'dashboard-custom.png');
+  checkNoErrors('pools and custom quotas');
+}
+
+async function whatIfSteps(page) {
+  allow(404, '/quotareviews');
+  const ns = 'what-if';
+  await kubectl(['create', 'namespace', ns]);
+  // classic admission in this namespace, so a cpu quota denies (deferred quota would admit and wait)
+  await kubectl(['label', 'namespace', ns, 'quota.allot.dev/mode=admission']);
+  await kubectl(['create', 'quota', 'q-pods', '-n', ns, '--hard=pods=10']);
+  await kubectl(['create', 'quota', 'q-cpu', '-n', ns, '--hard=requests.cpu=100m']);
+  await kubectl(['create', 'quota', 'q-memory', '-n', ns, '--hard=requests.memory=10Gi']);
+  await openTab(page, 'whatif');
+  const manifest = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: probe\n  namespace: ${ns}\nspec:\n  containers:\n` +
+    `  - name: c\n    image: nginx\n    resources:\n      requests: {cpu: 500m, memory: 1Gi}\n`;
+  await page.fill('[data-testid=whatif-manifest]', manifest);
+  await page.click('[data-testid=whatif-submit]');
+  await page.waitForSelector('[data-testid=whatif-decision], [data-testid=whatif-error]', { timeout: WAIT_MS });
+  const error = await page.$('[data-testid=whatif-error]');
+  if (error) {
+    const text = await error.textContent();
+    if (!text.includes('404')) fail(`what-if: unexpected error: ${text}`);
+    log(`SKIP what-if: the QuotaReview API is not served by this allotd (404); the page says: "${text}"`);
+    await screenshot(page, 'dashboard-whatif.png');
+    return;
+  }
+  const decision = await page.getAttribute('[data-testid=whatif-decision]', 'data-allowed');
+  const message = await page.textContent('[data-testid=whatif-message]');
+  if (decision !== 'false') fail('what-if: the pod over q-cpu was allowed');
+  if (!message.includes('q-cpu')) fail(`what-if: the message does not name q-cpu: ${message}`);
+  const denier = await page.getAttribute('[data-testid=whatif-quota][data-name=q-cpu]', 'data-allowed');
+  if (denier !== 'false') fail('what-if: q-cpu is not shown as denying');
+  const count = await page.$$eval(`[data-testid=whatif-quota]`, (els) => els.length);
+  log(`what-if: denied by q-cpu ("${message.trim()}"), ${count} quotas shown`);
+  const written = await kubectl(['get', 'pods', '-n', ns, '-o', 'name']);
+  if (written.trim()) fail(`what-if wrote a pod: ${written}`);
+  await screenshot(page, 'dashboard-whatif.png');
+  checkNoErrors('what-if');
+}
+
+async function scaleSteps(page) {
+  await openTab(page, 'namespaces');
+  const before = Number(await page.getAttribute('[data-testid=ns-summary]', 'data-namespaces'));
+  // the page stays open while 4,000 objects arrive: bursts must not break it
+  const out = await run('/usr/bin/python3', [path.join(here, 'bulk_quotas.py'), String(BULK)]);
+  log(out.trim());
+  const want = before + BULK;
+  await waitFor(page, `${want} namespaces in the live table`,
+    (n) => document.querySelector('[data-testid=ns-summary]')?.dataset.namespaces === String(n), want, 30000);
+
+  await page.reload();
+  await waitFor(page, 'the first render mark after reload', () => !!document.body.dataset.firstRenderMs);
+  const firstRender = await page.evaluate(() => performance.getEntriesByName('allot:first-render')[0]?.startTime);
+  const rows = await page.$$eval('[data-testid=ns-row]', (els) => els.length);
+  const shown = await page.getAttribute('[data-testid=ns-summary]', 'data-namespaces');
+  log(`first render with ${BULK} namespaces x 3 quotas: ${Math.round(firstRender)} ms ` +
+    `(navigation start to the table painted; ${rows} rows built of ${shown})`);
+  if (!(firstRender < FIRST_RENDER_BOUND_MS)) fail(`first render took ${firstRender} ms`);
+  if (Number(shown) !== want) fail(`after reload the table counts ${shown} namespaces, want ${want}`);
+  await screenshot(page, 'dashboard-1000.png');
+
+  // filtering and "near limit" work on the full set, not the rows built
+  await page.fill('[data-testid=ns-filter]', 'bulk-0999');
+  await waitFor(page, 'the filter to find bulk-0999',
+    () => document.querySelectorAll('[data-testid=ns-row]').length === 1 &&
+      !!document.querySelector('[data-testid=ns-row][data-namespace=bulk-0999]'));
+  await page.fill('[data-testid=ns-filter]', '');
+  await page.check('[data-testid=ns-near]');
+  await waitFor(page, 'only namespaces near their limit',
+    () => [...document.querySelectorAll('[data-testid=ns-row]')].every((r) => r.querySelector('[data-level=crit]')) &&
+      document.querySelectorAll('[data-testid=ns-row]').length > 0);
+  await page.uncheck('[data-testid=ns-near]');
+  await page.click('[data-testid=ns-more]');
+  await waitFor(page, '100 rows after "show more"', () => document.querySelectorAll('[data-testid=ns-row]').length === 100);
+  checkNoErrors('1,000 namespaces');
+}
+
+async function accessSteps(page) {
+  // a token that may read only team-a: the cluster-wide lists are refused
+  // (403) and say "no access" instead of failing the page
+  allow(403, '/api/v1/');
+  await kubectl(['create', 'serviceaccount', 'viewer', '-n', 'team-a']);
+  await kubectl(['create', 'rolebinding', 'viewer', '--clusterrole=view', '--serviceaccount=team-a:viewer', '-n', 'team-a']);
+  const saToken = (await kubectl(['create', 'token', 'viewer', '-n', 'team-a', '--duration=1h'])).trim();
+  await page.click('[data-testid=logout]');
+  await page.waitForSelector('[data-testid=login-form]', { timeout: WAIT_MS });
+  const kept = await page.evaluate(() => sessionStorage.getItem('allot.token'));
+  if (kept) fail('logout left the token in sessionStorage');
+  await page.fill('[data-testid=login-token]', saToken);
+  await page.click('[data-testid=login-submit]');
+  await page.waitForSelector('[data-testid=view-namespaces] [data-testid=no-access]', { timeout: WAIT_MS });
+  log(`ServiceAccount token: "${(await page.textContent('[data-testid=view-namespaces] [data-testid=no-access]')).trim()}"`);
+  checkNoErrors('a token with little access');
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+  const watchdog = setTimeout(() => {
+    console.error(`dashboard: FAIL: still running after ${WATCHDOG_MS} ms`);
+    browser.close().finally(() => process.exit(1));
+  }, WATCHDOG_MS);
+  try {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    watchPage(page);
+    await loginSteps(page);
+    await quotaAndPendingSteps(page);
+    await poolAndCustomSteps(page);
+    await whatIfSteps(page);
+    await scaleSteps(page);
+    await accessSteps(page);
+    const max = Math.max(...delays);
+    log(`live updates: ${delays.length} changes, median ${median(delays).toFixed(0)} ms, max ${max.toFixed(0)} ms ` +
+      'from kubectl returning to the page showing it (includes scheduling for pod changes)');
+  } catch (err) {
+    // what the page showed when it failed, for the report
+    const page = browser.contexts()[0]?.pages()[0];
+    if (page) await screenshot(page, 'dashboard-failure.png').catch(() => {});
+    throw err;
+  } finally {
+    clearTimeout(watchdog);
+    await browser.close();
+  }
+}
+
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+main().then(() => console.log('PASS dashboard'), (err) => {
+  console.error(`dashboard: FAIL: ${err.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,216 @@
+// app.js - the dashboard's shell: token login, the views (hash routes), the
+// collections each view watches, and rendering batched per animation frame.
+//
+// Why not watch everything all the time: allotd speaks HTTP/1.1, where a
+// browser opens at most 6 connections to one origin, and every open watch
+// holds one. The quotas and the pending pods (which every view uses) are
+// always watched; each view adds its own (at most two more), so a request
+// such as the What-if review always finds a free connection.
+
+import { setToken, onUnauthorized, whoAmI, ApiError } from './api.js';
+import { Collection } from './watch.js';
+import { pendingQuotaName } from './k8s.js';
+import { createNamespacesView } from './view-namespaces.js';
+import { createPendingView, pendingByQuota } from './view-pending.js';
+import { createPoolsView } from './view-pools.js';
+import { createCustomView } from './view-custom.js';
+import { createWhatIfView } from './view-whatif.js';
+
+const TOKEN_KEY = 'allot.token';
+const CAPSULE = '/apis/capsule.clastix.io/v1beta2';
+
+// Every collection the dashboard may watch. The pending pods come from the
+// status.pendingOnQuota field selector; a server without it answers 400 and
+// the Pending pods are watched instead, keeping those whose PodScheduled
+// condition says they wait on a quota.
+const SOURCES = {
+  quotas: { path: '/api/v1/resourcequotas' },
+  pending: {
+    path: '/api/v1/pods?fieldSelector=' + encodeURIComponent('status.pendingOnQuota!='),
+    fallbackPaths: ['/api/v1/pods?fieldSelector=' + encodeURIComponent('status.phase=Pending')],
+    keep: (pod, degraded) => !degraded || pendingQuotaName(pod) !== '',
+  },
+  namespaces: { path: '/api/v1/namespaces' },
+  pools: { path: `${CAPSULE}/resourcepools` },
+  claims: { path: `${CAPSULE}/resourcepoolclaims` },
+  customquotas: { path: `${CAPSULE}/customquotas` },
+  globalcustomquotas: { path: `${CAPSULE}/globalcustomquotas` },
+};
+const ALWAYS = ['quotas', 'pending'];
+
+const $ = (id) => document.getElementById(id);
+
+const app = {
+  collections: new Map(), // id -> running Collection
+  views: null, // name -> view, built at login
+  current: '',
+  frame: 0,
+  ticker: 0,
+  pendingCache: { version: -1, byQuota: new Map() },
+};
+
+// ---- rendering, batched: any number of events in a frame cause one render
+
+function scheduleRender() {
+  if (!app.frame) app.frame = requestAnimationFrame(renderNow);
+}
+
+function renderNow() {
+  app.frame = 0;
+  if (!app.views) return;
+  renderHeader();
+  app.views[app.current]?.render();
+}
+
+function renderHeader() {
+  const states = [...app.collections.values()].map((c) => c.state);
+  let state = 'live';
+  if (states.some((s) => s === 'reconnecting' || s === 'error')) state = 'reconnecting';
+  else if (states.some((s) => s === 'loading')) state = 'connecting';
+  const conn = $('conn');
+  conn.dataset.state = state;
+  $('conn-text').textContent = state;
+  const last = Math.max(0, ...[...app.collections.values()].map((c) => c.lastData));
+  $('updated').textContent = last ? 'updated ' + new Date(last).toLocaleTimeString() : 'no data yet';
+  const pending = app.collections.get('pending');
+  $('pending-count').textContent = pending && pending.state !== 'forbidden' ? String(pending.items.size) : '–';
+  for (const a of document.querySelectorAll('.tabs a')) {
+    if (a.dataset.view === app.current) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+// ---- collections: started when a view needs them, stopped when none does
+
+function syncCollections() {
+  const wanted = new Set([...ALWAYS, ...(app.views?.[app.current]?.needs ?? [])]);
+  for (const [id, c] of app.collections) {
+    if (!wanted.has(id)) {
+      c.stop(); // frees its connection; the data would go stale, so it is dropped
+      app.collections.delete(id);
+    }
+  }
+  for (const id of wanted) {
+    if (app.collections.has(id)) continue;
+    const c = new Collection({ ...SOURCES[id], onChange: scheduleRender });
+    app.collections.set(id, c);
+    c.start();
+  }
+}
+
+function stopCollections() {
+  for (const c of app.collections.values()) c.stop();
+  app.collections.clear();
+}
+
+/** What views read: collections, and derived data cached per version. */
+const ctx = {
+  collection: (id) => app.collections.get(id),
+  render: scheduleRender,
+  /** "namespace/quota" -> number of pods waiting on it. */
+  pendingByQuota() {
+    const pending = app.collections.get('pending');
+    if (!pending) return new Map();
+    if (app.pendingCache.version !== pending.version) {
+      const counts = new Map();
+      for (const [key, pods] of pendingByQuota(pending.items)) counts.set(key, pods.length);
+      app.pendingCache = { version: pending.version, byQuota: counts };
+    }
+    return app.pendingCache.byQuota;
+  },
+  /** A namespace that has a quota, for the What-if example. */
+  someNamespace() {
+    const q = app.collections.get('quotas')?.items.values().next().value;
+    return q?.metadata?.namespace;
+  },
+};
+
+// ---- views and routing (#/namespaces, #/pending, ...)
+
+const VIEW_NAMES = ['namespaces', 'pending', 'pools', 'custom', 'whatif'];
+
+function buildViews() {
+  return {
+    namespaces: createNamespacesView($('view-namespaces'), ctx),
+    pending: createPendingView($('view-pending'), ctx),
+    pools: createPoolsView($('view-pools'), ctx),
+    custom: createCustomView($('view-custom'), ctx),
+    whatif: createWhatIfView($('view-whatif'), ctx),
+  };
+}
+
+function route() {
+  if (!app.views) return;
+  const name = location.hash.replace(/^#\/?/, '');
+  app.current = VIEW_NAMES.includes(name) ? name : 'namespaces';
+  for (const v of VIEW_NAMES) $('view-' + v).hidden = v !== app.current;
+  syncCollections();
+  scheduleRender();
+}
+
+// ---- login and logout
+
+function showLogin(message = '') {
+  stopCollections();
+  clearInterval(app.ticker);
+  app.views = null;
+  $('app').hidden = true;
+  $('login').hidden = false;
+  const error = $('login-error');
+  error.textContent = message;
+  error.hidden = !message;
+  $('login-token').value = '';
+  $('login-token').focus();
+}
+
+async function startDashboard(token) {
+  setToken(token);
+  const user = await whoAmI(); // throws ApiError 401 for a bad token
+  sessionStorage.setItem(TOKEN_KEY, token);
+  $('whoami').textContent = user.username ?? '';
+  $('login').hidden = true;
+  $('app').hidden = false;
+  app.views = buildViews();
+  // ages in the pending list tick once a second without re-rendering
+  app.ticker = setInterval(() => app.views?.pending?.tick(), 1000);
+  route();
+}
+
+function logout(message) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  setToken('');
+  showLogin(message);
+}
+
+async function login(event) {
+  event.preventDefault();
+  const token = $('login-token').value.trim();
+  const button = event.submitter ?? document.querySelector('#login-form button');
+  button.disabled = true;
+  try {
+    await startDashboard(token);
+  } catch (err) {
+    // a 401 already returned to the login form through onUnauthorized
+    if (!(err instanceof ApiError && err.code === 401)) {
+      showLogin(`Cannot log in: ${err.message}`);
+    }
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function init() {
+  onUnauthorized((message) => {
+    logout(`The server refused the token: 401 ${message}.`);
+  });
+  $('login-form').addEventListener('submit', login);
+  $('logout').addEventListener('click', () => logout('Logged out.'));
+  window.addEventListener('hashchange', route);
+  const saved = sessionStorage.getItem(TOKEN_KEY);
+  if (!saved) return showLogin();
+  startDashboard(saved).catch((err) => {
+    if (!(err instanceof ApiError && err.code === 401)) showLogin(`Cannot reach the server: ${err.message}`);
+  });
+}
+
+init();

@@ -1,0 +1,79 @@
+// k8s.js - reading the objects the dashboard shows: which quota a pod waits
+// on, what it asks for, a quota's resources with their usage ratios.
+
+import { parseQuantity, usageRatio } from './quantity.js';
+
+// allotd's deferred-quota message: "0/N nodes are available: quota exceeded:
+// <quota>, requested: ..."; the quota name is what follows "quota exceeded: ".
+const QUOTA_EXCEEDED = /quota exceeded: ([^,\s]+)/;
+
+/** The pod's PodScheduled=False condition, or undefined. */
+export function unschedulable(pod) {
+  return (pod?.status?.conditions ?? []).find(
+    (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+  );
+}
+
+/** The name of the ResourceQuota a pod waits on, or '' if it waits on none. */
+export function pendingQuotaName(pod) {
+  if (pod?.spec?.nodeName || pod?.status?.phase !== 'Pending') return '';
+  const match = QUOTA_EXCEEDED.exec(unschedulable(pod)?.message ?? '');
+  return match ? match[1] : '';
+}
+
+// Which container request a quota resource is charged from; `pods` and
+// `count/pods` count the pod itself.
+const REQUEST_OF = {
+  cpu: 'requests.cpu',
+  memory: 'requests.memory',
+  'ephemeral-storage': 'requests.ephemeral-storage',
+};
+
+/**
+ * A pod's demand for one quota resource name, as a number, or NaN when the
+ * dashboard does not know how the resource is charged. As upstream, the pod
+ * asks for the larger of its containers' sum and its largest init container
+ * (restartable init containers, i.e. sidecars, are simplified to count as
+ * plain init containers); pod overhead is not added.
+ */
+export function podDemand(pod, resource) {
+  if (resource === 'pods' || resource === 'count/pods') return 1;
+  const key = REQUEST_OF[resource] ?? resource;
+  const [kind, name] = key.split(/\.(.*)/s);
+  if ((kind !== 'requests' && kind !== 'limits') || !name) return NaN;
+  const amount = (c) => parseQuantity(c?.resources?.[kind]?.[name] ?? '0') || 0;
+  const containers = (pod?.spec?.containers ?? []).reduce((sum, c) => sum + amount(c), 0);
+  const init = Math.max(0, ...(pod?.spec?.initContainers ?? []).map(amount));
+  return Math.max(containers, init);
+}
+
+/** A quota's resources, sorted by name: {name, used, hard, ratio}. */
+export function quotaResources(quota) {
+  const hard = quota?.status?.hard ?? quota?.spec?.hard ?? {};
+  const used = quota?.status?.used ?? {};
+  return Object.keys(hard)
+    .sort()
+    .map((name) => ({
+      name,
+      hard: hard[name],
+      used: used[name],
+      ratio: usageRatio(used[name] ?? '0', hard[name]),
+    }));
+}
+
+/** The highest finite-or-infinite ratio of a list of resources, -1 when none. */
+export function maxRatio(resources) {
+  let max = -1;
+  for (const r of resources) if (!Number.isNaN(r.ratio) && r.ratio > max) max = r.ratio;
+  return max;
+}
+
+/** The pool a ResourceQuota belongs to (the capsule-pool-<pool> quotas pools write), or ''. */
+export function quotaPool(quota) {
+  return quota?.metadata?.labels?.['projectcapsule.dev/pool'] ?? '';
+}
+
+/** The condition of the given type, or undefined. */
+export function condition(obj, type) {
+  return (obj?.status?.conditions ?? []).find((c) => c.type === type);
+}

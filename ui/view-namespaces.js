@@ -1,0 +1,160 @@
+// view-namespaces.js - the main view: one row per namespace that has
+// ResourceQuotas, a meter per quota and resource, sortable and filterable.
+// Only the first rows that match are built (plus "show more"), so 1,000
+// namespaces with 3 quotas each render as fast as 50.
+
+import { h, replaceChildren } from './dom.js';
+import { quotaResources, maxRatio, quotaPool } from './k8s.js';
+import { meter, collectionNote } from './widgets.js';
+
+const PAGE = 50; // rows built at first, and added by "show more"
+const NEAR = 0.9; // "near limit": some resource at 90 % or more of its hard limit
+
+/** Groups quotas by namespace: [{namespace, quotas: [{name, obj, resources, max}], max}]. */
+function groupByNamespace(quotas) {
+  const byNs = new Map();
+  for (const q of quotas.values()) {
+    const ns = q.metadata.namespace;
+    const resources = quotaResources(q);
+    const entry = { name: q.metadata.name, obj: q, resources, max: maxRatio(resources) };
+    if (!byNs.has(ns)) byNs.set(ns, []);
+    byNs.get(ns).push(entry);
+  }
+  const rows = [];
+  for (const [namespace, list] of byNs) {
+    list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    rows.push({ namespace, quotas: list, max: Math.max(...list.map((q) => q.max)) });
+  }
+  return rows;
+}
+
+const byName = (a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0);
+const byUsage = (a, b) => b.max - a.max || byName(a, b);
+
+export function createNamespacesView(root, ctx) {
+  const ui = { filter: '', near: false, sort: 'usage', limit: PAGE };
+  let grouped = null; // cache of groupByNamespace, per quota collection version
+  let groupedVersion = -1;
+  let firstRenderMarked = false;
+
+  const filterInput = h('input', {
+    id: 'ns-filter', type: 'search', placeholder: 'namespace or quota', 'data-testid': 'ns-filter',
+    oninput: () => { ui.filter = filterInput.value.trim().toLowerCase(); ui.limit = PAGE; ctx.render(); },
+  });
+  const nearBox = h('input', {
+    id: 'ns-near', type: 'checkbox', 'data-testid': 'ns-near',
+    onchange: () => { ui.near = nearBox.checked; ui.limit = PAGE; ctx.render(); },
+  });
+  const sortSelect = h('select', {
+    id: 'ns-sort', 'data-testid': 'ns-sort',
+    onchange: () => { ui.sort = sortSelect.value; ui.limit = PAGE; ctx.render(); },
+  }, h('option', { value: 'usage' }, 'highest usage'), h('option', { value: 'name' }, 'name'));
+  const summary = h('span', { class: 'summary muted', 'data-testid': 'ns-summary', 'aria-live': 'polite' });
+  const note = h('div');
+  const tbody = h('tbody');
+  const tableEl = h('table', { class: 'grid ns-table', 'data-testid': 'ns-table' },
+    h('thead', null, h('tr', null,
+      h('th', { scope: 'col', class: 'ns-col' }, 'Namespace'),
+      h('th', { scope: 'col' }, 'Quotas: used / hard per resource'))),
+    tbody);
+  const more = h('button', {
+    type: 'button', class: 'more', 'data-testid': 'ns-more', hidden: true,
+    onclick: () => { ui.limit += PAGE; ctx.render(); },
+  });
+
+  replaceChildren(root,
+    h('div', { class: 'toolbar' },
+      h('label', { for: 'ns-filter' }, 'Filter'), filterInput,
+      h('label', { class: 'check' }, nearBox, ' only near limit (≥ 90 %)'),
+      h('label', { for: 'ns-sort' }, 'Sort by'), sortSelect,
+      summary),
+    note, tableEl, more);
+
+  /** The rows that pass the filter, sorted, each with the quotas to show. */
+  function visibleRows(rows) {
+    const out = [];
+    for (const row of rows) {
+      if (ui.near && row.max < NEAR) continue;
+      let quotas = row.quotas;
+      if (ui.filter && !row.namespace.toLowerCase().includes(ui.filter)) {
+        quotas = quotas.filter((q) => q.name.toLowerCase().includes(ui.filter));
+        if (quotas.length === 0) continue;
+      }
+      out.push(quotas === row.quotas ? row : { ...row, quotas });
+    }
+    return out.sort(ui.sort === 'name' ? byName : byUsage);
+  }
+
+  function quotaBlock(ns, q, pendingCount) {
+    const pool = quotaPool(q.obj);
+    return h('div', { class: 'quota', 'data-testid': 'quota', 'data-quota': q.name },
+      h('div', { class: 'quota-name' },
+        h('span', { class: 'name', title: `${ns}/${q.name}` }, q.name),
+        pool ? h('a', { class: 'tag pool', href: '#/pools', title: 'managed by ResourcePool ' + pool }, 'pool') : null,
+        pendingCount ? h('a', {
+          class: 'tag pending', href: '#/pending', 'data-testid': 'quota-pending',
+          title: 'pods waiting on this quota',
+        }, `${pendingCount} pending`) : null),
+      h('div', { class: 'meters' },
+        q.resources.length ? q.resources.map((r) => meter(r)) : h('span', { class: 'muted small' }, 'no limits')));
+  }
+
+  function namespaceRow(row, pending, namespaces) {
+    const nsObj = namespaces?.items.get(row.namespace);
+    const mode = nsObj?.metadata?.labels?.['quota.allot.dev/mode'];
+    const terminating = nsObj?.status?.phase === 'Terminating';
+    return h('tr', { 'data-testid': 'ns-row', 'data-namespace': row.namespace },
+      h('th', { scope: 'row', class: 'ns-col' },
+        h('span', { class: 'ns-name' }, row.namespace),
+        mode ? h('span', { class: 'tag', title: 'quota.allot.dev/mode' }, mode + ' mode') : null,
+        terminating ? h('span', { class: 'tag warn' }, 'terminating') : null),
+      h('td', null, row.quotas.map((q) => quotaBlock(row.namespace, q, pending.get(`${row.namespace}/${q.name}`)))));
+  }
+
+  /** Marks the first render after login once it has painted, for the browser test and users' curiosity. */
+  function markFirstRender() {
+    if (firstRenderMarked) return;
+    firstRenderMarked = true;
+    requestAnimationFrame(() => setTimeout(() => {
+      const mark = performance.mark('allot:first-render');
+      document.body.dataset.firstRenderMs = String(Math.round(mark.startTime));
+    }, 0));
+  }
+
+  function render() {
+    const quotas = ctx.collection('quotas');
+    const blocked = collectionNote(quotas, 'ResourceQuotas');
+    replaceChildren(note, blocked);
+    tableEl.hidden = !!blocked && quotas?.items.size === 0;
+    if (!quotas || quotas.state === 'loading' || tableEl.hidden) {
+      replaceChildren(tbody);
+      summary.textContent = '';
+      more.hidden = true;
+      return;
+    }
+    if (groupedVersion !== quotas.version) {
+      grouped = groupByNamespace(quotas.items);
+      groupedVersion = quotas.version;
+    }
+    const rows = visibleRows(grouped);
+    const shown = rows.slice(0, ui.limit);
+    const namespaces = ctx.collection('namespaces');
+    const pending = ctx.pendingByQuota();
+    replaceChildren(tbody, shown.length
+      ? shown.map((row) => namespaceRow(row, pending, namespaces))
+      : h('tr', null, h('td', { colspan: 2, class: 'muted empty', 'data-testid': 'ns-empty' },
+        grouped.length ? 'No namespace matches the filter.' : 'No ResourceQuotas yet.')));
+    const near = grouped.filter((r) => r.max >= NEAR).length;
+    summary.dataset.namespaces = String(grouped.length);
+    summary.dataset.shown = String(shown.length);
+    const total = namespaces?.state === 'live' ? ` of ${namespaces.items.size}` : '';
+    summary.textContent = `${grouped.length}${total} namespaces with quotas · ${quotas.items.size} quotas · ` +
+      `${near} near limit` + (rows.length !== grouped.length ? ` · ${rows.length} match` : '');
+    const rest = rows.length - shown.length;
+    more.hidden = rest <= 0;
+    more.textContent = `Show ${Math.min(PAGE, rest)} more (${rest} not shown)`;
+    markFirstRender();
+  }
+
+  return { needs: ['namespaces'], render };
+}
