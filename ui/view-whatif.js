@@ -33,7 +33,8 @@ function resourceRow(r) {
     h('td', { class: 'num' }, r.hard ?? ''),
     h('td', { class: 'num' }, r.used ?? ''),
     h('td', { class: 'num' }, r.requested ?? ''),
-    h('td', { class: 'num' }, r.after ?? '', r.exceeded ? h('span', { class: 'tag crit' }, 'exceeded') : null),
+    h('td', { class: 'num' + (r.exceeded ? ' over' : '') }, r.after ?? '',
+      r.exceeded ? h('span', { class: 'sr-only' }, ' (exceeds the hard limit)') : null),
     h('td', { class: 'bars' },
       h('div', { class: 'lvl-before' }, bar(before, `${r.name} before: ${r.used} of ${r.hard}`)),
       h('div', { class: 'lvl-' + (r.exceeded ? 'crit' : level(after)) }, bar(after, `${r.name} after: ${r.after} of ${r.hard}`))));
@@ -61,7 +62,7 @@ function decision(status) {
 
 export function createWhatIfView(root, ctx) {
   const textarea = h('textarea', {
-    id: 'whatif-manifest', rows: 14, spellcheck: 'false', 'data-testid': 'whatif-manifest',
+    id: 'whatif-manifest', rows: 18, spellcheck: 'false', 'data-testid': 'whatif-manifest',
     placeholder: 'A manifest in YAML or JSON, e.g. a Pod or a Deployment',
   });
   const submit = h('button', { type: 'submit', class: 'primary', 'data-testid': 'whatif-submit' }, 'Explain');
@@ -78,8 +79,8 @@ export function createWhatIfView(root, ctx) {
     const controller = new AbortController();
     inFlight = controller;
     submit.disabled = true;
-    replaceChildren(result, h('p', { class: 'muted' }, 'Asking the server…'));
     try {
+      result.replaceChildren(h('p', { class: 'muted' }, 'Asking the server…'));
       const review = await requestJSON(REVIEWS, {
         method: 'POST',
         body: { apiVersion: 'allot.dev/v1', kind: 'QuotaReview', spec: { manifest: textarea.value } },
@@ -104,12 +105,12 @@ export function createWhatIfView(root, ctx) {
     }
   }
 
-  replaceChildren(root,
+  replaceChildren(root, h('div', { class: 'whatif-layout' },
     h('form', { class: 'whatif', 'data-testid': 'whatif-form', onsubmit: explain },
       h('label', { for: 'whatif-manifest' }, 'Manifest to check against the quotas (nothing is written)'),
       textarea,
       h('div', { class: 'actions' }, submit, fill)),
-    result);
+    result));
 
   return { needs: [], render: () => {} };
 }

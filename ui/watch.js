@@ -42,6 +42,7 @@ export class Collection {
     this.error = '';
     this.resourceVersion = '';
     this.version = 0; // bumped on every change, so views can skip unchanged data
+    this.lists = 0; // lists done: 1 unless a watch was told its version is gone (410)
     this.lastData = 0; // Date.now() of the last list or data event
     this.controller = null;
     this.started = false;
@@ -133,6 +134,7 @@ export class Collection {
       if (this.keep(item, this.degraded)) this.items.set(objectKey(item), item);
     }
     this.resourceVersion = list.metadata?.resourceVersion ?? '';
+    this.lists++;
     this.lastData = Date.now();
     this.state = 'live';
     this.error = '';

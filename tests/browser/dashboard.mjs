@@ -18,7 +18,7 @@ const BULK = 1000; // namespaces x 3 quotas
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const env = (name) => process.env[name] || fail(`${name} is not set (run through tests/e2e/test_dashboard.sh)`);
-const URL = env('ALLOT_URL');
+const BASE_URL = env('ALLOT_URL');
 const TOKEN = env('ALLOT_TOKEN');
 const E2E_DIR = env('E2E_DIR');
 env('KUBECONFIG');
@@ -72,7 +72,18 @@ function allow(code, urlPart) {
   allowed.push({ code, urlPart });
 }
 
+// lists and watches the page sends, per path: the dashboard must list a
+// collection once and then only watch it (no re-listing on a timer)
+const requests = new Map();
+function countRequest(request) {
+  const url = new URL(request.url());
+  if (!url.pathname.startsWith('/api') || request.method() !== 'GET') return;
+  const key = `${url.searchParams.has('watch') ? 'watch' : 'list'} ${url.pathname}`;
+  requests.set(key, (requests.get(key) ?? 0) + 1);
+}
+
 function watchPage(page) {
+  page.on('request', countRequest);
   page.on('pageerror', (err) => consoleErrors.push(`page error: ${err.message}`));
   page.on('console', (msg) => {
     if (msg.type() !== 'error') return;
@@ -130,7 +141,7 @@ const pendingCountIs = (n) => document.querySelector('[data-testid=pending-count
 
 async function loginSteps(page) {
   allow(401, '/selfsubjectreviews');
-  await page.goto(URL + '/ui');
+  await page.goto(BASE_URL + '/ui');
   await page.waitForSelector('[data-testid=login-form]', { timeout: WAIT_MS });
   await page.fill('[data-testid=login-token]', 'not-a-token');
   await page.click('[data-testid=login-submit]');
@@ -270,6 +281,58 @@ async function whatIfSteps(page) {
   checkNoErrors('what-if');
 }
 
+/** The quotas and pending pods were listed once since login, and watched since. */
+function checkListedOnce() {
+  for (const path of ['/api/v1/resourcequotas', '/api/v1/pods']) {
+    const lists = requests.get(`list ${path}`) ?? 0;
+    const watches = requests.get(`watch ${path}`) ?? 0;
+    if (lists !== 1) fail(`${path} was listed ${lists} times during the live steps, want 1`);
+    log(`${path}: listed once, ${watches} watch request(s)`);
+  }
+}
+
+/**
+ * The watch machinery itself, in the page against the server: a list the
+ * server refuses with 400 (a field selector it does not know) falls back to
+ * the next path, and a watch resumed from a version the server no longer
+ * keeps (410 Gone as an ERROR event; allotd runs with --watch-history 100)
+ * lists again and goes on watching.
+ */
+async function collectionSteps(page) {
+  allow(400, 'status.noSuchField');
+  const out = await page.evaluate(async () => {
+    const { Collection } = await import('/ui/watch.js');
+    const wait = async (what, pred) => {
+      for (const end = Date.now() + 8000; !pred();) {
+        if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const pods = new Collection({
+      path: '/api/v1/pods?fieldSelector=' + encodeURIComponent('status.noSuchField!='),
+      fallbackPaths: ['/api/v1/pods?fieldSelector=' + encodeURIComponent('status.phase=Pending')],
+      onChange() {},
+    });
+    pods.start();
+    await wait('the fallback list', () => pods.state === 'live');
+    pods.stop();
+    const ns = new Collection({ path: '/api/v1/namespaces', onChange() {} });
+    ns.start();
+    await wait('the namespaces', () => ns.state === 'live');
+    const before = ns.items.size;
+    ns.resourceVersion = '1'; // as if the stream had dropped long ago
+    ns.controller.abort();
+    await wait('a list after 410', () => ns.lists === 2 && ns.state === 'live');
+    const after = ns.items.size;
+    ns.stop();
+    return { degraded: pods.degraded, before, after };
+  });
+  if (!out.degraded) fail('a 400 on the list did not switch to the fallback path');
+  if (out.before !== out.after) fail(`after the 410 re-list: ${out.after} namespaces, before ${out.before}`);
+  log(`watch machinery: 400 -> fallback path; 410 on resume -> listed again (${out.after} namespaces)`);
+  checkNoErrors('collections');
+}
+
 async function scaleSteps(page) {
   await openTab(page, 'namespaces');
   const before = Number(await page.getAttribute('[data-testid=ns-summary]', 'data-namespaces'));
@@ -339,7 +402,9 @@ async function main() {
     await quotaAndPendingSteps(page);
     await poolAndCustomSteps(page);
     await whatIfSteps(page);
+    checkListedOnce();
     await scaleSteps(page);
+    await collectionSteps(page);
     await accessSteps(page);
     const max = Math.max(...delays);
     log(`live updates: ${delays.length} changes, median ${median(delays).toFixed(0)} ms, max ${max.toFixed(0)} ms ` +

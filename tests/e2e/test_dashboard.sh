@@ -13,7 +13,11 @@ command -v node >/dev/null || fail "node is not installed (Debian package nodejs
 [ -x /usr/bin/chromium ] || fail "/usr/bin/chromium is missing (Debian package chromium; scripts/setup.sh installs it)"
 [ -z "${ALLOT_ARTIFACTS:-}" ] || mkdir -p "$ALLOT_ARTIFACTS"
 
-start_allotd --feature-gates=DeferredResourceQuota=true
+node "$root/tests/browser/unit.mjs"
+
+# a short watch history, so that the test can resume a watch from a version
+# the server no longer keeps (410 Gone)
+start_allotd --feature-gates=DeferredResourceQuota=true --watch-history 100
 
 # node runs in the background so that the cleanup can end it (and with it
 # the chromium it launched) if this script is interrupted

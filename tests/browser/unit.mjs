@@ -1,0 +1,72 @@
+// unit.mjs - the dashboard's pure modules (ui/quantity.js, ui/k8s.js) under
+// node: quantity parsing, ratios, headroom levels, pending demand. Run by
+// tests/e2e/test_dashboard.sh before the browser test.
+
+import assert from 'node:assert/strict';
+import { parseQuantity, usageRatio, level, formatQuantity } from '../../ui/quantity.js';
+import { pendingQuotaName, podDemand, quotaResources, maxRatio } from '../../ui/k8s.js';
+
+let checks = 0;
+function eq(got, want, what) {
+  assert.deepEqual(got, want, what);
+  checks++;
+}
+
+// quantities: suffixes, exponents, signs, and what is not a quantity
+for (const [text, want] of [
+  ['0', 0], ['2', 2], ['500m', 0.5], ['1500m', 1.5], ['1Gi', 2 ** 30], ['1.5Gi', 1.5 * 2 ** 30],
+  ['2k', 2000], ['1e3', 1000], ['1E3', 1000], ['1E', 1e18], ['1e-3', 0.001], ['100Mi', 100 * 2 ** 20],
+  ['-1', -1], ['+2', 2], ['.5', 0.5], ['3.', 3], ['10n', 1e-8], ['7u', 7e-6], ['1Ki', 1024], ['5M', 5e6],
+]) eq(parseQuantity(text), want, `parseQuantity(${text})`);
+for (const bad of ['', 'abc', '1Gb', '1 Gi', '1e', 'Gi', '1.2.3', null, undefined]) {
+  eq(Number.isNaN(parseQuantity(bad)), true, `parseQuantity(${bad}) is NaN`);
+}
+
+// ratios and levels: hard 0 leaves no headroom; over the limit is crit
+eq(usageRatio('1500m', '2'), 0.75, '1500m of 2');
+eq(usageRatio('0', '0'), 1, '0 of 0 is full');
+eq(usageRatio('1', '0'), Infinity, '1 of 0 is over');
+eq(usageRatio(undefined, '4'), 0, 'no used yet');
+eq(Number.isNaN(usageRatio('x', '4')), true, 'unparseable used');
+eq([0, 0.69, 0.7, 0.89, 0.9, 1, 1.5, Infinity, NaN].map(level),
+  ['ok', 'ok', 'warn', 'warn', 'crit', 'crit', 'crit', 'crit', 'none'], 'levels');
+
+// display of computed sums
+eq(formatQuantity(0.6, 'requests.cpu'), '600m', 'cpu millis');
+eq(formatQuantity(2, 'cpu'), '2', 'whole cpu');
+eq(formatQuantity(1.5 * 2 ** 30, 'requests.memory'), '1.5Gi', 'memory');
+eq(formatQuantity(512, 'memory'), '512', 'bytes');
+eq(formatQuantity(3, 'pods'), '3', 'count');
+
+// which quota a pod waits on
+const pending = (message, extra = {}) => ({
+  metadata: { name: 'p', namespace: 'n' },
+  spec: { containers: [{ name: 'a', resources: { requests: { cpu: '250m', memory: '64Mi' } } },
+    { name: 'b', resources: { requests: { cpu: '500m' }, limits: { memory: '1Gi' } } }],
+  initContainers: [{ name: 'i', resources: { requests: { cpu: '1', memory: '1Mi' } } }], ...extra },
+  status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }] },
+});
+const msg = '0/1 nodes are available: quota exceeded: compute, requested: requests.cpu=600m, used: ' +
+  'requests.cpu=600m, limited: requests.cpu=1. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
+eq(pendingQuotaName(pending(msg)), 'compute', 'quota from the message');
+eq(pendingQuotaName(pending('no nodes available to schedule pods')), '', 'not waiting on quota');
+eq(pendingQuotaName(pending(msg, { nodeName: 'node-1' })), '', 'bound pods wait on nothing');
+
+// demand: containers summed, the largest init container if larger, pods counted
+const pod = pending(msg);
+eq(podDemand(pod, 'requests.cpu'), 1, 'init container 1 > containers 750m');
+eq(podDemand(pod, 'cpu'), 1, 'cpu is requests.cpu');
+eq(podDemand(pod, 'requests.memory'), 64 * 2 ** 20, 'memory sum');
+eq(podDemand(pod, 'limits.memory'), 2 ** 30, 'limits');
+eq(podDemand(pod, 'pods'), 1, 'pods');
+eq(podDemand(pod, 'count/pods'), 1, 'count/pods');
+eq(Number.isNaN(podDemand(pod, 'count/secrets')), true, 'not a pod resource');
+
+// a quota's resources, sorted, with ratios; the highest ratio
+const quota = { spec: { hard: { pods: '10' } }, status: { hard: { pods: '10', 'requests.cpu': '2' }, used: { pods: '9', 'requests.cpu': '1' } } };
+const res = quotaResources(quota);
+eq(res.map((r) => [r.name, r.used, r.hard, r.ratio]), [['pods', '9', '10', 0.9], ['requests.cpu', '1', '2', 0.5]], 'resources');
+eq(maxRatio(res), 0.9, 'max ratio');
+eq(maxRatio([]), -1, 'no resources');
+
+console.log(`unit: ${checks} checks passed`);
