@@ -8,6 +8,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 need_kubectl
 command -v node >/dev/null || fail "node is not installed (Debian package nodejs; scripts/setup.sh installs it)"
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 20 ] || fail "node $(node --version) is too old: playwright-core needs Node.js 20 or later"
 [ -f "$root/node_modules/playwright-core/package.json" ] ||
   fail "node_modules/playwright-core is missing: run 'npm ci' at the repository root (scripts/setup.sh does)"
 [ -x /usr/bin/chromium ] || fail "/usr/bin/chromium is missing (Debian package chromium; scripts/setup.sh installs it)"
