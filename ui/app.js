@@ -45,6 +45,7 @@ const app = {
   views: null, // name -> view, built at login
   current: '',
   frame: 0,
+  rendered: '', // what the current view last rendered from (view and collection versions)
   ticker: 0,
   pendingCache: { version: -1, byQuota: new Map() },
 };
@@ -59,7 +60,19 @@ function renderNow() {
   app.frame = 0;
   if (!app.views) return;
   renderHeader();
-  app.views[app.current]?.render();
+  // a view is rebuilt only when what it reads changed (or it asked to be),
+  // so events for other views leave it alone (open <details>, selections)
+  const view = app.views[app.current];
+  const seen = app.current + ' ' + view.reads.map((id) => `${id}:${app.collections.get(id)?.version ?? '-'}`).join(' ');
+  if (seen === app.rendered) return;
+  app.rendered = seen;
+  view.render();
+}
+
+/** For a view whose own controls changed (filter, sort): render it even if no data changed. */
+function renderView() {
+  app.rendered = '';
+  scheduleRender();
 }
 
 function renderHeader() {
@@ -106,7 +119,7 @@ function stopCollections() {
 /** What views read: collections, and derived data cached per version. */
 const ctx = {
   collection: (id) => app.collections.get(id),
-  render: scheduleRender,
+  render: renderView,
   /** "namespace/quota" -> number of pods waiting on it. */
   pendingByQuota() {
     const pending = app.collections.get('pending');
@@ -145,7 +158,7 @@ function route() {
   app.current = VIEW_NAMES.includes(name) ? name : 'namespaces';
   for (const v of VIEW_NAMES) $('view-' + v).hidden = v !== app.current;
   syncCollections();
-  scheduleRender();
+  renderView();
 }
 
 // ---- login and logout

@@ -14,13 +14,20 @@ function sourcesText(cq) {
     .join('; ') || 'no sources';
 }
 
+// which quotas' object lists the user opened, so a re-render keeps them open
+const opened = new Set();
+
 function claimsCell(cq) {
   const claims = cq.status?.claims ?? [];
   if (claims.length === 0) return h('span', { class: 'muted small' }, 'none');
   const items = claims.slice(0, CLAIMS_SHOWN).map((c) => h('li', { 'data-testid': 'cq-claim' },
     `${c.kind} ${c.namespace ? c.namespace + '/' : ''}${c.name}`, h('span', { class: 'muted' }, ` ${c.usage}`)));
   if (claims.length > CLAIMS_SHOWN) items.push(h('li', { class: 'muted' }, `and ${claims.length - CLAIMS_SHOWN} more`));
-  return h('details', null, h('summary', null, `${claims.length} objects`), h('ul', { class: 'claims' }, items));
+  const key = `${cq.kind}/${cq.metadata.namespace ?? ''}/${cq.metadata.name}`;
+  const details = h('details', { open: opened.has(key) }, h('summary', null, `${claims.length} objects`),
+    h('ul', { class: 'claims' }, items));
+  details.addEventListener('toggle', () => (details.open ? opened.add(key) : opened.delete(key)));
+  return details;
 }
 
 function quotaRow(cq) {
@@ -58,5 +65,6 @@ export function createCustomView(root, ctx) {
         : h('p', { class: 'muted', 'data-testid': 'cq-empty' }, 'No custom quotas.'));
   }
 
-  return { needs: ['customquotas', 'globalcustomquotas'], render };
+  const reads = ['customquotas', 'globalcustomquotas'];
+  return { needs: reads, reads, render };
 }

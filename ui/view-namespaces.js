@@ -156,5 +156,5 @@ export function createNamespacesView(root, ctx) {
     markFirstRender();
   }
 
-  return { needs: ['namespaces'], render };
+  return { needs: ['namespaces'], reads: ['quotas', 'namespaces', 'pending'], render };
 }

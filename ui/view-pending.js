@@ -86,5 +86,5 @@ export function createPendingView(root, ctx) {
     for (const cell of body.querySelectorAll('[data-age]')) cell.textContent = age(cell.dataset.age, now);
   }
 
-  return { needs: [], render, tick };
+  return { needs: [], reads: ['pending', 'quotas'], render, tick };
 }

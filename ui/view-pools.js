@@ -102,5 +102,6 @@ export function createPoolsView(root, ctx) {
           orphans.sort(byCreation).map((c) => claimRow(c, 0)))) : null);
   }
 
-  return { needs: ['pools', 'claims'], render };
+  const reads = ['pools', 'claims'];
+  return { needs: reads, reads, render };
 }

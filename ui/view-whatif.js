@@ -112,5 +112,5 @@ export function createWhatIfView(root, ctx) {
       h('div', { class: 'actions' }, submit, fill)),
     result));
 
-  return { needs: [], render: () => {} };
+  return { needs: [], reads: [], render: () => {} };
 }
