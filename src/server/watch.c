@@ -59,6 +59,15 @@ static bool matches(const watch_ctx *c, const store_obj *o)
     return filter_match(&c->f, o);
 }
 
+/* store_watch_filter: the events this watch may send (ADDED, MODIFIED or
+ * DELETED for an object that matches now or matched before); the store
+ * never wakes it for the others. */
+static bool takes(void *arg, const store_event *ev)
+{
+    const watch_ctx *c = arg;
+    return matches(c, ev->obj) || (ev->prev && matches(c, ev->prev));
+}
+
 static int64_t mono_now(void)
 {
     struct timespec ts;
@@ -270,7 +279,7 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
         c->initial_end_bookmark = send_initial && c->bookmarks;
     }
     bool expired = false;
-    c->w = store_watch_open(rq->srv->st, prefix, from, &expired);
+    c->w = store_watch_open_filtered(rq->srv->st, prefix, from, takes, c, &expired);
     if (!c->w && !expired) {
         resp_errf(rs, API_INTERNAL, "out of memory");
         goto fail;

@@ -66,7 +66,7 @@ struct store {
     pthread_mutex_t mu;    /* everything below */
     pthread_cond_t work;   /* writer: pending queue non-empty */
     pthread_cond_t done;   /* durable revision advanced (committers) */
-    pthread_cond_t events; /* durable revision advanced (watchers) */
+    store_watch *watch_list; /* open watches (each waits on its own condition) */
     pendq queue;
     strmap *unflushed; /* writer only: key -> newest derived store_obj not yet persisted */
     double derived_flush_s;
@@ -111,6 +111,14 @@ struct store_watch {
     size_t prefix_len;
     uint64_t next_seq;
     int64_t position;
+    store_watch_filter filter; /* or NULL: every event under prefix */
+    void *filter_arg;
+    /* Each watch waits on its own condition, signalled only when an event it
+     * takes arrives (or the store closes): a commit wakes the watches it
+     * concerns, not every one (a context switch each). Under s->mu. */
+    pthread_cond_t cv;
+    bool waiting;
+    store_watch *next, *prev_w;
 };
 
 /* ---- objects ---- */
@@ -326,6 +334,27 @@ static void ring_evict_oldest(store *s)
 /* The history is bounded by event count and by bytes: 600 updates of a
  * 900 KB object are 600 events but half a gigabyte. A watch resuming from
  * before what is kept gets 410 Gone (too old resource version). */
+/* Whether watch w takes event e (under s->mu). */
+static bool watch_takes(const store_watch *w, const store_event *e)
+{
+    return !strncmp(e->obj->key, w->prefix, w->prefix_len) &&
+           (!w->filter || w->filter(w->filter_arg, e));
+}
+
+/* Wake the waiting watches that take any of the events from sequence
+ * `from` on (under s->mu); all of them when `all` (closing, wake_all). */
+static void wake_watches(store *s, uint64_t from, bool all)
+{
+    if (from < s->seq_first) from = s->seq_first;
+    for (store_watch *w = s->watch_list; w; w = w->next) {
+        if (!w->waiting) continue;
+        bool wake = all || w->next_seq < s->seq_first;
+        for (uint64_t q = from > w->next_seq ? from : w->next_seq; !wake && q < s->seq_end; q++)
+            wake = watch_takes(w, &s->ring[q % s->ring_cap]);
+        if (wake) pthread_cond_signal(&w->cv);
+    }
+}
+
 static void ring_push(store *s, store_ev_type type, store_obj *obj, store_obj *prev)
 {
     size_t n = event_bytes(obj, prev);
@@ -515,6 +544,7 @@ static void *writer_main(void *arg)
         s->stats.derived_flushed += flushed;
         if (batch.n == 0) continue; /* a flush of derived values only */
         stats_observe(s, secs, batch.n);
+        uint64_t first_seq = s->seq_end;
         for (size_t i = 0; i < batch.n; i++) {
             pending *p = &batch.v[i];
             ring_push(s, p->type, p->obj, p->prev);
@@ -524,11 +554,13 @@ static void *writer_main(void *arg)
         s->durable_rev = batch.v[batch.n - 1].obj->rv;
         s->since_compact += batch.n;
         batch.n = 0;
-        /* Wake outside the mutex: a woken thread can take it at once instead
-         * of sleeping again on it. The predicates changed under it above. */
+        /* The watches are woken under the mutex (one may close, and free its
+         * condition, as soon as it is released), the committers outside it:
+         * a woken thread can take it at once instead of sleeping again on it.
+         * The predicates changed under it above. */
+        wake_watches(s, first_seq, false);
         pthread_mutex_unlock(&s->mu);
         pthread_cond_broadcast(&s->done);
-        pthread_cond_broadcast(&s->events);
         pthread_mutex_lock(&s->mu);
         /* By count and by bytes, so the backend's history (read back on
          * every start) stays within a quarter more than the ring's. */
@@ -578,7 +610,6 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* now_seconds() deadlines */
     pthread_cond_init(&s->work, &ca);
     pthread_cond_init(&s->done, &ca);
-    pthread_cond_init(&s->events, &ca);
     pthread_condattr_destroy(&ca);
 
     int64_t rev = 0;
@@ -632,7 +663,7 @@ void store_close(store *s)
     s->closing = true;
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->done);
-    pthread_cond_broadcast(&s->events);
+    wake_watches(s, s->seq_end, true);
     pthread_mutex_unlock(&s->mu);
     if (started) pthread_join(s->writer, NULL);
     if (started) { /* the next start reads back exactly the history kept */
@@ -1057,26 +1088,43 @@ int store_commit(store_txn *t)
 
 store_watch *store_watch_open(store *s, const char *prefix, int64_t after, bool *expired)
 {
+    return store_watch_open_filtered(s, prefix, after, NULL, NULL, expired);
+}
+
+store_watch *store_watch_open_filtered(store *s, const char *prefix, int64_t after,
+                                       store_watch_filter filter, void *arg, bool *expired)
+{
     *expired = false;
     store_watch *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     w->s = s;
     w->prefix = strdup(prefix);
     w->prefix_len = strlen(prefix);
+    w->filter = filter;
+    w->filter_arg = arg;
     if (!w->prefix) {
         free(w);
         return NULL;
     }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cv, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_mutex_lock(&s->mu);
     if (after < s->history_start) {
         pthread_mutex_unlock(&s->mu);
         *expired = true;
+        pthread_cond_destroy(&w->cv);
         free(w->prefix);
         free(w);
         return NULL;
     }
     w->next_seq = ring_seek(s, after);
     w->position = after;
+    w->next = s->watch_list;
+    if (w->next) w->next->prev_w = w;
+    s->watch_list = w;
     s->watchers++;
     pthread_mutex_unlock(&s->mu);
     return w;
@@ -1093,6 +1141,7 @@ int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000L;
     }
+    bool timed_out = false;
     pthread_mutex_lock(&s->mu);
     for (;;) {
         if (w->next_seq < s->seq_first) break; /* fell out of history */
@@ -1100,7 +1149,7 @@ int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
             store_event *e = &s->ring[w->next_seq % s->ring_cap];
             w->next_seq++;
             w->position = e->rv;
-            if (strncmp(e->obj->key, w->prefix, w->prefix_len) != 0) continue;
+            if (!watch_takes(w, e)) continue;
             *ev = *e;
             store_obj_ref(ev->obj);
             if (ev->prev) store_obj_ref(ev->prev);
@@ -1109,11 +1158,13 @@ int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
         }
         if (s->durable_rev > w->position) w->position = s->durable_rev;
         if (s->closing) break;
-        int rc = pthread_cond_timedwait(&s->events, &s->mu, &deadline);
-        if (rc == ETIMEDOUT) {
+        if (timed_out) { /* (after passing what came meanwhile: position is current) */
             pthread_mutex_unlock(&s->mu);
             return 0;
         }
+        w->waiting = true;
+        timed_out = pthread_cond_timedwait(&w->cv, &s->mu, &deadline) == ETIMEDOUT;
+        w->waiting = false;
     }
     pthread_mutex_unlock(&s->mu);
     return -1;
@@ -1130,9 +1181,16 @@ int64_t store_watch_position(store_watch *w)
 void store_watch_close(store_watch *w)
 {
     if (!w) return;
-    pthread_mutex_lock(&w->s->mu);
-    w->s->watchers--;
-    pthread_mutex_unlock(&w->s->mu);
+    store *s = w->s;
+    pthread_mutex_lock(&s->mu);
+    s->watchers--;
+    if (w->prev_w)
+        w->prev_w->next = w->next;
+    else
+        s->watch_list = w->next;
+    if (w->next) w->next->prev_w = w->prev_w;
+    pthread_mutex_unlock(&s->mu);
+    pthread_cond_destroy(&w->cv);
     free(w->prefix);
     free(w);
 }
@@ -1140,7 +1198,7 @@ void store_watch_close(store_watch *w)
 void store_watch_wake_all(store *s)
 {
     pthread_mutex_lock(&s->mu);
-    pthread_cond_broadcast(&s->events);
+    wake_watches(s, s->seq_end, true);
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -189,6 +189,14 @@ typedef struct store_event {
 } store_event;
 
 store_watch *store_watch_open(store *s, const char *prefix, int64_t after, bool *expired);
+/* The same, taking only the events under prefix that `filter` accepts (a
+ * watch's selectors): the others never wake it. filter runs on the store's
+ * writer thread, under its lock, and on the watcher's: it must be quick,
+ * take no lock and read only the event and `arg` (which must outlive the
+ * watch). */
+typedef bool (*store_watch_filter)(void *arg, const store_event *ev);
+store_watch *store_watch_open_filtered(store *s, const char *prefix, int64_t after,
+                                       store_watch_filter filter, void *arg, bool *expired);
 /* Next event: 1 got one, 0 timed out, -1 expired (fell out of history) or store closing. */
 int store_watch_next(store_watch *w, store_event *ev, int timeout_ms);
 int64_t store_watch_position(store_watch *w);

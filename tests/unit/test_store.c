@@ -178,6 +178,63 @@ static void test_watch_events_in_order(void **state)
     store_close(s);
 }
 
+/* ---- filtered watches: only the events the filter takes wake them ---- */
+
+static bool only_b(void *arg, const store_event *ev)
+{
+    (*(int *)arg)++;
+    return strstr(ev->obj->key, "/b") != NULL;
+}
+
+typedef struct waiter {
+    store_watch *w;
+    int rc;
+    char key[64];
+} waiter;
+
+static void *wait_one(void *p)
+{
+    waiter *wt = p;
+    store_event ev;
+    wt->rc = store_watch_next(wt->w, &ev, 20000);
+    if (wt->rc == 1) {
+        snprintf(wt->key, sizeof wt->key, "%s", ev.obj->key);
+        store_obj_unref(ev.obj);
+        store_obj_unref(ev.prev);
+    }
+    return NULL;
+}
+
+static void test_watch_filtered(void **state)
+{
+    store *s = open_memory(0);
+    bool expired;
+    int calls = 0;
+    store_watch *w = store_watch_open_filtered(s, "pods/", store_revision(s), only_b, &calls,
+                                               &expired);
+    assert_non_null(w);
+    /* events it does not take: it times out, with its position current (bookmarks) */
+    for (int i = 0; i < 20; i++)
+        put(s, "pods/n/a", "x");
+    store_event ev;
+    assert_int_equal(store_watch_next(w, &ev, 10), 0);
+    assert_int_equal(store_watch_position(w), store_revision(s));
+    assert_true(calls >= 20);
+    /* a waiting watch is woken by the event it takes, among others */
+    waiter wt = {w, -2, ""};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, wait_one, &wt), 0);
+    for (int i = 0; i < 50; i++)
+        put(s, "pods/n/a", "y");
+    put(s, "svc/n/b", "1"); /* other prefix */
+    put(s, "pods/n/b", "1");
+    pthread_join(th, NULL);
+    assert_int_equal(wt.rc, 1);
+    assert_string_equal(wt.key, "pods/n/b");
+    store_watch_close(w);
+    store_close(s);
+}
+
 static void test_watch_expires_past_history(void **state)
 {
     store *s = open_memory(4);
@@ -450,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_txn_sees_own_writes_and_abort_discards),
         cmocka_unit_test(test_list_sorted_paged),
         cmocka_unit_test(test_watch_events_in_order),
+        cmocka_unit_test(test_watch_filtered),
         cmocka_unit_test(test_watch_expires_past_history),
         cmocka_unit_test(test_sqlite_concurrent_durable_restart),
         cmocka_unit_test(test_derived_writes_coalesce),
