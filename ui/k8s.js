@@ -21,6 +21,15 @@ export function pendingQuotaName(pod) {
   return match ? match[1] : '';
 }
 
+/**
+ * What the quota check said, without the scheduler's framing: "requested:
+ * requests.cpu=4, used: requests.cpu=6, limited: requests.cpu=8".
+ */
+export function pendingDetail(pod) {
+  const match = /quota exceeded: [^,]+, (.*?)(?:\. preemption:.*)?$/s.exec(unschedulable(pod)?.message ?? '');
+  return match ? match[1] : '';
+}
+
 // Which container request a quota resource is charged from; `pods` and
 // `count/pods` count the pod itself.
 const REQUEST_OF = {

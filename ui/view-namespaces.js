@@ -3,12 +3,13 @@
 // Only the first rows that match are built (plus "show more"), so 1,000
 // namespaces with 3 quotas each render as fast as 50.
 
-import { h, replaceChildren } from './dom.js';
-import { quotaResources, maxRatio, quotaPool } from './k8s.js';
+import { h, replaceChildren, age } from './dom.js';
+import { quotaResources, maxRatio, quotaPool, pendingQuotaName, pendingDetail } from './k8s.js';
 import { meter, collectionNote } from './widgets.js';
 
 const PAGE = 50; // rows built at first, and added by "show more"
 const NEAR = 0.9; // "near limit": some resource at 90 % or more of its hard limit
+const STRIP = 3; // pending pods named above the table
 
 /** Groups quotas by namespace: [{namespace, quotas: [{name, obj, resources, max}], max}]. */
 function groupByNamespace(quotas) {
@@ -51,6 +52,7 @@ export function createNamespacesView(root, ctx) {
   }, h('option', { value: 'usage' }, 'highest usage'), h('option', { value: 'name' }, 'name'));
   const summary = h('span', { class: 'summary muted', 'data-testid': 'ns-summary', 'aria-live': 'polite' });
   const note = h('div');
+  const strip = h('div', { class: 'pending-strip', 'data-testid': 'pending-strip', role: 'status', hidden: true });
   const tbody = h('tbody');
   const tableEl = h('table', { class: 'grid ns-table', 'data-testid': 'ns-table' },
     h('thead', null, h('tr', null,
@@ -68,7 +70,7 @@ export function createNamespacesView(root, ctx) {
       h('label', { class: 'check' }, nearBox, ' only near limit (≥ 90 %)'),
       h('label', { for: 'ns-sort' }, 'Sort by'), sortSelect,
       summary),
-    note, tableEl, more);
+    note, strip, tableEl, more);
 
   /** The rows that pass the filter, sorted, each with the quotas to show. */
   function visibleRows(rows) {
@@ -111,6 +113,22 @@ export function createNamespacesView(root, ctx) {
       h('td', null, row.quotas.map((q) => quotaBlock(row.namespace, q, pending.get(`${row.namespace}/${q.name}`)))));
   }
 
+  /** The pods waiting on quota, oldest first, named above the table so they are not missed. */
+  function renderStrip() {
+    const pods = ctx.collection('pending');
+    const list = pods ? [...pods.items.values()] : [];
+    strip.hidden = list.length === 0;
+    if (strip.hidden) return;
+    list.sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''));
+    replaceChildren(strip,
+      h('strong', null, list.length === 1 ? '1 pod waits on quota' : `${list.length} pods wait on quota`),
+      list.slice(0, STRIP).map((pod) => h('span', { class: 'item' },
+        h('span', { class: 'mono' }, `${pod.metadata.namespace}/${pod.metadata.name}`), ' → ',
+        h('span', { class: 'mono' }, pendingQuotaName(pod) || '?'),
+        h('span', { class: 'muted' }, ` ${pendingDetail(pod)} · ${age(pod.metadata.creationTimestamp)}`))),
+      h('a', { href: '#/pending' }, list.length > STRIP ? `all ${list.length}…` : 'details'));
+  }
+
   /** Marks the first render after login once it has painted, for the browser test and users' curiosity. */
   function markFirstRender() {
     if (firstRenderMarked) return;
@@ -122,6 +140,7 @@ export function createNamespacesView(root, ctx) {
   }
 
   function render() {
+    renderStrip();
     const quotas = ctx.collection('quotas');
     const blocked = collectionNote(quotas, 'ResourceQuotas');
     replaceChildren(note, blocked);
