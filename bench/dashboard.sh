@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# dashboard.sh - pod creates/s with the dashboard open in a browser and
+# without, on a server holding 1,000 namespaces x 3 ResourceQuotas (rounds
+# interleaved off/on, on/off, ..., medians), and the dashboard's first render.
+# The creates land in namespaces with quotas, so the page's quota watch sees
+# their usage move. As shipped (scheduler and node agent on) by default;
+# CONFIG=api times the API server alone. Needs node_modules (npm ci) and
+# /usr/bin/chromium (scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+scripts/build.sh build >/dev/null
+ROUNDS=${ROUNDS:-4}
+REQUESTS=${REQUESTS:-20000}
+FLAGS=""
+[ "${CONFIG:-}" = api ] && FLAGS="--scheduler=false --node-agent=false"
+dir=$(mktemp -d /tmp/allot-dash.XXXXXX)
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# shellcheck disable=SC2086
+build/allotd --data-dir "$dir" --port "$port" --log-level warn $FLAGS 2>"$dir/log" &
+pid=$!
+page=
+trap '[ -n "$page" ] && kill $page 2>/dev/null; kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 1 400); do [ -s "$dir/kubeconfig" ] && break; sleep 0.05; done
+url="https://127.0.0.1:$port"; tok=$(cat "$dir/admin.token")
+# 1,000 namespaces in all: the tenants, and 10 fresh ones per measured run
+runs=$((2 * ROUNDS))
+/usr/bin/python3 bench/namespaces.py "$url" "$tok" "$dir/ca.crt" $((1000 - 10 * runs)) tenant
+for r in $(seq 1 $runs); do /usr/bin/python3 bench/namespaces.py "$url" "$tok" "$dir/ca.crt" 10 "run$r"; done
+if [ -z "$FLAGS" ]; then # nodes for the scheduler to bind the pods to
+  build/loadgen --data-dir "$dir" --url "$url" --connections 4 --requests 100 --resource nodes >/dev/null
+fi
+settle
+open_page() { # the page, logged in and rendered, held open on a fifo
+  mkfifo "$dir/hold"
+  node bench/dashboard_open.mjs "$url" "$tok" <"$dir/hold" >"$dir/page.out" 2>&1 &
+  page=$!
+  exec 3>"$dir/hold"
+  for _ in $(seq 1 600); do grep -q '^ready' "$dir/page.out" 2>/dev/null && break
+    kill -0 $page 2>/dev/null || { cat "$dir/page.out" >&2; exit 1; }; sleep 0.1; done
+  grep '^ready' "$dir/page.out" >&2
+  settle
+}
+close_page() { exec 3>&-; wait $page 2>/dev/null || true; page=; rm -f "$dir/hold"; }
+measure() { # measure RUN LABEL -> creates/s
+  build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests "$REQUESTS" \
+    --namespaces 10 --ns-prefix "run$1" --pid $pid --label "$2" | show
+}
+off=() on=() r=0
+for round in $(seq 1 "$ROUNDS"); do
+  order="off on"; [ $((round % 2)) -eq 0 ] && order="on off"
+  for mode in $order; do
+    r=$((r + 1))
+    if [ $mode = on ]; then open_page; on+=("$(measure $r "dashboard open")"); close_page
+    else off+=("$(measure $r "no dashboard")"); fi
+    settle
+  done
+done
+a=$(printf '%s\n' "${off[@]}" | median) b=$(printf '%s\n' "${on[@]}" | median)
+awk -v a="$a" -v b="$b" -v n="$ROUNDS" -v c="${CONFIG:-default}" 'BEGIN{printf "pod creates with 1000 namespaces x 3 quotas (%s config, medians of %d rounds): no dashboard %.0f/s, dashboard open %.0f/s (%.3fx, %+.1f%%)\n", c, n, a, b, b/a, (b/a-1)*100}'
