@@ -43,9 +43,9 @@ function podRow(pod) {
   const md = pod.metadata;
   const cond = unschedulable(pod);
   return h('tr', { 'data-testid': 'pending-row', 'data-namespace': md.namespace, 'data-pod': md.name },
-    h('td', null, md.namespace),
-    h('th', { scope: 'row' }, md.name),
-    h('td', { 'data-testid': 'pending-quota' }, pendingQuotaName(pod) || '?'),
+    h('td', { class: 'nowrap' }, md.namespace),
+    h('th', { scope: 'row', class: 'nowrap' }, md.name),
+    h('td', { 'data-testid': 'pending-quota', class: 'nowrap' }, pendingQuotaName(pod) || '?'),
     h('td', { class: 'message', 'data-testid': 'pending-reason' },
       h('span', { class: 'tag warn' }, cond?.reason ?? 'Pending'), ' ', cond?.message ?? ''),
     h('td', { class: 'num', 'data-age': md.creationTimestamp ?? '' }, age(md.creationTimestamp)));
