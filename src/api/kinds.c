@@ -287,6 +287,16 @@ json_t *api_fields_unpack(const char *packed)
     return f;
 }
 
+const char *api_fields_get(const char *packed, const char *label)
+{
+    while (packed && *packed) {
+        const char *val = packed + strlen(packed) + 1;
+        if (!strcmp(packed, label)) return val;
+        packed = val + strlen(val) + 1;
+    }
+    return NULL;
+}
+
 bool api_kind_has_field(const api_kind *k, const char *label)
 {
     if (strcmp(label, "metadata.name") == 0 || strcmp(label, "metadata.namespace") == 0)

@@ -102,6 +102,8 @@ const api_kind *api_kind_for_key(const char *key);
 char *api_kind_fields_packed(const api_kind *k, const json_t *obj);
 /* The packed form as a flat {label: value} object (caller owns). */
 json_t *api_fields_unpack(const char *packed);
+/* One label's value in the packed form, or NULL when it has none. */
+const char *api_fields_get(const char *packed, const char *label);
 /* Whether a field-selector label is supported for this kind. */
 bool api_kind_has_field(const api_kind *k, const char *label);
 

@@ -1027,6 +1027,18 @@ static const char *field_get(const json_t *fields, const char *k, char *tmp, siz
     return "";
 }
 
+bool sel_matches_fields_get(const sel_t *s, sel_field_get get, void *arg)
+{
+    if (!s || s->nothing) return false;
+    if (s->kind == KIND_LABELS) return false; /* (a label selector reads labels, not fields) */
+    for (size_t i = 0; i < s->n; i++) {
+        const char *v = get(arg, s->reqs[i].key);
+        bool eq = strcmp(v ? v : "", s->reqs[i].vals[0]) == 0;
+        if (eq != (s->reqs[i].op == SEL_EQUALS)) return false;
+    }
+    return true;
+}
+
 bool sel_matches_fields(const sel_t *s, const json_t *fields)
 {
     if (!s || s->nothing) return false;

@@ -62,6 +62,10 @@ sel_t *sel_parse_fields(const char *s, char *errbuf, size_t n);
  * as "" (so `f=` matches objects without f), as upstream's Fields.Get.
  * Booleans read as "true"/"false" and integers in decimal. */
 bool sel_matches_fields(const sel_t *s, const json_t *fields);
+/* The same over values read through `get` (the value of a field, or NULL
+ * for a missing one, which reads as ""): no object to build per match. */
+typedef const char *(*sel_field_get)(void *arg, const char *key);
+bool sel_matches_fields_get(const sel_t *s, sel_field_get get, void *arg);
 
 /* Check every field name against `supported` (NULL-terminated). On the first
  * unknown one, writes "field label not supported: <name>" (the apiserver's

@@ -390,6 +390,13 @@ static void test_fields_parse(void **state)
                                         "\\\xc3\xa9");
 }
 
+/* sel_field_get over the same flat object (strings; true as "true"). */
+static const char *get_field(void *arg, const char *key)
+{
+    const json_t *v = json_object_get(arg, key);
+    return json_is_true(v) ? "true" : json_string_value(v);
+}
+
 static void test_fields_match(void **state)
 {
     char err[256];
@@ -414,6 +421,8 @@ static void test_fields_match(void **state)
         sel_t *s = sel_parse_fields(rows[i].sel, err, sizeof err);
         if (!s) fail_msg("%s: %s", rows[i].sel, err);
         if (sel_matches_fields(s, f) != rows[i].match) fail_msg("row %zu: %s", i, rows[i].sel);
+        if (sel_matches_fields_get(s, get_field, f) != rows[i].match)
+            fail_msg("row %zu (get): %s", i, rows[i].sel);
         sel_free(s);
     }
     json_decref(f);
