@@ -45,19 +45,55 @@ const app = {
   views: null, // name -> view, built at login
   current: '',
   frame: 0,
+  timer: 0, // a render waiting for RENDER_EVERY_MS to pass
+  lastRender: -Infinity,
+  events: 0, // watch events since eventsSince (ms): more than BUSY_EVENTS a second throttles
+  eventsSince: 0,
+  busyUntil: 0,
   rendered: '', // what the current view last rendered from (view and collection versions)
   ticker: 0,
   pendingCache: { version: -1, byQuota: new Map() },
 };
 
-// ---- rendering, batched: any number of events in a frame cause one render
+// ---- rendering, batched: any number of events in a frame cause one render.
+// A busy cluster (more than BUSY_EVENTS events a second) is rendered at most
+// every RENDER_EVERY_MS: still live within a second, without the page taking
+// a core of the machine it watches (each render costs the browser a layout
+// and paint; at 60 a second that is most of a core).
 
-function scheduleRender() {
-  if (!app.frame) app.frame = requestAnimationFrame(renderNow);
+const BUSY_EVENTS = 20;
+const RENDER_EVERY_MS = 500;
+
+/** Whether events come fast: more than BUSY_EVENTS within a second, and for
+ * two seconds after (so a steady stream stays throttled from its start). */
+function busy(now) {
+  if (now - app.eventsSince >= 1000) {
+    app.eventsSince = now;
+    app.events = 0;
+  }
+  if (++app.events > BUSY_EVENTS) app.busyUntil = now + 2000;
+  return now < app.busyUntil;
+}
+
+function scheduleRender(urgent = false) {
+  if (urgent && app.timer) {
+    clearTimeout(app.timer);
+    app.timer = 0;
+  }
+  const now = performance.now();
+  const throttle = !urgent && busy(now);
+  if (app.frame || app.timer) return;
+  const wait = throttle ? app.lastRender + RENDER_EVERY_MS - now : 0;
+  if (wait <= 0) {
+    app.frame = requestAnimationFrame(renderNow);
+  } else {
+    app.timer = setTimeout(() => { app.timer = 0; app.frame = requestAnimationFrame(renderNow); }, wait);
+  }
 }
 
 function renderNow() {
   app.frame = 0;
+  app.lastRender = performance.now();
   if (!app.views) return;
   renderHeader();
   // a view is rebuilt only when what it reads changed (or it asked to be),
@@ -72,7 +108,7 @@ function renderNow() {
 /** For a view whose own controls changed (filter, sort): render it even if no data changed. */
 function renderView() {
   app.rendered = '';
-  scheduleRender();
+  scheduleRender(true);
 }
 
 function renderHeader() {

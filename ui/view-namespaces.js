@@ -5,19 +5,28 @@
 
 import { h, replaceChildren, age } from './dom.js';
 import { quotaResources, maxRatio, quotaPool, pendingQuotaName, pendingDetail } from './k8s.js';
-import { meter, collectionNote } from './widgets.js';
+import { meter, updateMeter, collectionNote } from './widgets.js';
 
 const PAGE = 50; // rows built at first, and added by "show more"
 const NEAR = 0.9; // "near limit": some resource at 90 % or more of its hard limit
 const STRIP = 3; // pending pods named above the table
 
-/** Groups quotas by namespace: [{namespace, quotas: [{name, obj, resources, max}], max}]. */
-function groupByNamespace(quotas) {
+/**
+ * Groups quotas by namespace: [{namespace, quotas: [{name, obj, resources, max}], max}].
+ * `cache` (object -> entry) keeps each quota's parsed usage while its object
+ * is unchanged: a watch event replaces one object, so a busy namespace costs
+ * its own quotas' parsing, not all 3,000.
+ */
+function groupByNamespace(quotas, cache) {
   const byNs = new Map();
   for (const q of quotas.values()) {
     const ns = q.metadata.namespace;
-    const resources = quotaResources(q);
-    const entry = { name: q.metadata.name, obj: q, resources, max: maxRatio(resources) };
+    let entry = cache.get(q);
+    if (!entry) {
+      const resources = quotaResources(q);
+      entry = { name: q.metadata.name, obj: q, resources, max: maxRatio(resources) };
+      cache.set(q, entry);
+    }
     if (!byNs.has(ns)) byNs.set(ns, []);
     byNs.get(ns).push(entry);
   }
@@ -36,6 +45,7 @@ export function createNamespacesView(root, ctx) {
   const ui = { filter: '', near: false, sort: 'usage', limit: PAGE };
   let grouped = null; // cache of groupByNamespace, per quota collection version
   let groupedVersion = -1;
+  const parsed = new WeakMap(); // quota object -> its entry (groupByNamespace)
   let firstRenderMarked = false;
 
   const filterInput = h('input', {
@@ -113,6 +123,46 @@ export function createNamespacesView(root, ctx) {
       h('td', null, row.quotas.map((q) => quotaBlock(row.namespace, q, pending.get(`${row.namespace}/${q.name}`)))));
   }
 
+  // Rows built last time, by namespace, with what they showed: a render
+  // rebuilds only the rows whose quotas, namespace or pending pods changed,
+  // and moves the others (a busy cluster changes a few rows, not fifty).
+  let built = new Map();
+  let builtNext = new Map();
+
+  function cachedRow(row, pending, namespaces) {
+    const nsObj = namespaces?.items.get(row.namespace);
+    // shape: what the row is built of; values: what its meters say
+    const shape = [nsObj?.metadata?.resourceVersion ?? '',
+      ...row.quotas.map((q) => `${q.name}:${pending.get(`${row.namespace}/${q.name}`) ?? 0}:` +
+        q.resources.map((r) => r.name).join(','))].join(' ');
+    const values = row.quotas.map((q) => q.obj.metadata.resourceVersion).join(' ');
+    const was = built.get(row.namespace);
+    let tr = was?.tr;
+    if (!was || was.shape !== shape || (was.values !== values && !updateRow(tr, row))) {
+      tr = namespaceRow(row, pending, namespaces);
+    }
+    builtNext.set(row.namespace, { shape, values, tr });
+    return tr;
+  }
+
+  /** The meters of a built row, given the row's new values in place (same shape). */
+  function updateRow(tr, row) {
+    const meters = tr.querySelectorAll('[data-testid=meter]');
+    const resources = row.quotas.flatMap((q) => q.resources);
+    if (meters.length !== resources.length) return false;
+    return resources.every((r, i) => updateMeter(meters[i], r));
+  }
+
+  /** Puts `rows` in the table touching only what moved or changed: the
+   * browser then lays out a few rows, not the whole table. */
+  function patchRows(rows) {
+    rows.forEach((tr, i) => {
+      const cur = tbody.children[i];
+      if (cur !== tr) tbody.insertBefore(tr, cur ?? null);
+    });
+    while (tbody.children.length > rows.length) tbody.lastElementChild.remove();
+  }
+
   /** The pods waiting on quota, oldest first, named above the table so they are not missed. */
   function renderStrip() {
     const pods = ctx.collection('pending');
@@ -152,17 +202,20 @@ export function createNamespacesView(root, ctx) {
       return;
     }
     if (groupedVersion !== quotas.version) {
-      grouped = groupByNamespace(quotas.items);
+      grouped = groupByNamespace(quotas.items, parsed);
       groupedVersion = quotas.version;
     }
     const rows = visibleRows(grouped);
     const shown = rows.slice(0, ui.limit);
     const namespaces = ctx.collection('namespaces');
     const pending = ctx.pendingByQuota();
-    replaceChildren(tbody, shown.length
-      ? shown.map((row) => namespaceRow(row, pending, namespaces))
-      : h('tr', null, h('td', { colspan: 2, class: 'muted empty', 'data-testid': 'ns-empty' },
+    if (shown.length) {
+      patchRows(shown.map((row) => cachedRow(row, pending, namespaces)));
+    } else {
+      replaceChildren(tbody, h('tr', null, h('td', { colspan: 2, class: 'muted empty', 'data-testid': 'ns-empty' },
         grouped.length ? 'No namespace matches the filter.' : 'No ResourceQuotas yet.')));
+    }
+    [built, builtNext] = [builtNext, new Map()];
     const near = grouped.filter((r) => r.max >= NEAR).length;
     summary.dataset.namespaces = String(grouped.length);
     summary.dataset.shown = String(shown.length);

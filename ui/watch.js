@@ -30,7 +30,8 @@ export class Collection {
    * @param {(obj: object, degraded: boolean) => boolean} [o.keep] client-side
    *                   filter applied to listed and watched objects (those it
    *                   rejects are dropped); degraded: a fallback path is in use
-   * @param {() => void} o.onChange called after items or state changed
+   * @param {(urgent: boolean) => void} o.onChange called after items or state changed
+   *                   (urgent: after a list or a state change, not an event)
    */
   constructor({ path, fallbackPaths = [], keep = () => true, onChange }) {
     this.paths = [path, ...fallbackPaths];
@@ -76,12 +77,13 @@ export class Collection {
     if (this.state === state && this.error === error) return;
     this.state = state;
     this.error = error;
-    this.changed();
+    this.changed(true);
   }
 
-  changed() {
+  /** `urgent`: a list or a state change, shown at once; events may wait a little. */
+  changed(urgent = false) {
     this.version++;
-    this.onChange();
+    this.onChange(urgent);
   }
 
   fail(err) {
@@ -138,7 +140,7 @@ export class Collection {
     this.lastData = Date.now();
     this.state = 'live';
     this.error = '';
-    this.changed();
+    this.changed(true);
   }
 
   watchPath() {

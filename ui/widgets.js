@@ -66,6 +66,33 @@ export function meter({ name, used, hard, ratio }, { testid = 'meter', extra = 0
   );
 }
 
+/**
+ * Gives a meter built by meter() for the same resource a new value, in place:
+ * a live page changes a few texts and widths instead of building the row
+ * again (which costs the browser a layout and paint of the whole row).
+ * Returns false when the meter has parts meter() would not build now (a
+ * pending-demand segment), so the caller builds it afresh.
+ */
+export function updateMeter(el, { name, used, hard, ratio }) {
+  const fill = el.querySelector('.bar > .fill');
+  if (!fill || el.querySelector('.fill.extra')) return false;
+  const usedText = used ?? '–';
+  const lvl = level(ratio);
+  if (el.dataset.level !== lvl) {
+    el.className = 'meter lvl-' + lvl;
+    el.dataset.level = lvl;
+  }
+  el.title = `${name}: ${usedText} of ${hard} (${percentText(ratio)})`;
+  const val = el.querySelector('.val');
+  const text = `${usedText} / ${hard}`;
+  if (val.textContent !== text) val.textContent = text;
+  const barEl = fill.parentElement;
+  barEl.setAttribute('aria-valuenow', Math.round(percent(ratio)));
+  barEl.setAttribute('aria-label', `${name} ${usedText} of ${hard}`);
+  fill.style.width = percent(ratio) + '%';
+  return true;
+}
+
 const STATE_TEXT = {
   loading: 'Loading…',
   forbidden: 'No access: this token may not list these objects.',
