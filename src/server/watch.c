@@ -129,18 +129,20 @@ static bool client_gone(int fd)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-/* Produce the next event (or bookmark) into c->out, waiting a bounded time. */
-static void produce(watch_ctx *c)
+/* Produce the next event (or bookmark) into c->out, waiting at most
+ * wait_ms. Returns whether there may be more to produce at once (an event
+ * or an initial object was taken). */
+static bool produce(watch_ctx *c, int wait_ms)
 {
     if (c->next_initial < c->ninitial) {
         store_obj *o = c->initial[c->next_initial++];
         if (matches(c, o)) emit(c, "ADDED", o);
         if (c->next_initial == c->ninitial && c->initial_end_bookmark)
             emit_bookmark(c, c->initial_rev, true);
-        return;
+        return true;
     }
     store_event ev;
-    int rc = store_watch_next(c->w, &ev, WAIT_SLICE_MS);
+    int rc = store_watch_next(c->w, &ev, wait_ms);
     if (rc < 0) {
         if (!c->srv->stopping) {
             api_err e;
@@ -152,13 +154,13 @@ static void produce(watch_ctx *c)
             api_err_clear(&e);
         }
         c->done = true;
-        return;
+        return false;
     }
     if (rc == 0) {
         if (c->bookmarks && mono_now() - c->last_send >= BOOKMARK_EVERY_S) {
             emit_bookmark(c, store_watch_position(c->w), false);
         }
-        return;
+        return false;
     }
     bool now = matches(c, ev.obj);
     bool before = ev.type == STORE_EV_MODIFIED && matches(c, ev.prev);
@@ -174,6 +176,7 @@ static void produce(watch_ctx *c)
     }
     store_obj_unref(ev.obj);
     store_obj_unref(ev.prev);
+    return true;
 }
 
 static long watch_read(void *ctx, char *buf, size_t max)
@@ -194,7 +197,12 @@ static long watch_read(void *ctx, char *buf, size_t max)
         }
         if (c->done || c->srv->stopping || mono_now() >= c->deadline || client_gone(c->fd))
             return -1;
-        produce(c);
+        /* What is ready as well goes in the same chunk: a burst (a ledger
+         * flush writes many quotas at once, the initial objects) is one TLS
+         * record and one wakeup of the client, not one per event. */
+        if (produce(c, WAIT_SLICE_MS))
+            while (c->out.len < max && produce(c, 0))
+                ;
     }
 }
 
