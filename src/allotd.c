@@ -624,6 +624,11 @@ int main(int argc, char **argv)
 out:
     srv.stopping = 1;
     if (srv.st) store_watch_wake_all(srv.st);
+    /* Open watches end their streams first (the last chunk sent), so clients
+     * see a clean end rather than a cut connection. Bounded: a client that
+     * reads nothing is cut after a second. */
+    for (int i = 0; i < 100 && http && metrics_watches(srv.m) > 0; i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     http_stop(http);
     scheduler_stop(sched);
     nodeagent_stop(agent);

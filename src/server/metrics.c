@@ -126,6 +126,15 @@ void metrics_watch_delta(metrics *m, int delta)
     pthread_mutex_unlock(&m->mu);
 }
 
+long metrics_watches(metrics *m)
+{
+    if (!m) return 0;
+    pthread_mutex_lock(&m->mu);
+    long n = m->watches;
+    pthread_mutex_unlock(&m->mu);
+    return n;
+}
+
 static void render_requests(metrics *m, dbuf *b)
 {
     dbuf_adds(b, "# HELP apiserver_request_total Requests by verb, resource and HTTP code.\n"

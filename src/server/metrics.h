@@ -13,6 +13,7 @@ void metrics_free(metrics *m);
 /* One finished request. */
 void metrics_request(metrics *m, const char *verb, const char *resource, int code, double seconds);
 void metrics_watch_delta(metrics *m, int delta);
+long metrics_watches(metrics *m); /* watch streams open now */
 /* The whole exposition (caller frees). */
 char *metrics_render(metrics *m, store *st, size_t *len);
 

@@ -67,6 +67,7 @@ struct store {
     pthread_cond_t work;   /* writer: pending queue non-empty */
     pthread_cond_t done;   /* durable revision advanced (committers) */
     store_watch *watch_list; /* open watches (each waits on its own condition) */
+    unsigned long wake_gen;  /* store_watch_wake_all calls: a woken watch returns */
     pendq queue;
     strmap *unflushed; /* writer only: key -> newest derived store_obj not yet persisted */
     double derived_flush_s;
@@ -1163,7 +1164,9 @@ int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
             return 0;
         }
         w->waiting = true;
-        timed_out = pthread_cond_timedwait(&w->cv, &s->mu, &deadline) == ETIMEDOUT;
+        unsigned long gen = s->wake_gen;
+        timed_out = pthread_cond_timedwait(&w->cv, &s->mu, &deadline) == ETIMEDOUT ||
+                    s->wake_gen != gen; /* (woken for its caller to look: shutdown) */
         w->waiting = false;
     }
     pthread_mutex_unlock(&s->mu);
@@ -1198,6 +1201,7 @@ void store_watch_close(store_watch *w)
 void store_watch_wake_all(store *s)
 {
     pthread_mutex_lock(&s->mu);
+    s->wake_gen++;
     wake_watches(s, s->seq_end, true);
     pthread_mutex_unlock(&s->mu);
 }

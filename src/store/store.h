@@ -201,7 +201,8 @@ store_watch *store_watch_open_filtered(store *s, const char *prefix, int64_t aft
 int store_watch_next(store_watch *w, store_event *ev, int timeout_ms);
 int64_t store_watch_position(store_watch *w);
 void store_watch_close(store_watch *w);
-/* Wake every watcher (e.g. on shutdown). */
+/* Wake every watcher (e.g. on shutdown): a store_watch_next waiting returns
+ * 0 at once, for its caller to look at why. */
 void store_watch_wake_all(store *s);
 size_t store_watch_count(store *s);
 
