@@ -34,6 +34,21 @@ json_t *reg_explain_entry(reg_explain *x, const char *kind, const char *ns, cons
     return en;
 }
 
+json_t *reg_explain_find(reg_explain *x, const char *kind, const char *ns, const char *name)
+{
+    size_t i;
+    json_t *en;
+    json_array_foreach(x->quotas, i, en)
+    {
+        const char *k = json_string_value(json_object_get(en, "kind"));
+        const char *n = json_string_value(json_object_get(en, "name"));
+        const char *s = json_string_value(json_object_get(en, "namespace"));
+        if (k && n && !strcmp(k, kind) && !strcmp(n, name) && !strcmp(s ? s : "", ns ? ns : ""))
+            return en;
+    }
+    return NULL;
+}
+
 static void set_str(json_t *o, const char *k, const char *v)
 {
     if (v) json_object_set_new(o, k, json_string(v));

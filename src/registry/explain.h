@@ -12,7 +12,8 @@
  * An entry: {"kind", "namespace" (when namespaced), "name", "allowed",
  * "message" (when not allowed), "resources": [{"name", "hard", "used",
  * "requested", "after", "exceeded"}]} (quantities as strings), plus what a
- * kind adds ("pool" for a ResourceQuota a pool keeps, "outcome" for a claim).
+ * kind adds ("pool" for a ResourceQuota a pool keeps; "outcome": a claim's,
+ * or "would wait Pending: ..." for a pod deferred quota would hold).
  */
 #ifndef ALLOT_REGISTRY_EXPLAIN_H
 #define ALLOT_REGISTRY_EXPLAIN_H
@@ -31,6 +32,9 @@ reg_explain *reg_explain_current(void);
 /* A new entry of x for one quota-like object (borrowed: x owns it); NULL
  * when out of memory. ns NULL or "" for a cluster-scoped object. */
 json_t *reg_explain_entry(reg_explain *x, const char *kind, const char *ns, const char *name);
+
+/* x's entry for that object (borrowed), or NULL. */
+json_t *reg_explain_find(reg_explain *x, const char *kind, const char *ns, const char *name);
 
 /* A row of an entry, for one resource (or value): `exceeded` when `after`
  * is past `hard` (a denial is reg_explain_deny's). Any string may be NULL

@@ -444,6 +444,33 @@ static void explain_quota(void *arg, const char *quota, const rlist *hard, const
     if (exceeded) reg_explain_deny(en, exceeded);
 }
 
+/* Under deferred quota a pod is admitted whatever its compute quota and
+ * waits Pending while the quota cannot hold it: an explanation says so, with
+ * the quota's own words, as the bind's re-check would put them now. */
+static void explain_deferred(const ql_view *qs, size_t n, const json_t *obj)
+{
+    reg_explain *x = reg_explain_current();
+    if (!x || !json_object_get(obj, "spec") || !json_object_get(json_object_get(obj, "spec"),
+                                                                 "containers"))
+        return; /* (not a pod) */
+    rlist **used = calloc(n ? n : 1, sizeof *used);
+    api_err e;
+    api_err_init(&e);
+    if (used && quota_deferred_bind(qs, n, obj, used, &e) != 0 && e.code == API_FORBIDDEN) {
+        const char *why = strstr(e.message, "exceeded quota: ");
+        char name[256] = "";
+        if (why) sscanf(why, "exceeded quota: %255[^,]", name);
+        json_t *en = reg_explain_find(x, "ResourceQuota", meta_str(obj, "namespace"), name);
+        if (en)
+            json_object_set_new(en, "outcome",
+                                json_sprintf("would wait Pending: %s", why ? why : e.message));
+    }
+    for (size_t i = 0; used && i < n; i++)
+        rl_free(used[i]);
+    free(used);
+    api_err_clear(&e);
+}
+
 static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const char *sub,
                             const ql_view *qs, size_t n, const json_t *obj, const json_t *old,
                             bool deferred, bool dry_run, api_err *e)
@@ -597,6 +624,7 @@ static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *s
             rc = deferred ? charge_binding(t, qs, n, obj, dry_run, e) : 0;
         else if (quota_handles(k->group, k->resource, qop, sub, obj, old))
             rc = check_and_charge(t, k, op, sub, qs, n, obj, old, deferred, dry_run, e);
+        if (rc == 0 && deferred && op == REG_CREATE && !*sub) explain_deferred(qs, n, obj);
         else if (op == REG_UPDATE) /* a dry run too: a rise may be refused */
             rc = release(t, k, qs, n, old, obj, deferred, dry_run, e);
     }

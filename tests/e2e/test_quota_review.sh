@@ -10,10 +10,12 @@ need_kubectl
 cat >"$E2E_DIR/tokens.csv" <<'EOF'
 viewer-token,viewer,viewer-uid
 EOF
-start_allotd --token-auth-file "$E2E_DIR/tokens.csv" --scheduler=false --node-agent=false
+start_allotd --token-auth-file "$E2E_DIR/tokens.csv" --scheduler=false --node-agent=false \
+  --feature-gates=DeferredResourceQuota=true
 
 k create namespace team >/dev/null
-k label namespace team capsule.clastix.io/tenant=solar >/dev/null
+# (quota at admission here, as upstream; namespace "later" defers it)
+k label namespace team capsule.clastix.io/tenant=solar quota.allot.dev/mode=admission >/dev/null
 k apply -f - >/dev/null <<'EOF'
 apiVersion: v1
 kind: ResourceQuota
@@ -140,6 +142,18 @@ real=$(sed -n 's/^Error from server (Forbidden): error when replacing "[^"]*": /
 expect_contains "real refusal" "$real" "cannot change the requested resources"
 expect_eq "update review" "$(field "$out" 'r["status"]["allowed"], r["status"]["message"]')" "False $real"
 expect_eq "update changed nothing" "$(versions)" "$before"
+
+# ---- deferred quota: admitted, but would wait Pending on the quota ----
+k create namespace later >/dev/null
+k create quota compute -n later --hard=requests.cpu=1 >/dev/null
+sed 's/namespace: team/namespace: later/' "$E2E_DIR/big.yaml" >"$E2E_DIR/later.yaml"
+out=$(review "$E2E_DIR/later.yaml")
+expect_eq "deferred: admitted" "$(field "$out" 'r["status"]["allowed"]')" True
+expect_eq "deferred: would wait" "$(field "$out" 'r["status"]["quotas"][0]["outcome"]')" \
+  "would wait Pending: exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=0, limited: requests.cpu=1"
+out=$(k create --dry-run=server -f "$E2E_DIR/later.yaml" 2>&1)
+expect_contains "deferred dry-run warning" "$out" \
+  "Warning: ResourceQuota later/compute: nothing to charge; would wait Pending: exceeded quota: compute"
 
 # ---- wrong requests: upstream-style 4xx ----
 post() { api POST "$1" -H 'Content-Type: application/json' --data "$2" | tail -1; }
