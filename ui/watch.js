@@ -168,12 +168,12 @@ export class Collection {
         if (done || this.stopped) break;
         clearTimeout(silence);
         silence = setTimeout(() => controller.abort(), SILENCE_MS);
-        buffered += decoder.decode(value, { stream: true });
-        let newline;
-        while ((newline = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, newline).trim();
-          buffered = buffered.slice(newline + 1);
-          if (line) this.apply(JSON.parse(line));
+        // a chunk may hold many events (allotd sends a burst at once): split
+        // it once, keeping the unfinished last line for the next chunk
+        const lines = (buffered + decoder.decode(value, { stream: true })).split('\n');
+        buffered = lines.pop();
+        for (const line of lines) {
+          if (line.trim()) this.apply(JSON.parse(line));
         }
       }
       return true;
