@@ -7,6 +7,7 @@
 #include "api/features.h"
 #include "api/kinds.h"
 #include "api/priority.h"
+#include "controllers/baseline.h"
 #include "controllers/controllers.h"
 #include "controllers/nodeagent.h"
 #include "controllers/quota.h"
@@ -54,6 +55,7 @@ typedef struct options {
     const char *audit_log_path; /* NULL: DATA-DIR/audit.log; "": none */
     const char *audit_policy_file;
     int sa_max_expiration_s; /* 0: no maximum */
+    int simulated_nodes;
 } options;
 
 static void usage(FILE *out)
@@ -76,6 +78,9 @@ static void usage(FILE *out)
                  "                          is checked by the scheduler and charged at bind\n"
                  "  --node-agent BOOL       run pods bound to stored nodes (default true); set\n"
                  "                          false when real kubelets manage the nodes\n"
+                 "  --simulated-nodes N     make sure nodes allot-node-1..N exist (4 cpu, 16Gi,\n"
+                 "                          110 pods each) for the node agent to run pods on;\n"
+                 "                          for trying allot without kubelets (default 0)\n"
                  "  --scheduler BOOL        run the built-in scheduler (default true); set false\n"
                  "                          when another scheduler binds the pods\n"
                  "  --admission-control-config-file FILE\n"
@@ -134,6 +139,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"feature-gates", required_argument, NULL, 'f'},
         {"node-agent", required_argument, NULL, 'n'},
         {"scheduler", required_argument, NULL, 's'},
+        {"simulated-nodes", required_argument, NULL, 'N'},
         {"watch-history", required_argument, NULL, 'w'},
         {"admission-control-config-file", required_argument, NULL, 'a'},
         {"audit-log-path", required_argument, NULL, 'A'},
@@ -203,6 +209,16 @@ static int parse_options(int argc, char **argv, options *o)
                 return -1;
             }
             break;
+        case 'N': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (!*optarg || *end || n < 0 || n > NODEAGENT_SIM_MAX) {
+                fprintf(stderr, "allotd: --simulated-nodes takes 0 to %d\n", NODEAGENT_SIM_MAX);
+                return -1;
+            }
+            o->simulated_nodes = (int)n;
+            break;
+        }
         case 'n':
         case 's':
             if (strcmp(optarg, "true") && strcmp(optarg, "false")) {
@@ -228,6 +244,12 @@ static int parse_options(int argc, char **argv, options *o)
     }
     if (optind < argc) {
         fprintf(stderr, "allotd: unexpected argument %s\n", argv[optind]);
+        return -1;
+    }
+    /* Simulated nodes exist only for the node agent: without it their pods
+     * would be bound and never run. */
+    if (o->simulated_nodes && !o->node_agent) {
+        fprintf(stderr, "allotd: --simulated-nodes needs --node-agent true\n");
         return -1;
     }
     return 0;
@@ -486,6 +508,7 @@ int main(int argc, char **argv)
     controllers *ctl = NULL;
     quota_controller *qc = NULL;
     node_agent *agent = NULL;
+    baseline *base = NULL;
     scheduler *sched = NULL;
     http_server *http = NULL;
     satoken_key *sakey = NULL;
@@ -592,11 +615,22 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot start controllers", "\"error\":\"%s\"", err);
         goto out;
     }
+    /* Every namespace gets upstream's ServiceAccount "default" and
+     * ConfigMap kube-root-ca.crt (our CA), through quota like any client. */
+    if (!(base = baseline_start(srv.st, ca, err, sizeof err))) {
+        log_msg(LOG_ERROR, "cannot start the namespace baseline controller",
+                "\"error\":\"%s\"", err);
+        goto out;
+    }
     snprintf(srv.address, sizeof srv.address, strchr(o.bind_address, ':') ? "[%s]:%d" : "%s:%d",
              o.bind_address, o.port);
     qc = quota_controller_start(srv.st, o.quota_sync_s, err, sizeof err);
     if (!qc) {
         log_msg(LOG_ERROR, "cannot start quota controller", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    if (nodeagent_ensure_nodes(srv.st, o.simulated_nodes, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "cannot create simulated nodes", "\"error\":\"%s\"", err);
         goto out;
     }
     if (o.node_agent) {
@@ -633,6 +667,7 @@ out:
     scheduler_stop(sched);
     nodeagent_stop(agent);
     quota_controller_stop(qc);
+    baseline_stop(base);
     controllers_stop(ctl);
     pool_admission_stop_events(); /* writes what is queued */
     quota_ledger_stop();          /* writes what is pending */

@@ -425,3 +425,38 @@ void nodeagent_stop(node_agent *a)
     strmap_free(a->entries);
     free(a);
 }
+
+int nodeagent_ensure_nodes(store *st, int n, char *err, size_t errlen)
+{
+    const api_kind *k = api_kind_find("", "v1", "nodes");
+    for (int i = 1; i <= n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, NODEAGENT_SIM_PREFIX "%d", i);
+        /* Status as a kubelet would register it; the agent marks it Ready. */
+        json_t *res = json_pack("{s:s, s:s, s:s}", "cpu", NODEAGENT_SIM_CPU, "memory",
+                                NODEAGENT_SIM_MEMORY, "pods", NODEAGENT_SIM_PODS);
+        json_t *node = res ? json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:O, s:O}}", "apiVersion",
+                                       "v1", "kind", "Node", "metadata", "name", name, "labels",
+                                       "kubernetes.io/hostname", name, "status", "capacity", res,
+                                       "allocatable", res)
+                           : NULL;
+        json_decref(res);
+        if (!node) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        api_err e;
+        api_err_init(&e);
+        json_t *out = NULL;
+        int rc = reg_create(st, k, "", node, false, &out, &e);
+        json_decref(node);
+        json_decref(out);
+        if (rc != 0 && e.code != API_ALREADY_EXISTS) {
+            snprintf(err, errlen, "node %s: %s", name, e.message);
+            api_err_clear(&e);
+            return -1;
+        }
+        api_err_clear(&e);
+    }
+    return 0;
+}
