@@ -33,6 +33,8 @@ items = json.load(open(sys.argv[1]))["items"]
 stored = {}
 for it in items:
     name = it["metadata"]["name"]
+    if name == "kube-root-ca.crt":  # every namespace's, not the burst's
+        continue
     assert it["data"]["n"] == name[3:], f"half-written object {name}"
     assert it["metadata"]["uid"] and it["metadata"]["resourceVersion"], name
     stored[name] = it

@@ -345,9 +345,10 @@ expect_used $T tiers '{"cpu":"4"}'
 
 # ---------------------------------------------------------------------------
 # seed 004: Viewing and Setting Quotas. `secrets` is 0 where the 2016 doc
-# shows 1: clusters no longer create a service-account token secret. (A real
-# cluster's root-ca publisher would also add the kube-root-ca.crt configmap,
-# making `configmaps` 1; allot has no such controller, so 0 as in the doc.)
+# shows 1: clusters no longer create a service-account token secret. And
+# `configmaps` is 1 where the doc shows 0: since 1.20 the root-ca publisher
+# puts kube-root-ca.crt in every namespace, and so does allot, as a real
+# cluster counts it.
 k create namespace myspace | grep_all -x 'namespace/myspace created' || fail "create myspace"
 cat >compute-resources.yaml <<'YAML'
 apiVersion: v1
@@ -391,7 +392,7 @@ wait_describe myspace object-counts "Name: object-counts
 Namespace: myspace
 Resource Used Hard
 -------- ---- ----
-configmaps 0 10
+configmaps 1 10
 persistentvolumeclaims 0 4
 replicationcontrollers 0 20
 secrets 0 10
@@ -399,7 +400,7 @@ services 0 10
 services.loadbalancers 0 2"
 
 out=$(k get quota -n myspace | sed -E 's/ {2,}/|/g; s/\|$//')
-[[ "$out" =~ ^"NAME|REQUEST|LIMIT|AGE"$'\n'"compute-resources|pods: 0/4, requests.cpu: 0/1, requests.memory: 0/1Gi|limits.cpu: 0/2, limits.memory: 0/2Gi|"[0-9]+s$'\n'"object-counts|configmaps: 0/10, persistentvolumeclaims: 0/4, replicationcontrollers: 0/20, secrets: 0/10, services: 0/10, services.loadbalancers: 0/2|"[0-9]+s$ ]] ||
+[[ "$out" =~ ^"NAME|REQUEST|LIMIT|AGE"$'\n'"compute-resources|pods: 0/4, requests.cpu: 0/1, requests.memory: 0/1Gi|limits.cpu: 0/2, limits.memory: 0/2Gi|"[0-9]+s$'\n'"object-counts|configmaps: 1/10, persistentvolumeclaims: 0/4, replicationcontrollers: 0/20, secrets: 0/10, services: 0/10, services.loadbalancers: 0/2|"[0-9]+s$ ]] ||
   fail "get quota -n myspace table: [$out]"
 
 # then use it: compute-resources requires requests and limits for cpu and memory
@@ -436,7 +437,7 @@ expect_describe myspace object-counts "Name: object-counts
 Namespace: myspace
 Resource Used Hard
 -------- ---- ----
-configmaps 1 10
+configmaps 2 10
 persistentvolumeclaims 0 4
 replicationcontrollers 0 20
 secrets 1 10
@@ -452,7 +453,7 @@ k delete service lb-1 -n myspace --wait=false >/dev/null
 wait_used myspace compute-resources \
   '{"limits.cpu":"1","limits.memory":"1Gi","pods":"1","requests.cpu":"600m","requests.memory":"512Mi"}'
 wait_used myspace object-counts \
-  '{"configmaps":"1","persistentvolumeclaims":"0","replicationcontrollers":"0","secrets":"1","services":"2","services.loadbalancers":"1"}'
+  '{"configmaps":"2","persistentvolumeclaims":"0","replicationcontrollers":"0","secrets":"1","services":"2","services.loadbalancers":"1"}'
 
 # ---------------------------------------------------------------------------
 # seed 002's describe example: a quota counts itself under resourcequotas
