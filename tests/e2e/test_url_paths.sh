@@ -54,6 +54,9 @@ PY
 
 # set-up: namespace nul1 with three configmaps, configmap and pod "a" in default
 k create namespace nul1 >/dev/null
+# every namespace holds kube-root-ca.crt (as upstream): wait for it, so the
+# lists below are what they will stay
+wait_until 20 k get configmap kube-root-ca.crt -n nul1 || fail "no kube-root-ca.crt in nul1"
 k create configmap x -n nul1 --from-literal=k=v >/dev/null
 for cm in '"web1","labels":{"app":"web"}' '"tmp1","labels":{"tier":"tmp"}'; do
   r=$(api POST $CM -H 'Content-Type: application/json' --data "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":$cm}}")
@@ -147,20 +150,21 @@ expect_eq "namespace nul1 unchanged" "$(rv $NS)" "$ns_rv"
 expect_eq "namespace nul1 active" "$(body "$(api GET $NS)" | json 'd["status"]["phase"]')" "Active"
 expect_eq "configmap x unchanged" "$(rv $CM/x)" "$x_rv"
 expect_eq "configmap a unchanged" "$(rv /api/v1/namespaces/default/configmaps/a)" "$a_rv"
-expect_eq "nul1 holds its three configmaps" "$(list_names $CM)" "tmp1 web1 x"
+expect_eq "nul1 holds its three configmaps" "$(list_names $CM)" "kube-root-ca.crt tmp1 web1 x"
 expect_eq "pod a exists" "$(code "$(api GET /api/v1/namespaces/default/pods/a)")" 200
 
 # kubectl: get, list, label selectors, delete by name and by selector
 expect_eq "kubectl get by name" "$(k get configmap x -n nul1 -o name)" "configmap/x"
 expect_eq "kubectl list" "$(k get configmaps -n nul1 -o name | tr '\n' ' ')" \
-  "configmap/tmp1 configmap/web1 configmap/x "
+  "configmap/kube-root-ca.crt configmap/tmp1 configmap/web1 configmap/x "
 expect_eq "kubectl -l app=web" "$(k get configmaps -n nul1 -l app=web -o name)" "configmap/web1"
 expect_eq "kubectl -l 'app in (web)'" "$(k get configmaps -n nul1 -l 'app in (web)' -o name)" "configmap/web1"
 k delete configmap -n nul1 -l tier=tmp >/dev/null
 expect_eq "deleted by selector" "$(code "$(api GET $CM/tmp1)")" 404
 k delete configmap x -n nul1 >/dev/null
 expect_eq "deleted by name" "$(code "$(api GET $CM/x)")" 404
-expect_eq "web1 kept" "$(k get configmaps -n nul1 -o name)" "configmap/web1"
+expect_eq "web1 kept" "$(k get configmaps -n nul1 -o name | tr '\n' ' ')" \
+  "configmap/kube-root-ca.crt configmap/web1 "
 
 # request logs stay one JSON object per line, with the path in its escaped form
 /usr/bin/python3 - "$E2E_DIR/allotd.log" <<'PY' || fail "allotd.log is not JSON lines"
