@@ -233,8 +233,11 @@ static int load_namespaces(store_txn *t, cq_book *b, api_err *e)
     int rc = b->namespaces && b->selected ? 0 : api_err_set(e, API_INTERNAL, "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_t *ns = rc == 0 ? store_obj_doc(objs[i]) : NULL;
-        if (ns && cq_selects_namespace(b->q, json_object_get(json_object_get(ns, "metadata"),
-                                                             "labels")))
+        const json_t *m = json_object_get(ns, "metadata");
+        /* A namespace being deleted has left the selection (admission's
+         * `leaving`): its final removal writes no namespace admission sees. */
+        if (ns && !json_object_get(m, "deletionTimestamp") &&
+            cq_selects_namespace(b->q, json_object_get(m, "labels")))
             json_array_append_new(b->namespaces, json_string(meta(ns, "name")));
         json_decref(ns);
         store_obj_unref(objs[i]);
