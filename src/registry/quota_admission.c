@@ -624,9 +624,9 @@ static int quota_admit(store_txn *t, const api_kind *k, reg_op op, const char *s
             rc = deferred ? charge_binding(t, qs, n, obj, dry_run, e) : 0;
         else if (quota_handles(k->group, k->resource, qop, sub, obj, old))
             rc = check_and_charge(t, k, op, sub, qs, n, obj, old, deferred, dry_run, e);
-        if (rc == 0 && deferred && op == REG_CREATE && !*sub) explain_deferred(qs, n, obj);
         else if (op == REG_UPDATE) /* a dry run too: a rise may be refused */
             rc = release(t, k, qs, n, old, obj, deferred, dry_run, e);
+        if (rc == 0 && deferred && op == REG_CREATE && !*sub) explain_deferred(qs, n, obj);
     }
     free(qs);
     if (rc == 0 && is_quota_kind(k) && op == REG_DELETE && !dry_run) {
