@@ -154,7 +154,7 @@ static void add_err(js_errors *e, js_reason r, const char *field, json_t *value_
 
 /* ---------------------------------------------------------------- numbers */
 
-/* Go's %v of a float64: shortest digits, %e form when exp < -4 || exp >= 21. */
+/* Go's %v of a float64 (strconv 'g', shortest): %e form when exp < -4 || exp >= 6. */
 static void gofloat(double d, char *buf, size_t n)
 {
     if (isnan(d) || isinf(d)) {
@@ -168,7 +168,7 @@ static void gofloat(double d, char *buf, size_t n)
         if (strtod(tmp, NULL) == d) break;
     }
     int exp = atoi(strchr(tmp, 'e') + 1);
-    if (exp < -4 || exp >= 21) {
+    if (exp < -4 || exp >= 6) {
         /* Go writes e+06, e-07: at least two exponent digits, as C does */
         snprintf(buf, n, "%s", tmp);
         return;
@@ -374,6 +374,7 @@ static bool get_count(cctx *c, const json_t *j, const char *key, long long *out)
 
 static int validate_node(const js_node *n, const json_t *v, pbuf *path, unsigned depth,
                          js_errors *e);
+static char *dump(const json_t *v);
 
 enum { LVL_ROOT, LVL_PROP, LVL_ITEMS, LVL_ADDL, LVL_JUNCTOR };
 
@@ -636,12 +637,15 @@ static js_node *compile_node(cctx *c, const json_t *j, unsigned depth, int lvl)
         if (lvl == LVL_ROOT) return fail(c, n, "default", "Forbidden: must not be set at the root");
         js_errors e = {0};
         pbuf p = {0};
-        validate_node(n, v, &p, 0, &e);
+        pb_push(&p, "default");
+        validate_node(n, v, &p, 1, &e);
         free(p.p);
         if (e.n) {
             char msg[400];
-            snprintf(msg, sizeof msg, "%s%s%s", e.v[0].field, *e.v[0].field ? ": " : "",
+            char *val = e.v[0].value ? dump(e.v[0].value) : NULL;
+            snprintf(msg, sizeof msg, "%.100s%s%.290s", val ? val : "", val ? ": " : "",
                      e.v[0].detail ? e.v[0].detail : "Required value");
+            free(val);
             js_errors_free(&e);
             return fail(c, n, "default", "Invalid value: %s", msg);
         }
@@ -860,13 +864,14 @@ static bool format_ok(int f, const json_t *v)
     if (json_is_string(v)) {
         const char *s = json_string_value(v);
         size_t len = json_string_length(v);
+        int64_t sec, nsec;
         switch (f) {
-        case F_DATETIME: return strlen(s) == len && rfc3339_parse(s, NULL, NULL);
+        case F_DATETIME: return strlen(s) == len && rfc3339_parse(s, &sec, &nsec);
         case F_DATE: {
             char buf[40];
             if (len != 10) return false;
             snprintf(buf, sizeof buf, "%sT00:00:00Z", s);
-            return rfc3339_parse(buf, NULL, NULL);
+            return rfc3339_parse(buf, &sec, &nsec);
         }
         case F_BYTE: return is_base64(s, len);
         case F_UUID: return is_uuid(s, len);
