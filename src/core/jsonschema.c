@@ -282,8 +282,20 @@ static char *rewrite_pattern(const char *p, const char **why)
         return NULL;
     }
     bool br = false;
+    double repeat = 1; /* product of the {m,n} bounds: glibc expands them */
     for (size_t i = 0; i < len; i++) {
         char ch = p[i];
+        if (!br && ch == '{') {
+            char *end;
+            unsigned long a = strtoul(p + i + 1, &end, 10), b = a;
+            if (*end == ',') b = strtoul(end + 1, &end, 10);
+            repeat *= (double)(a > b ? a : b) + 1;
+            if (repeat > 1000) {
+                free(out);
+                *why = "repetition counts are too large";
+                return NULL;
+            }
+        }
         if (ch == '\\' && i + 1 < len) {
             char x = p[++i];
             const char *rep = NULL;
