@@ -285,6 +285,12 @@ static char *rewrite_pattern(const char *p, const char **why)
     double repeat = 1; /* product of the {m,n} bounds: glibc expands them */
     for (size_t i = 0; i < len; i++) {
         char ch = p[i];
+        if (!br && (ch == '*' || ch == '+' || ch == '?' || ch == '}') &&
+            (p[i + 1] == '*' || p[i + 1] == '+' || p[i + 1] == '?' || p[i + 1] == '{')) {
+            free(out);
+            *why = "invalid nested repetition operator"; /* RE2's words; glibc blows up */
+            return NULL;
+        }
         if (!br && ch == '{') {
             char *end;
             unsigned long a = strtoul(p + i + 1, &end, 10), b = a;

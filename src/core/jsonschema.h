@@ -64,7 +64,8 @@
  * none, and they make glibc backtrack); lazy quantifiers (*?), lookarounds,
  * \d inside brackets and (?flags) are not supported (compile error or a
  * different meaning); the product of the {m,n} repetition bounds is at most
- * 1000 (glibc expands them when compiling). Patterns are limited to JS_MAX_PATTERN bytes and the
+ * 1000 (glibc expands them when compiling) and stacked quantifiers (a++,
+ * a*?) are refused. Patterns are limited to JS_MAX_PATTERN bytes and the
  * string matched to JS_MAX_MATCH bytes (longer strings fail the pattern).
  *
  * Limits: a schema is at most JS_MAX_SCHEMA_DEPTH nodes deep and
