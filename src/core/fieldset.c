@@ -686,7 +686,7 @@ static int walk_value(walk *w, const json_t *v, fs_node *n, unsigned depth);
 static int walk_list(walk *w, const json_t *arr, fs_node *n, unsigned depth)
 {
     fs_list_info info = {FS_LIST_ATOMIC, NULL, 0};
-    if (!w->cb || w->cb(w->ud, w->fields, w->nfields, &info)) info.type = FS_LIST_ATOMIC;
+    if (!w->cb || w->cb(w->ud, w->fields, w->nfields, true, &info)) info.type = FS_LIST_ATOMIC;
     if (info.type == FS_LIST_ATOMIC) {
         n->member = true;
         return 0;
@@ -733,6 +733,12 @@ static int walk_value(walk *w, const json_t *v, fs_node *n, unsigned depth)
     if (json_is_array(v)) return walk_list(w, v, n, depth);
     if (!json_is_object(v) || json_object_size(v) == 0) {
         if (n->kind != PE_ROOT) n->member = true;
+        return 0;
+    }
+    fs_list_info info = {FS_LIST_MAP, NULL, 0};
+    if (n->kind != PE_ROOT && w->cb &&
+        (w->cb(w->ud, w->fields, w->nfields, false, &info) || info.type == FS_LIST_ATOMIC)) {
+        n->member = true;
         return 0;
     }
     const char *key;

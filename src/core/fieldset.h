@@ -90,8 +90,12 @@ typedef struct fs_list_info {
     size_t nkeys;
 } fs_list_info;
 
-/* Fill *out for the list at `fields[0..n)`; return 0, or nonzero for atomic. */
-typedef int (*fs_list_cb)(void *ud, const char *const *fields, size_t n, fs_list_info *out);
+/* The shape of the list (is_list) or non-empty map at `fields[0..n)`. *out
+ * comes preset to the default (lists FS_LIST_ATOMIC, maps granular:
+ * FS_LIST_MAP); set out->type = FS_LIST_ATOMIC for an atomic map (a
+ * structType=atomic, like apps/v1 .spec.selector). Return nonzero for atomic. */
+typedef int (*fs_list_cb)(void *ud, const char *const *fields, size_t n, bool is_list,
+                          fs_list_info *out);
 
 fs_set *fs_new(void);
 void fs_free(fs_set *s);
