@@ -549,6 +549,7 @@ static int put_val(dbuf *b, const json_t *v)
     case JSON_REAL: {
         char tmp[40];
         double d = json_real_value(v);
+        if (d == 0) return dbuf_adds(b, "0"); /* -0 too: jansson reads "-0" as 0 */
         for (int p = 1; p <= 17; p++) { /* shortest that round-trips */
             snprintf(tmp, sizeof tmp, "%.*g", p, d);
             if (strtod(tmp, NULL) == d) break;
@@ -752,6 +753,10 @@ static int walk_value(walk *w, const json_t *v, fs_node *n, unsigned depth)
         int r = walk_value(w, fv, k, depth + 1);
         w->nfields--;
         if (r) return r;
+        if (node_empty(k)) { /* an empty keyed or set list: nothing set */
+            n->nkids--;
+            node_free(k);
+        }
     }
     if (finish_level(n)) return fail(w->c, FS_ERR_NOMEM, "out of memory");
     return 0;

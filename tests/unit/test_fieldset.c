@@ -259,6 +259,15 @@ static void test_from_object(void **state)
     fs_free(s);
     json_decref(o);
 
+    /* an empty keyed list sets nothing (an empty atomic list is a value) */
+    o = J("{'spec':{'containers':[],'args':[]}}");
+    s = from_obj(o);
+    t = enc(s);
+    assert_string_equal(t, "{\"f:spec\":{\"f:args\":{}}}");
+    free(t);
+    fs_free(s);
+    json_decref(o);
+
     /* keyed items missing a key, or duplicated, are refused */
     o = J("{'spec':{'containers':[{'image':'x'}]}}");
     assert_null(fs_from_object(o, shapes, NULL, NULL, &code, err, sizeof err));
