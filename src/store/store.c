@@ -795,6 +795,30 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
     return 0;
 }
 
+int store_reindex(store *s, const char *prefix)
+{
+    store_txn *t = store_begin(s); /* no write can move the index meanwhile */
+    if (!t) return -1;
+    store_obj **v = NULL;
+    size_t k = 0;
+    int rc = collect(s, prefix, true, &v, &k);
+    for (size_t i = 0; rc == 0 && i < k; i++) {
+        store_obj *o = obj_from_text(s, v[i]->key, v[i]->rv, v[i]->json, v[i]->len);
+        if (!o) {
+            rc = -1;
+            break;
+        }
+        pthread_rwlock_wrlock(&s->index_lock);
+        int set = index_set(s, o->key, o); /* drops the index's reference to v[i] */
+        pthread_rwlock_unlock(&s->index_lock);
+        store_obj_unref(o);
+        if (set != 0) rc = -1;
+    }
+    free(v);
+    store_abort(t);
+    return rc;
+}
+
 /* ---- transactions ---- */
 
 store_txn *store_begin(store *s)

@@ -133,6 +133,16 @@ size_t store_count(store *s, const char *resource);
 int store_list(store *s, const char *prefix, const char *after_key, size_t limit, store_obj ***out,
                size_t *n, int64_t *rev, bool *more);
 
+/* Recompute the index (the store_indexer's part) of every object under
+ * `prefix`, as when they were loaded: for objects the layer above could not
+ * index when the store opened (custom resources, whose kinds come from
+ * stored definitions read after the load). Values, revisions and the watch
+ * history are unchanged; the objects are replaced by copies with the new
+ * index (readers holding the old ones keep them; `above` starts empty).
+ * Takes the writer lock. 0, or -1 when out of memory (the objects not yet
+ * replaced keep their old index). */
+int store_reindex(store *s, const char *prefix);
+
 /* Transactions. store_begin takes the store's write lock; commit or abort
  * releases it. Reads inside a transaction see its own writes. */
 store_txn *store_begin(store *s);
