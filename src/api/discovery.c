@@ -127,9 +127,10 @@ static int version_qsort_cmp(const void *a, const void *b)
 size_t disc_group_versions(const char *group, const char *out[DISC_MAX_VERSIONS])
 {
     size_t n = 0;
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    size_t nk = api_kind_count();
+    for (size_t i = 0; i < nk; i++) {
         const api_kind *k = api_kind_at(i);
-        if (strcmp(k->group, group) != 0) continue;
+        if (!api_kind_served(k) || strcmp(k->group, group) != 0) continue;
         size_t j = 0;
         while (j < n && strcmp(out[j], k->version) != 0)
             j++;
@@ -148,11 +149,12 @@ static size_t group_rank(const char *group)
 }
 
 /* Non-core groups, in discovery order; returns the count. */
-#define MAX_GROUPS 64
+#define MAX_GROUPS 512
 static size_t served_groups(const char *out[MAX_GROUPS])
 {
-    size_t n = 0;
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    size_t n = 0, nk = api_kind_count();
+    for (size_t i = 0; i < nk; i++) {
+        if (!api_kind_served(api_kind_at(i))) continue;
         const char *g = api_kind_at(i)->group;
         size_t j = 0;
         while (j < n && strcmp(out[j], g) != 0)
@@ -245,14 +247,15 @@ static int kind_by_resource(const void *a, const void *b)
     return strcmp((*(const api_kind *const *)a)->resource, (*(const api_kind *const *)b)->resource);
 }
 
-#define MAX_GV_KINDS 128
+#define MAX_GV_KINDS 512
 /* Kinds served in one group version, sorted by resource name; returns the count. */
 static size_t gv_kinds(const char *group, const char *version, const api_kind *out[MAX_GV_KINDS])
 {
-    size_t n = 0;
-    for (size_t i = 0; i < api_kind_count() && n < MAX_GV_KINDS; i++) {
+    size_t n = 0, nk = api_kind_count();
+    for (size_t i = 0; i < nk && n < MAX_GV_KINDS; i++) {
         const api_kind *k = api_kind_at(i);
-        if (strcmp(k->group, group) == 0 && strcmp(k->version, version) == 0) out[n++] = k;
+        if (api_kind_served(k) && strcmp(k->group, group) == 0 && strcmp(k->version, version) == 0)
+            out[n++] = k;
     }
     qsort(out, n, sizeof *out, kind_by_resource);
     return n;
@@ -513,7 +516,9 @@ void disc_storage_version_hash(const api_kind *k, char out[13])
 {
     char gvk[512];
     unsigned char digest[32];
-    int len = snprintf(gvk, sizeof gvk, "%s/%s/%s", k->group, k->version, k->kind);
+    /* the version objects are stored in (a CRD's storage version) */
+    const char *v = k->storage_version ? k->storage_version : k->version;
+    int len = snprintf(gvk, sizeof gvk, "%s/%s/%s", k->group, v, k->kind);
     if (len < 0 || (size_t)len >= sizeof gvk) len = (int)strlen(gvk);
     disc_sha256(gvk, (size_t)len, digest);
     base64_encode(digest, 8, out);

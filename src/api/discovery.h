@@ -65,7 +65,7 @@ json_t *disc_version(void);
 
 #define DISC_MAX_VERBS 8
 #define DISC_MAX_SUBS 4
-#define DISC_MAX_VERSIONS 8
+#define DISC_MAX_VERSIONS 32
 
 /* A subresource as discovery and OpenAPI describe it. group/version/kind are
  * the response kind: the parent's kind for status, Scale (autoscaling/v1) for

@@ -15,6 +15,8 @@
 #include "core/dbuf.h"
 #include "core/sched.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -123,50 +125,135 @@ static const api_kind builtin[] = {
 };
 #undef CORE
 
-#define MAX_KINDS 64
-static const api_kind *extra[MAX_KINDS];
-static size_t nextra;
-
 #define NBUILTIN (sizeof builtin / sizeof *builtin)
+
+/* Slots after the built-in rows. A slot is written once with a row and then
+ * only replaced (never emptied), and nslots only grows, so every index below
+ * api_kind_count() names a row for the rest of the process. Writers take
+ * publish_mu; readers take nothing (acquire loads pairing with the release
+ * stores below). */
+#define MAX_SLOTS 4096
+static _Atomic(const api_kind *) slots[MAX_SLOTS];
+static atomic_size_t nslots;
+static atomic_uint generation;
+static pthread_mutex_t publish_mu = PTHREAD_MUTEX_INITIALIZER;
 
 size_t api_kind_count(void)
 {
-    return NBUILTIN + nextra;
+    return NBUILTIN + atomic_load_explicit(&nslots, memory_order_acquire);
 }
 
 const api_kind *api_kind_at(size_t i)
 {
     if (i < NBUILTIN) return &builtin[i];
-    return i - NBUILTIN < nextra ? extra[i - NBUILTIN] : NULL;
+    i -= NBUILTIN;
+    return i < atomic_load_explicit(&nslots, memory_order_acquire)
+               ? atomic_load_explicit(&slots[i], memory_order_acquire)
+               : NULL;
+}
+
+static bool same_gvr(const api_kind *a, const api_kind *b)
+{
+    return !strcmp(a->group, b->group) && !strcmp(a->version, b->version) &&
+           !strcmp(a->resource, b->resource);
+}
+
+int api_kind_publish(const api_kind *k, const api_kind **old)
+{
+    if (old) *old = NULL;
+    for (size_t i = 0; i < NBUILTIN; i++)
+        if (same_gvr(&builtin[i], k)) return -1;
+    pthread_mutex_lock(&publish_mu);
+    size_t n = atomic_load_explicit(&nslots, memory_order_relaxed), i = 0;
+    while (i < n && !same_gvr(atomic_load_explicit(&slots[i], memory_order_relaxed), k))
+        i++;
+    int rc = 0;
+    if (i < n) {
+        const api_kind *prev = atomic_exchange_explicit(&slots[i], k, memory_order_acq_rel);
+        if (old) *old = prev;
+    } else if (n == MAX_SLOTS) {
+        rc = -1;
+    } else {
+        /* the row first, then the count that makes it visible */
+        atomic_store_explicit(&slots[n], k, memory_order_release);
+        atomic_store_explicit(&nslots, n + 1, memory_order_release);
+    }
+    if (rc == 0) atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
+    pthread_mutex_unlock(&publish_mu);
+    return rc;
+}
+
+void api_kind_forget_runtime(void)
+{
+    pthread_mutex_lock(&publish_mu);
+    size_t n = atomic_load_explicit(&nslots, memory_order_relaxed), kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const api_kind *k = atomic_load_explicit(&slots[i], memory_order_relaxed);
+        if (!(k->flags & API_KIND_RUNTIME))
+            atomic_store_explicit(&slots[kept++], k, memory_order_relaxed);
+    }
+    atomic_store_explicit(&nslots, kept, memory_order_release);
+    atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
+    pthread_mutex_unlock(&publish_mu);
 }
 
 int api_kind_register(const api_kind *k)
 {
-    if (nextra == MAX_KINDS) return -1;
-    extra[nextra++] = k;
-    return 0;
+    return api_kind_publish(k, NULL);
+}
+
+unsigned api_kind_generation(void)
+{
+    return atomic_load_explicit(&generation, memory_order_acquire);
+}
+
+bool api_kind_served(const api_kind *k)
+{
+    return !(k->flags & API_KIND_UNSERVED);
+}
+
+bool api_kind_primary(const api_kind *k)
+{
+    return !(k->flags & API_KIND_SECONDARY);
 }
 
 const api_kind *api_kind_find(const char *group, const char *version, const char *resource)
 {
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    size_t n = api_kind_count();
+    for (size_t i = 0; i < n; i++) {
         const api_kind *k = api_kind_at(i);
-        if (strcmp(k->group, group) == 0 && strcmp(k->version, version) == 0 &&
-            strcmp(k->resource, resource) == 0)
+        if (api_kind_served(k) && strcmp(k->group, group) == 0 &&
+            strcmp(k->version, version) == 0 && strcmp(k->resource, resource) == 0)
             return k;
     }
     return NULL;
 }
 
+const api_kind *api_kind_current(const api_kind *k)
+{
+    if (!(k->flags & API_KIND_RUNTIME)) return k;
+    return api_kind_find(k->group, k->version, k->resource);
+}
+
 const api_kind *api_kind_by_kind(const char *api_version, const char *kind)
 {
     char av[256];
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    size_t n = api_kind_count();
+    for (size_t i = 0; i < n; i++) {
         const api_kind *k = api_kind_at(i);
+        if (!api_kind_served(k) || strcmp(k->kind, kind) != 0) continue;
         api_kind_api_version(k, av, sizeof av);
-        if (strcmp(av, api_version) == 0 && strcmp(k->kind, kind) == 0) return k;
+        if (strcmp(av, api_version) == 0) return k;
     }
     return NULL;
+}
+
+void api_kind_list_kind(const api_kind *k, char *buf, size_t n)
+{
+    if (k->list_kind)
+        snprintf(buf, n, "%s", k->list_kind);
+    else
+        snprintf(buf, n, "%sList", k->kind);
 }
 
 void api_kind_api_version(const api_kind *k, char *buf, size_t n)
@@ -189,8 +276,10 @@ const api_kind *api_kind_for_key(const char *key)
 {
     const char *slash = strchr(key, '/');
     size_t n = slash ? (size_t)(slash - key) : strlen(key);
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    size_t nk = api_kind_count();
+    for (size_t i = 0; i < nk; i++) {
         const api_kind *k = api_kind_at(i);
+        if (!api_kind_primary(k)) continue;
         size_t rl = strlen(k->resource);
         /* "<resource>" for the core group, "<resource>.<group>" otherwise */
         if (rl > n || strncmp(key, k->resource, rl) != 0) continue;
@@ -325,4 +414,48 @@ int api_kind_name_rule(const api_kind *k)
     default:
         return VAL_NAME_SUBDOMAIN;
     }
+}
+
+/* ---- hooks ---- */
+
+void api_kind_defaults(const api_kind *k, json_t *obj)
+{
+    if (k->defaults) k->defaults(obj);
+    if (k->defaults_row) k->defaults_row(k, obj);
+}
+
+void api_kind_validate(const api_kind *k, const json_t *obj, const json_t *old, json_t *causes)
+{
+    if (k->validate) k->validate(obj, old, causes);
+    if (k->validate_row) k->validate_row(k, obj, old, causes);
+}
+
+int api_kind_decode(const api_kind *k, json_t *obj, tc_mode mode, tc_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (k->decode_row) return k->decode_row(k, obj, r);
+    const sch_msg *m = api_kind_schema(k);
+    return m ? tc_decode_mode(m, obj, mode, r) : 0;
+}
+
+/* Set obj's apiVersion to <group>/<version> when it says otherwise. */
+static void set_api_version(const api_kind *k, const char *version, json_t *obj)
+{
+    char av[256];
+    if (*k->group)
+        snprintf(av, sizeof av, "%s/%s", k->group, version);
+    else
+        snprintf(av, sizeof av, "%s", version);
+    const char *have = json_string_value(json_object_get(obj, "apiVersion"));
+    if (!have || strcmp(have, av) != 0) json_object_set_new(obj, "apiVersion", json_string(av));
+}
+
+void api_kind_to_storage(const api_kind *k, json_t *obj)
+{
+    if (k->storage_version) set_api_version(k, k->storage_version, obj);
+}
+
+void api_kind_to_version(const api_kind *k, json_t *obj)
+{
+    if (k->flags & API_KIND_CONVERTS) set_api_version(k, k->version, obj);
 }

@@ -4,10 +4,23 @@
  * scope, its subresources and its hooks (defaulting, validation, selector
  * fields). Handlers, discovery, OpenAPI and table printing all read this
  * table, so adding a kind is adding a row (api_kind_register for kinds
- * defined elsewhere, e.g. capsule.clastix.io). Rows are static and immutable.
+ * defined elsewhere, e.g. capsule.clastix.io).
+ *
+ * Rows are immutable. The built-in rows are static; kinds defined while
+ * serving (CustomResourceDefinitions, api/crd_kinds.h) are published into
+ * slots that never move: api_kind_at(i) names the same slot for the life of
+ * the process, and api_kind_count() only grows, so a reader may iterate with
+ * `for (i = 0; i < api_kind_count(); i++) api_kind_at(i)` on any thread while
+ * kinds are published. A change publishes a new row into the slot with a
+ * release store (readers load with acquire); the row it replaces stays valid
+ * until the process exits (a reader may still hold it: a watch holds its
+ * row for its whole life), and its owner frees it then. A removed kind keeps
+ * its slot with a row marked API_KIND_UNSERVED.
  */
 #ifndef ALLOT_API_KINDS_H
 #define ALLOT_API_KINDS_H
+
+#include "api/typecheck.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -30,6 +43,30 @@ enum {
     API_KIND_DELETE_RETURNS_OBJECT = 1 << 3, /* DELETE answers the object, not a Status */
     API_KIND_NAMESPACE =
         1 << 4, /* the Namespace kind: lifecycle phases, emptied by its controller */
+    /* Not served (a removed custom kind, or a version its definition does
+     * not serve): lookups, discovery and OpenAPI skip the row. */
+    API_KIND_UNSERVED = 1 << 5,
+    /* Another row holds the same stored objects (another version of the
+     * resource, or a removed kind): loops over stored objects (quota
+     * recounts, metrics, controllers) skip it, so each resource is visited
+     * once. api_kind_for_key never answers it. */
+    API_KIND_SECONDARY = 1 << 6,
+    /* Its definition is being deleted: creates are refused (405). */
+    API_KIND_TERMINATING = 1 << 7,
+    /* No Go types: strategic merge patches are refused (415), as upstream
+     * refuses them for custom resources. */
+    API_KIND_NO_STRATEGIC = 1 << 8,
+    /* metadata.generation from 1 on create, bumped by any change outside
+     * metadata (with a status subresource, status is the stored one, so
+     * only spec and the other fields count): upstream's custom resources. */
+    API_KIND_GENERATION_ALL = 1 << 9,
+    /* Defined while serving: its row may be replaced or retired at any
+     * time; a create checks in its transaction that the kind is still
+     * served and not terminating (api_kind_current). */
+    API_KIND_RUNTIME = 1 << 10,
+    /* Objects may be stored under another version of the resource:
+     * responses set apiVersion to the row's (api_kind_to_version). */
+    API_KIND_CONVERTS = 1 << 11,
 };
 
 typedef enum {
@@ -50,6 +87,27 @@ typedef struct api_field {
      * the object, as the index is computed on every write and at load. */
     void (*derive)(const json_t *obj, char *buf, size_t n);
 } api_field;
+
+/* A column of a kind's Table output given as data (a CRD's
+ * additionalPrinterColumns), after the Name column; api/table.c prints it as
+ * upstream's CRD table convertor does. */
+typedef struct api_column {
+    const char *name;
+    const char *type;   /* integer, number, string, boolean, date */
+    const char *format; /* "" or an OpenAPI format */
+    const char *description;
+    int priority;
+    const struct jp_expr *path; /* "{<jsonPath>}" compiled (core/jsonpath.h) */
+} api_column;
+
+/* Where the scale subresource reads and writes: dotted paths without the
+ * leading '.' ("spec.replicas"). A kind without (NULL) uses spec.replicas,
+ * status.replicas and spec.selector (a LabelSelector, or a bare map). */
+typedef struct api_scale_paths {
+    const char *spec_replicas;
+    const char *status_replicas;
+    const char *label_selector; /* a string (serialized selector), or NULL */
+} api_scale_paths;
 
 typedef struct api_kind api_kind;
 struct api_kind {
@@ -77,6 +135,27 @@ struct api_kind {
      * "resize", "scale"). */
     void (*validate_update)(const json_t *obj, const json_t *old, const char *sub, json_t *causes);
     unsigned flags; /* API_KIND_* */
+    /* Called when a delete first marks the object (before its finalizers
+     * decide whether it goes at once); it may add finalizers and set status
+     * (upstream's CustomResourceDefinition REST adds its cleanup finalizer
+     * and the Terminating condition). `now` is RFC 3339. */
+    void (*on_delete)(json_t *obj, const char *now);
+
+    /* ---- what kinds defined at run time carry (api/crd_kinds.c) ---- */
+    const char *list_kind;       /* NULL: "<kind>List" */
+    const char *storage_version; /* stored as <group>/<storage_version>; NULL: this version */
+    const api_scale_paths *scale;
+    const api_column *columns; /* NULL: the kind's own printer (api/table.c) */
+    size_t ncolumns;
+    const json_t *openapi_schema; /* openAPIV3Schema for the OpenAPI documents, or NULL */
+    /* Hooks that need the row itself (its compiled schema is in `data`),
+     * run after the row-less ones above. decode_row stands in for the typed
+     * decoding of kinds with Go types (api/typecheck.h): 0, or -1 with
+     * r->error; unknown fields pruned into r->unknown. */
+    void (*defaults_row)(const api_kind *k, json_t *obj);
+    void (*validate_row)(const api_kind *k, const json_t *obj, const json_t *old, json_t *causes);
+    int (*decode_row)(const api_kind *k, json_t *obj, tc_result *r);
+    const void *data;
 };
 
 size_t api_kind_count(void);
@@ -87,6 +166,41 @@ const api_kind *api_kind_find(const char *group, const char *version, const char
 const api_kind *api_kind_by_kind(const char *api_version, const char *kind);
 /* Add a kind at startup (before serving). The row must outlive the process. */
 int api_kind_register(const api_kind *k);
+
+/* Publish a row (the row must stay valid until the process exits): into the
+ * slot of its group/version/resource, or a new slot. *old (may be NULL) gets
+ * the row it replaced, or NULL. -1 when the row would replace a built-in
+ * row or the table is full. Thread-safe; readers see it at once. */
+int api_kind_publish(const api_kind *k, const api_kind **old);
+/* Drop every API_KIND_RUNTIME row from the table (compacting the slots).
+ * Only when no reader can remain: at exit, or between tests. */
+void api_kind_forget_runtime(void);
+/* Bumped by every publication: documents built from the table (OpenAPI)
+ * are rebuilt when it moves. */
+unsigned api_kind_generation(void);
+/* Whether a row is served (not API_KIND_UNSERVED). */
+bool api_kind_served(const api_kind *k);
+/* Whether loops over stored objects visit this row (not API_KIND_SECONDARY). */
+bool api_kind_primary(const api_kind *k);
+/* The row now published for k's group/version/resource, or NULL when it is
+ * no longer served. */
+const api_kind *api_kind_current(const api_kind *k);
+/* "BucketList": the list kind of k. */
+void api_kind_list_kind(const api_kind *k, char *buf, size_t n);
+
+/* Hooks, in order (the row-less one, then the row's): defaulting, and
+ * validation of the object (`old` NULL on create). */
+void api_kind_defaults(const api_kind *k, json_t *obj);
+void api_kind_validate(const api_kind *k, const json_t *obj, const json_t *old, json_t *causes);
+/* Typed decoding of a body (or a patch result) of kind k in place: the typed
+ * table's (api/typecheck.h, in `mode`) or the row's decode_row; 0 for a kind
+ * with neither. r is set either way (tc_result_clear it). */
+int api_kind_decode(const api_kind *k, json_t *obj, tc_mode mode, tc_result *r);
+/* Objects of a kind whose rows share storage are stored in one version:
+ * to_storage sets obj's apiVersion to the storage version's, to_version to
+ * k's own (a CRD's conversion strategy None). No-ops for other kinds. */
+void api_kind_to_storage(const api_kind *k, json_t *obj);
+void api_kind_to_version(const api_kind *k, json_t *obj);
 
 /* "v1" or "apps/v1". */
 void api_kind_api_version(const api_kind *k, char *buf, size_t n);

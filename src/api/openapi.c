@@ -919,11 +919,42 @@ static void add_meta_schemas(json_t *schemas, const oa_fmt *f)
 
 /* ---- Documents ------------------------------------------------------------- */
 
+/* The schema of a kind defined at run time: its openAPIV3Schema with the
+ * envelope upstream adds (apiVersion, kind, metadata as ObjectMeta) and the
+ * GVK kubectl finds it by. */
+static void add_custom_schemas(json_t *schemas, const oa_fmt *f, const api_kind *k)
+{
+    char name[512];
+    json_t *s = json_deep_copy(k->openapi_schema);
+    if (!json_is_object(s)) {
+        json_decref(s);
+        return;
+    }
+    json_t *props = json_object_get(s, "properties");
+    if (!json_is_object(props)) {
+        props = json_object();
+        json_object_set_new(s, "properties", props);
+    }
+    json_object_set_new(props, "apiVersion", string_prop(desc_api_version));
+    json_object_set_new(props, "kind", string_prop(desc_kind));
+    json_object_set_new(props, "metadata",
+                        ref_property(f, META "ObjectMeta", "Standard object's metadata."));
+    json_object_set_new(s, "x-kubernetes-group-version-kind",
+                        json_pack("[o]", gvk_object(k->group, k->version, k->kind)));
+    schema_name(k->group, k->version, k->kind, "", name, sizeof name);
+    json_object_set_new(schemas, name, s);
+    schema_name(k->group, k->version, k->kind, "List", name, sizeof name);
+    json_object_set_new(schemas, name, list_schema(f, k->group, k->version, k->kind));
+}
+
 /* Add paths and schemas of one kind to a document under construction. */
 static void add_kind(json_t *paths, json_t *schemas, const oa_fmt *f, const api_kind *k)
 {
     add_main_paths(paths, f, k);
-    add_kind_schemas(schemas, f, k->group, k->version, k->kind, true);
+    if (k->openapi_schema)
+        add_custom_schemas(schemas, f, k);
+    else
+        add_kind_schemas(schemas, f, k->group, k->version, k->kind, true);
     disc_sub subs[DISC_MAX_SUBS];
     size_t ns = disc_subresources(k, subs);
     for (size_t i = 0; i < ns; i++) {
@@ -941,10 +972,10 @@ static bool kind_in_gv(const api_kind *k, const char *group, const char *version
 static json_t *build_v3(const char *group, const char *version)
 {
     json_t *paths = json_object(), *schemas = json_object();
-    size_t served = 0;
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    size_t served = 0, nk = api_kind_count();
+    for (size_t i = 0; i < nk; i++) {
         const api_kind *k = api_kind_at(i);
-        if (!kind_in_gv(k, group, version)) continue;
+        if (!api_kind_served(k) || !kind_in_gv(k, group, version)) continue;
         add_kind(paths, schemas, &FMT_V3, k);
         served++;
     }
@@ -987,7 +1018,7 @@ static int doc_hash(const json_t *doc, char out[65])
  * starts, yet kubectl fetches the root (every group version's hash) and a
  * group version on most commands. Each served group version's document and
  * hash, and the v2 document, are built once and handed out as deep copies;
- * a change in the number of registered kinds drops them all. Group versions
+ * a publication in the kind table (api_kind_generation) drops them all. Group versions
  * that are not served are not cached (clients choose those names). */
 
 typedef struct oa_entry {
@@ -999,7 +1030,9 @@ typedef struct oa_entry {
 #define OA_CACHE_MAX 64
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 static oa_entry cache[OA_CACHE_MAX];
-static size_t ncache, cache_kinds;
+static size_t ncache;
+static unsigned cache_gen;
+static bool cache_valid;
 static json_t *cache_v2;
 
 static void cache_clear_locked(void)
@@ -1014,9 +1047,11 @@ static void cache_clear_locked(void)
 /* Under cache_mu: forget everything if the registry changed. */
 static void cache_check_locked(void)
 {
-    if (cache_kinds == api_kind_count()) return;
+    unsigned gen = api_kind_generation();
+    if (cache_valid && cache_gen == gen) return;
     cache_clear_locked();
-    cache_kinds = api_kind_count();
+    cache_gen = gen;
+    cache_valid = true;
 }
 
 /* Under cache_mu: the entry of a served group version, built on first use;
@@ -1061,15 +1096,18 @@ int openapi_v3_hash(const char *group, const char *version, char out[65])
 static bool first_of_gv(size_t idx)
 {
     const api_kind *k = api_kind_at(idx);
+    if (!api_kind_served(k)) return false;
     for (size_t i = 0; i < idx; i++)
-        if (kind_in_gv(api_kind_at(i), k->group, k->version)) return false;
+        if (api_kind_served(api_kind_at(i)) && kind_in_gv(api_kind_at(i), k->group, k->version))
+            return false;
     return true;
 }
 
 json_t *openapi_v3_root(void)
 {
     json_t *paths = json_object();
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    size_t nk = api_kind_count();
+    for (size_t i = 0; i < nk; i++) {
         const api_kind *k = api_kind_at(i);
         char key[300], url[450], hash[65];
         if (!first_of_gv(i) || openapi_v3_hash(k->group, k->version, hash) != 0) continue;
@@ -1086,8 +1124,9 @@ json_t *openapi_v3_root(void)
 static json_t *build_v2(void)
 {
     json_t *paths = json_object(), *defs = json_object();
-    for (size_t i = 0; i < api_kind_count(); i++)
-        add_kind(paths, defs, &FMT_V2, api_kind_at(i));
+    size_t nk = api_kind_count();
+    for (size_t i = 0; i < nk; i++)
+        if (api_kind_served(api_kind_at(i))) add_kind(paths, defs, &FMT_V2, api_kind_at(i));
     add_meta_schemas(defs, &FMT_V2);
     return json_pack("{s:s, s:{s:s, s:s}, s:o, s:o, s:{s:{s:s, s:s, s:s, s:s}}, s:[{s:[]}]}",
                      "swagger", "2.0", "info", "title", "Kubernetes", "version", DISC_GIT_VERSION,

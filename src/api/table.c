@@ -4,6 +4,7 @@
 #include "api/table.h"
 
 #include "api/table_internal.h"
+#include "core/jsonpath.h"
 #include "core/rfc3339.h"
 
 #include <stdarg.h>
@@ -207,10 +208,103 @@ static json_t *row_object(const api_kind *k, const json_t *obj, include_mode mod
     return full;
 }
 
+/* ---- columns given as data (a CRD's additionalPrinterColumns) ----
+ * upstream's CRD table convertor: Name, then each column's value found by
+ * its JSONPath (missing keys allowed), the first value only, shaped by the
+ * column's type (cellForJSONValue); null when nothing is found. */
+
+static json_t *data_column_defs(const api_kind *k)
+{
+    json_t *defs = json_array();
+    json_array_append_new(defs, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", "Name", "type",
+                                          "string", "format", "name", "description",
+                                          TABLE_DESC_NAME, "priority", 0));
+    for (size_t i = 0; i < k->ncolumns; i++) {
+        const api_column *c = &k->columns[i];
+        json_array_append_new(defs, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name, "type",
+                                              c->type, "format", c->format, "description",
+                                              c->description, "priority", c->priority));
+    }
+    return defs;
+}
+
+/* Go's %v of a float64 (strconv 'g', shortest; %e past exponent 6). */
+static void go_float(double d, char *buf, size_t n)
+{
+    char tmp[64];
+    int prec = 1;
+    for (; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
+        if (strtod(tmp, NULL) == d) break;
+    }
+    int exp = atoi(strchr(tmp, 'e') + 1);
+    if (exp < -4 || exp >= 6)
+        snprintf(buf, n, "%s", tmp);
+    else
+        snprintf(buf, n, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
+}
+
+/* A "string" column: the value as kubectl's JSONPath prints it. */
+static json_t *text_cell(const json_t *v)
+{
+    char buf[64];
+    if (json_is_string(v)) return json_string(json_string_value(v));
+    if (json_is_integer(v)) return json_sprintf("%lld", (long long)json_integer_value(v));
+    if (json_is_real(v)) {
+        go_float(json_real_value(v), buf, sizeof buf);
+        return json_string(buf);
+    }
+    if (json_is_boolean(v)) return json_string(json_is_true(v) ? "true" : "false");
+    if (json_is_object(v) || json_is_array(v)) {
+        char *t = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+        json_t *cell = t ? json_string(t) : json_null();
+        free(t);
+        return cell;
+    }
+    return json_null();
+}
+
+static json_t *typed_cell(const api_column *c, const json_t *v, int64_t now)
+{
+    if (!strcmp(c->type, "string")) return text_cell(v);
+    if (!strcmp(c->type, "integer")) {
+        if (json_is_integer(v)) return json_integer(json_integer_value(v));
+        if (json_is_real(v)) return json_integer((json_int_t)json_real_value(v));
+    } else if (!strcmp(c->type, "number")) {
+        if (json_is_number(v)) return json_deep_copy(v);
+    } else if (!strcmp(c->type, "boolean")) {
+        if (json_is_boolean(v)) return json_boolean(json_is_true(v));
+    } else if (!strcmp(c->type, "date") && json_is_string(v)) {
+        int64_t t;
+        char buf[32];
+        if (!rfc3339_parse(json_string_value(v), &t, NULL)) return json_string("<invalid>");
+        if (t == GO_ZERO_TIME) return json_string("<unknown>");
+        return json_string(table_human_duration(now - t, buf, sizeof buf));
+    }
+    return json_null();
+}
+
+static void data_row(const api_kind *k, const json_t *obj, int64_t now, json_t *cells)
+{
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    json_array_append_new(cells, json_string(name ? name : ""));
+    for (size_t i = 0; i < k->ncolumns; i++) {
+        const api_column *c = &k->columns[i];
+        jp_results *res = NULL;
+        char err[256];
+        json_t *cell = NULL;
+        if (c->path && jp_find(c->path, obj, true, &res, err, sizeof err) == JP_OK && res &&
+            jp_results_ngroups(res) > 0 && jp_results_group_len(res, 0) > 0)
+            cell = typed_cell(c, jp_results_get(res, 0, 0), now);
+        jp_results_free(res);
+        json_array_append_new(cells, cell ? cell : json_null());
+    }
+}
+
 json_t *table_build(const api_kind *k, const json_t *items, const char *include_object, int64_t now,
                     const json_t *list_meta)
 {
-    const table_printer *p = k ? table_printer_find(k->group, k->resource) : NULL;
+    const table_printer *p = k && !k->columns ? table_printer_find(k->group, k->resource) : NULL;
     if (!p) p = &default_printer;
     include_mode mode = include_parse(include_object);
 
@@ -222,14 +316,17 @@ json_t *table_build(const api_kind *k, const json_t *items, const char *include_
         if (!json_is_object(obj)) continue;
         json_t *row = json_object();
         json_t *cells = json_array();
-        p->row(obj, now, cells);
+        if (k && k->columns)
+            data_row(k, obj, now, cells);
+        else
+            p->row(obj, now, cells);
         json_object_set_new(row, "cells", cells);
-        json_t *conds = p->conds ? p->conds(obj) : NULL;
+        json_t *conds = k && k->columns ? NULL : p->conds ? p->conds(obj) : NULL;
         if (conds) json_object_set_new(row, "conditions", conds);
         json_object_set_new(row, "object", row_object(k, obj, mode));
         json_array_append_new(rows, row);
     }
     return json_pack("{s:s, s:s, s:o, s:o, s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1",
                      "metadata", list_metadata(list_meta), "columnDefinitions",
-                     column_defs(p->cols), "rows", rows);
+                     k && k->columns ? data_column_defs(k) : column_defs(p->cols), "rows", rows);
 }

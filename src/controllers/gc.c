@@ -137,9 +137,10 @@ static size_t find_dependents(store *st, const json_t *uids, const char *ns, gc_
     char prefix[512], res[256];
     size_t n = 0, cap = 0;
     *out = NULL;
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    size_t nk = api_kind_count();
+    for (size_t i = 0; i < nk; i++) {
         const api_kind *k = api_kind_at(i);
-        if (*ns && !k->namespaced) continue;
+        if ((*ns && !k->namespaced) || !api_kind_primary(k)) continue;
         api_kind_store_resource(k, res, sizeof res);
         if (*ns)
             snprintf(prefix, sizeof prefix, "%s/%s/", res, ns);
@@ -477,6 +478,7 @@ static void gc_resync(void *self)
     gc_ctrl *g = self;
     char prefix[300];
     for (size_t i = 0; i < api_kind_count() && !atomic_load(g->stop); i++) {
+        if (!api_kind_primary(api_kind_at(i))) continue;
         api_kind_store_resource(api_kind_at(i), prefix, sizeof prefix - 1);
         strcat(prefix, "/");
         store_obj **objs = NULL;

@@ -348,7 +348,7 @@ static void delete_content(ns_ctrl *c, const char *ns, ns_tally *t)
     char prefix[512], res[256];
     for (size_t i = 0; i < api_kind_count() && !atomic_load(c->stop); i++) {
         const api_kind *k = api_kind_at(i);
-        if (!k->namespaced) continue;
+        if (!k->namespaced || !api_kind_primary(k)) continue;
         api_kind_store_resource(k, res, sizeof res);
         snprintf(prefix, sizeof prefix, "%s/%s/", res, ns);
         store_obj **objs = NULL;
@@ -372,7 +372,7 @@ static bool txn_ns_empty(store_txn *t, const char *ns)
     char prefix[512], res[256];
     for (size_t i = 0; i < api_kind_count(); i++) {
         const api_kind *k = api_kind_at(i);
-        if (!k->namespaced) continue;
+        if (!k->namespaced || !api_kind_primary(k)) continue;
         api_kind_store_resource(k, res, sizeof res);
         snprintf(prefix, sizeof prefix, "%s/%s/", res, ns);
         store_obj **objs = NULL;

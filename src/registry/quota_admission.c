@@ -173,9 +173,13 @@ static int recount(store_txn *t, const json_t *quota, bool deferred, json_t **us
     rlist *acc = rl_new(), *held = deferred ? rl_new() : NULL;
     int rc = acc && ns ? 0 : -1;
     char res[256], prefix[600];
-    for (size_t i = 0; i < api_kind_count() && rc == 0; i++) {
+    size_t nk = api_kind_count();
+    for (size_t i = 0; i < nk && rc == 0; i++) {
         const api_kind *k = api_kind_at(i);
-        if (!k->namespaced || quota_recount_begin(quota, k->group, k->resource, acc) <= 0) continue;
+        /* each resource once (another version's row holds the same objects) */
+        if (!k->namespaced || !api_kind_primary(k) ||
+            quota_recount_begin(quota, k->group, k->resource, acc) <= 0)
+            continue;
         api_kind_store_resource(k, res, sizeof res);
         snprintf(prefix, sizeof prefix, "%s/%s/", res, ns);
         quota_recount_ctx *c = quota_recount_prepare(quota, k->group, k->resource);

@@ -227,7 +227,7 @@ static int validate(const api_kind *k, const json_t *obj, const json_t *old, con
     const json_t *meta = json_object_get(obj, "metadata");
     val_object_meta(meta, k->namespaced, api_kind_name_rule(k), causes);
     if (old) val_object_meta_update(meta, json_object_get(old, "metadata"), causes);
-    if (k->validate) k->validate(obj, old, causes);
+    api_kind_validate(k, obj, old, causes);
     if (old && k->validate_update) k->validate_update(obj, old, sub, causes);
     if (json_array_size(causes) == 0) {
         json_decref(causes);
@@ -244,7 +244,36 @@ static bool status_reset_on_create(const api_kind *k)
 
 static bool tracks_generation(const api_kind *k)
 {
-    return (k->subresources & API_SUB_STATUS) && !(k->flags & API_KIND_NO_GENERATION);
+    return ((k->subresources & API_SUB_STATUS) && !(k->flags & API_KIND_NO_GENERATION)) ||
+           (k->flags & API_KIND_GENERATION_ALL);
+}
+
+static bool same_members(const json_t *a, const json_t *b, const char *skip);
+
+/* Whether an update moves metadata.generation: a spec change, or for kinds
+ * counting every change (custom resources), any change outside metadata. */
+static bool generation_moves(const api_kind *k, const json_t *cur, const json_t *nw)
+{
+    if (k->flags & API_KIND_GENERATION_ALL) return !same_members(cur, nw, "metadata");
+    return !json_equal(json_object_get(cur, "spec"), json_object_get(nw, "spec"));
+}
+
+/* A create of a kind defined at run time: the row the request resolved may
+ * have been retired or marked terminating since (its definition deleted).
+ * Checked inside the write's transaction, so a definition's cleanup, which
+ * lists the objects left after it marked the kind terminating, sees every
+ * create that got past this check. */
+static int kind_accepts_creates(const api_kind *k, api_err *e)
+{
+    if (!(k->flags & API_KIND_RUNTIME)) return 0;
+    const api_kind *cur = api_kind_current(k);
+    if (!cur)
+        return api_err_set(e, API_NOT_FOUND, "the server could not find the requested resource");
+    if (!(cur->flags & API_KIND_TERMINATING) && !(k->flags & API_KIND_TERMINATING)) return 0;
+    api_err_set(e, API_METHOD_NOT_ALLOWED,
+                "create not allowed while custom resource definition is terminating");
+    api_err_details(e, "", k->group, k->resource);
+    return -1;
 }
 
 /* ---- create ---- */
@@ -277,7 +306,7 @@ static int prepare_create(const api_kind *k, const char *ns, json_t *obj, api_er
     json_object_del(meta, "selfLink");
     if (tracks_generation(k)) json_object_set_new(meta, "generation", json_integer(1));
     if (status_reset_on_create(k)) json_object_del(obj, "status");
-    if (k->defaults) k->defaults(obj);
+    api_kind_defaults(k, obj);
     return 0;
 }
 
@@ -304,6 +333,7 @@ int reg_create(store *st, const api_kind *k, const char *ns, const json_t *in, b
         api_err_set(e, API_INTERNAL, "out of memory");
         goto fail;
     }
+    if (kind_accepts_creates(k, e) != 0) goto fail;
     if (k->namespaced && namespace_admit(t, k, ns, meta_str(obj, "name"), e) != 0) goto fail;
     for (int tries = 0;; tries++) {
         store_obj *existing = txn_get_obj(t, k, ns, meta_str(obj, "name"));
@@ -326,11 +356,13 @@ int reg_create(store *st, const api_kind *k, const char *ns, const json_t *in, b
     }
     char name[512];
     snprintf(name, sizeof name, "%s", meta_str(obj, "name"));
+    api_kind_to_storage(k, obj);
     if (put_obj(t, k, ns, name, obj, e) != 0) goto fail;
     if (commit(t, e) != 0) {
         json_decref(obj);
         return -1;
     }
+    api_kind_to_version(k, obj);
     *out = obj;
     return 0;
 fail:
@@ -376,8 +408,7 @@ static int prepare_main(const api_kind *k, const char *ns, const char *name, con
         else if (json_object_set_new(nw, "status", json_copy(status)) != 0)
             return api_err_set(e, API_INTERNAL, "out of memory");
     }
-    if (tracks_generation(k) &&
-        !json_equal(json_object_get(cur, "spec"), json_object_get(nw, "spec"))) {
+    if (tracks_generation(k) && generation_moves(k, cur, nw)) {
         json_int_t g = json_integer_value(json_object_get(curmeta, "generation"));
         json_object_set_new(meta, "generation", json_integer(g + 1));
     }
@@ -433,7 +464,7 @@ static int prepare_update(const api_kind *k, const char *ns, const char *name, c
      * status write that leaves out what the kind fills when absent (a pod's
      * qosClass) gets it again. Defaulting a stored part adds nothing (it was
      * defaulted when written), and nothing the defaults write is cur's. */
-    if (k->defaults) k->defaults(nw);
+    api_kind_defaults(k, nw);
     return 0;
 }
 
@@ -506,6 +537,7 @@ static int prepare_from(const store_obj *o, const api_kind *k, const char *ns, c
     *nw = NULL;
     if (!(*cur = store_obj_parse(o)))
         return api_err_set(e, API_INTERNAL, "stored object is corrupt");
+    api_kind_to_version(k, *cur); /* the mutation sees the object in the request's version */
     if (!(*nw = fn(*cur, ctx, e))) return -1;
     if (prepare_update(k, ns, name, sub, *cur, nw, e) != 0) return -1;
     return validate(k, *nw, *cur, sub, e);
@@ -563,6 +595,7 @@ int reg_update(store *st, const api_kind *k, const char *ns, const char *name, c
         return 0;
     }
     int rc;
+    api_kind_to_storage(k, nw);
     if (deletes_during_update(k, cur, nw)) {
         /* The last finalizer is gone: the object goes, and what it charged
          * to quota goes with it (admission so far saw an update). */
@@ -577,6 +610,7 @@ int reg_update(store *st, const api_kind *k, const char *ns, const char *name, c
         json_decref(nw);
         return -1;
     }
+    api_kind_to_version(k, nw);
     *out = nw;
     return 0;
 fail:
@@ -688,6 +722,12 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
         goto fail;
     }
     bool marking = json_object_get(meta, "deletionTimestamp") == NULL;
+    if (marking && k->on_delete) {
+        char now[32];
+        reg_now_rfc3339(now, sizeof now);
+        k->on_delete(cur, now);
+        meta = json_object_ensure(cur, "metadata");
+    }
     if (o->propagation && marking) {
         if (!strcmp(o->propagation, "Orphan")) add_finalizer(meta, "orphan");
         if (!strcmp(o->propagation, "Foreground")) add_finalizer(meta, "foregroundDeletion");
@@ -715,6 +755,7 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
         }
         if (o->dry_run || !marking) {
             store_abort(t);
+            api_kind_to_version(k, cur);
             *out = cur;
             return 0;
         }
@@ -725,6 +766,7 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
     } else {
         if (o->dry_run) {
             store_abort(t);
+            api_kind_to_version(k, cur);
             *out = cur;
             return 0;
         }
@@ -735,6 +777,7 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
         json_decref(cur);
         return -1;
     }
+    api_kind_to_version(k, cur);
     *out = cur;
     return 0;
 fail:
@@ -764,6 +807,9 @@ json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, 
     }
     json_t *obj = store_obj_parse(o);
     store_obj_unref(o);
-    if (!obj) api_err_set(e, API_INTERNAL, "stored object is corrupt");
+    if (!obj)
+        api_err_set(e, API_INTERNAL, "stored object is corrupt");
+    else
+        api_kind_to_version(k, obj);
     return obj;
 }

@@ -201,7 +201,9 @@ static void render_store(store *st, dbuf *b)
         (unsigned long long)ss.derived_writes, (unsigned long long)ss.derived_flushed);
     dbuf_adds(b, "# HELP allot_objects Stored objects by resource.\n# TYPE allot_objects gauge\n");
     char res[256];
-    for (size_t i = 0; i < api_kind_count(); i++) {
+    size_t nk = api_kind_count();
+    for (size_t i = 0; i < nk; i++) {
+        if (!api_kind_primary(api_kind_at(i))) continue; /* one line per resource */
         api_kind_store_resource(api_kind_at(i), res, sizeof res);
         dbuf_printf(b, "allot_objects{resource=\"%s\"} %zu\n", res, store_count(st, res));
     }

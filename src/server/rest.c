@@ -302,11 +302,9 @@ static void warn_unknown(json_t **warnings, const json_t *unknown)
  * fields are pruned and, by fieldValidation, refused the same way or warned. */
 static int typed_body(const route *rt, json_t *obj, fv_mode fv, json_t **warnings, api_err *e)
 {
-    const sch_msg *m = api_kind_schema(rt->kind);
-    if (!m) return 0;
     tc_result r;
     char strict[1024];
-    int rc = tc_decode(m, obj, &r);
+    int rc = api_kind_decode(rt->kind, obj, TC_JSON, &r);
     const char *why = r.error;
     if (rc == 0 && r.unknown && fv == FV_STRICT) {
         tc_strict_error(r.unknown, strict, sizeof strict);
@@ -402,10 +400,9 @@ static int typed_patch_result(const req *rq, const api_kind *k, const json_t *cu
         snprintf(why, sizeof why, "the kind in the data (%s) does not match the expected kind (%s)",
                  kind ? kind : "", k->kind);
     if (why[0]) return patch_invalid(rq, obj, why, e);
-    const sch_msg *m = api_kind_schema(k);
     tc_result r = {0};
     tc_mode mode = is_strategic(rq->content_type) ? TC_UNSTRUCTURED : TC_JSON;
-    if (m && tc_decode_mode(m, obj, mode, &r) != 0) {
+    if (api_kind_decode(k, obj, mode, &r) != 0) {
         snprintf(why, sizeof why, "%s", r.error);
         tc_result_clear(&r);
         return patch_invalid(rq, obj, why, e);
@@ -482,6 +479,21 @@ static void list_prefix(const route *rt, char *buf, size_t n)
         snprintf(buf, n, "%s/", res);
 }
 
+/* A stored object's JSON into a list: as stored, or for a kind whose
+ * objects may be stored in another version, with the route's apiVersion. */
+static int add_object_text(dbuf *b, const api_kind *k, const store_obj *o)
+{
+    if (!(k->flags & API_KIND_CONVERTS)) return dbuf_add(b, o->json, o->len);
+    json_t *obj = store_obj_parse(o);
+    if (!obj) return -1;
+    api_kind_to_version(k, obj);
+    char *text = json_dumps(obj, JSON_COMPACT);
+    json_decref(obj);
+    int rc = text ? dbuf_adds(b, text) : -1;
+    free(text);
+    return rc;
+}
+
 /* Continue tokens are opaque to clients: "<rv>:<last key>". */
 static int parse_continue(const char *tok, const char *prefix, char *after, size_t n, api_err *e)
 {
@@ -555,12 +567,16 @@ static void do_list(req *rq, resp *rs, const route *rt)
     char contbuf[900] = "";
     if (more && last_key) snprintf(contbuf, sizeof contbuf, "%lld:%s", (long long)rev, last_key);
 
-    char av[128];
+    char av[128], list_kind[300];
     api_kind_api_version(rt->kind, av, sizeof av);
+    api_kind_list_kind(rt->kind, list_kind, sizeof list_kind);
     if (wants_table(rq)) {
         json_t *items = json_array();
-        for (size_t i = 0; i < kept; i++)
-            json_array_append_new(items, store_obj_parse(objs[i]));
+        for (size_t i = 0; i < kept; i++) {
+            json_t *o = store_obj_parse(objs[i]);
+            if (o) api_kind_to_version(rt->kind, o);
+            json_array_append_new(items, o);
+        }
         char rvs[32];
         snprintf(rvs, sizeof rvs, "%lld", (long long)rev);
         json_t *lm = json_pack("{s:s}", "resourceVersion", rvs);
@@ -574,14 +590,14 @@ static void do_list(req *rq, resp *rs, const route *rt)
         dbuf b;
         dbuf_init(&b, MAX_LIST_BYTES);
         int rc = dbuf_printf(&b,
-                             "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{"
+                             "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{"
                              "\"resourceVersion\":\"%lld\"",
-                             rt->kind->kind, av, (long long)rev);
+                             list_kind, av, (long long)rev);
         if (contbuf[0]) rc |= dbuf_printf(&b, ",\"continue\":\"%s\"", contbuf);
         rc |= dbuf_adds(&b, "},\"items\":[");
         for (size_t i = 0; i < kept; i++) {
             if (i) rc |= dbuf_add(&b, ",", 1);
-            rc |= dbuf_add(&b, objs[i]->json, objs[i]->len);
+            rc |= add_object_text(&b, rt->kind, objs[i]);
         }
         rc |= dbuf_adds(&b, "]}");
         if (rc != 0) {
@@ -694,20 +710,33 @@ static void selector_string(const json_t *sel, char *buf, size_t n)
     }
 }
 
-static json_t *scale_of(const json_t *obj)
+/* Where a kind's scale reads and writes (api/kinds.h: a CRD's paths, or
+ * spec.replicas, status.replicas and spec.selector). */
+static const char *spec_replicas_path(const api_kind *k)
+{
+    return k->scale ? k->scale->spec_replicas : "spec.replicas";
+}
+
+static json_t *scale_of(const api_kind *k, const json_t *obj)
 {
     const json_t *meta = json_object_get(obj, "metadata");
-    const json_t *spec = json_object_get(obj, "spec");
     char sel[1024];
-    selector_string(json_object_get(spec, "selector"), sel, sizeof sel);
+    if (k->scale)
+        snprintf(sel, sizeof sel, "%s",
+                 k->scale->label_selector
+                     ? json_string_value(api_json_path(obj, k->scale->label_selector)) ?: ""
+                     : "");
+    else
+        selector_string(api_json_path(obj, "spec.selector"), sel, sizeof sel);
     json_t *m = json_object();
     const char *keep[] = {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"};
     for (size_t i = 0; i < sizeof keep / sizeof *keep; i++) {
         json_t *v = json_object_get(meta, keep[i]);
         if (v) json_object_set(m, keep[i], v);
     }
-    json_t *replicas = json_object_get(spec, "replicas");
-    json_t *st_replicas = json_object_get(json_object_get(obj, "status"), "replicas");
+    json_t *replicas = api_json_path(obj, spec_replicas_path(k));
+    json_t *st_replicas =
+        api_json_path(obj, k->scale ? k->scale->status_replicas : "status.replicas");
     return json_pack("{s:s, s:s, s:o, s:{s:I}, s:{s:I, s:s}}", "kind", "Scale", "apiVersion",
                      "autoscaling/v1", "metadata", m, "spec", "replicas",
                      (json_int_t)json_integer_value(replicas), "status", "replicas",
@@ -716,13 +745,33 @@ static json_t *scale_of(const json_t *obj)
 
 typedef struct scale_ctx {
     const req *rq;
+    const api_kind *kind;
     json_t *body; /* PUT: the new Scale */
 } scale_ctx;
+
+/* obj's member at a dotted path set to v, creating the objects on the way. */
+static int set_path(json_t *obj, const char *dotted, json_t *v)
+{
+    char seg[256];
+    for (;;) {
+        const char *dot = strchr(dotted, '.');
+        size_t len = dot ? (size_t)(dot - dotted) : strlen(dotted);
+        if (len >= sizeof seg || !json_is_object(obj)) return -1;
+        memcpy(seg, dotted, len);
+        seg[len] = '\0';
+        if (!dot) return json_object_set(obj, seg, v);
+        json_t *next = json_object_get(obj, seg);
+        if (!json_is_object(next) && json_object_set_new(obj, seg, next = json_object()) != 0)
+            return -1;
+        obj = next;
+        dotted = dot + 1;
+    }
+}
 
 static json_t *mutate_scale(const json_t *cur, void *ctx, api_err *e)
 {
     scale_ctx *sc = ctx;
-    json_t *scale = scale_of(cur), *want;
+    json_t *scale = scale_of(sc->kind, cur), *want;
     if (sc->body)
         want = json_incref(sc->body);
     else
@@ -743,7 +792,12 @@ static json_t *mutate_scale(const json_t *cur, void *ctx, api_err *e)
         return NULL;
     }
     json_t *nw = json_deep_copy(cur);
-    json_object_set(json_object_get(nw, "spec"), "replicas", replicas);
+    if (!nw || set_path(nw, spec_replicas_path(sc->kind), replicas) != 0) {
+        json_decref(nw);
+        json_decref(want);
+        api_err_set(e, API_INTERNAL, "cannot set the replicas");
+        return NULL;
+    }
     if (rv && *rv)
         json_object_set_new(json_object_get(nw, "metadata"), "resourceVersion", json_string(rv));
     json_decref(want);
@@ -760,7 +814,7 @@ static void do_scale(req *rq, resp *rs, const route *rt, bool write, bool patch)
         out = reg_get(rq->srv->st, rt->kind, rt->ns, rt->name, &e);
         rc = out ? 0 : -1;
     } else {
-        scale_ctx sc = {rq, NULL};
+        scale_ctx sc = {rq, rt->kind, NULL};
         if (!patch && !(sc.body = decode_body(rq, rt, false, &e))) {
             resp_err(rs, &e);
             api_err_clear(&e);
@@ -775,7 +829,7 @@ static void do_scale(req *rq, resp *rs, const route *rt, bool write, bool patch)
         api_err_clear(&e);
         return;
     }
-    resp_json(rs, 200, scale_of(out));
+    resp_json(rs, 200, scale_of(rt->kind, out));
     json_decref(out);
 }
 
@@ -836,6 +890,14 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
         return;
     }
     if (patch) {
+        if (is_strategic(rq->content_type) && (rt->kind->flags & API_KIND_NO_STRATEGIC)) {
+            /* upstream's list for custom resources, which have no Go types */
+            resp_errf(rs, API_UNSUPPORTED_MEDIA,
+                      "the body of the request was in an unknown format - accepted media types "
+                      "include: application/json-patch+json, application/merge-patch+json, "
+                      "application/apply-patch+yaml");
+            return;
+        }
         if (patch_check_type(rq->content_type, &e) != 0) {
             resp_err(rs, &e);
             api_err_clear(&e);

@@ -75,16 +75,33 @@ static int64_t mono_now(void)
     return ts.tv_sec;
 }
 
+/* The object as the watch's kind serves it: a kind whose objects may be
+ * stored in another version gets its own apiVersion (api_kind_to_version). */
+static json_t *served_obj(const watch_ctx *c, const store_obj *o)
+{
+    json_t *obj = store_obj_parse(o);
+    if (obj) api_kind_to_version(c->kind, obj);
+    return obj;
+}
+
 static void emit(watch_ctx *c, const char *type, const store_obj *o)
 {
     if (!c->table) {
         dbuf_printf(&c->out, "{\"type\":\"%s\",\"object\":", type);
-        dbuf_add(&c->out, o->json, o->len);
+        if (c->kind->flags & API_KIND_CONVERTS) {
+            json_t *obj = served_obj(c, o);
+            char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+            dbuf_adds(&c->out, text ? text : "null");
+            free(text);
+            json_decref(obj);
+        } else {
+            dbuf_add(&c->out, o->json, o->len);
+        }
         dbuf_adds(&c->out, "}\n");
         return;
     }
     json_t *items = json_array();
-    json_array_append_new(items, store_obj_parse(o));
+    json_array_append_new(items, served_obj(c, o));
     json_t *tbl = table_build(c->kind, items, c->include_object, now_unix(), NULL);
     json_decref(items);
     if (c->table_header_sent) json_object_set_new(tbl, "columnDefinitions", json_array());
