@@ -2,6 +2,7 @@
 #include "api/kinds.h"
 
 #include "api/core_validation.h"
+#include "api/crd.h"
 #include "api/custom_quota_kinds.h"
 #include "api/limitrange.h"
 #include "api/objects.h"
@@ -122,6 +123,10 @@ static const api_kind builtin[] = {
     {RBAC_GROUP, RBAC_VERSION, "ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding",
      NULL, NULL, false, 0, API_NAME_PATH, NULL, clusterrolebinding_defaults,
      clusterrolebinding_validate, NULL, rbac_binding_validate_update, API_KIND_NO_GENERATION},
+    /* apiextensions.k8s.io (api/crd.h): a delete adds the cleanup finalizer. */
+    {CRD_GROUP, CRD_VERSION, "CustomResourceDefinition", CRD_RESOURCE, "customresourcedefinition",
+     "crd,crds", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, crd_defaults, crd_validate,
+     NULL, crd_validate_update, 0, .on_delete = crd_on_delete},
 };
 #undef CORE
 

@@ -100,7 +100,12 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_SelfSubjectAccessReviewSpec, m_ResourceAttributes, m_NonResourceAttributes,
     m_SubjectAccessReviewStatus, m_SubjectAccessReview, m_SubjectAccessReviewSpec,
     m_SelfSubjectRulesReview, m_SelfSubjectRulesReviewSpec, m_SubjectRulesReviewStatus,
-    m_ResourceRule, m_NonResourceRule, m_SelfSubjectReview, m_SelfSubjectReviewStatus, m_UserInfo;
+    m_ResourceRule, m_NonResourceRule, m_SelfSubjectReview, m_SelfSubjectReviewStatus, m_UserInfo,
+    m_CustomResourceDefinition, m_CustomResourceDefinitionSpec, m_CustomResourceDefinitionNames,
+    m_CustomResourceDefinitionVersion, m_CustomResourceValidation, m_CustomResourceSubresources,
+    m_CustomResourceSubresourceScale, m_CustomResourceColumnDefinition, m_SelectableField,
+    m_CustomResourceConversion, m_WebhookConversion, m_CustomResourceDefinitionStatus,
+    m_CustomResourceDefinitionCondition;
 
 /* ---- k8s.io/apimachinery/pkg/apis/meta/v1 ---- */
 #define SCH_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -578,6 +583,38 @@ DEF(SelfSubjectReview, META, M(2, "status", SelfSubjectReviewStatus));
 DEF(SelfSubjectReviewStatus, M(1, "userInfo", UserInfo));
 DEF(UserInfo, S(1, "username"), S(2, "uid"), RS(3, "groups"));
 
+/* ---- k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1 ----
+ * openAPIV3Schema (JSONSchemaProps), the status subresource's empty struct
+ * and a webhook's clientConfig are kept as raw JSON: the schema is checked
+ * by core/jsonschema.h, not decoded as Go types. */
+#undef SCH_PKG
+#define SCH_PKG "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1"
+DEF(CustomResourceDefinition, META, M(2, "spec", CustomResourceDefinitionSpec),
+    M(3, "status", CustomResourceDefinitionStatus));
+DEF(CustomResourceDefinitionSpec, S(1, "group"), M(3, "names", CustomResourceDefinitionNames),
+    S(4, "scope"), RM(7, "versions", CustomResourceDefinitionVersion),
+    M(9, "conversion", CustomResourceConversion), B(10, "preserveUnknownFields"));
+DEF(CustomResourceDefinitionNames, S(1, "plural"), S(2, "singular"), RS(3, "shortNames"),
+    S(4, "kind"), S(5, "listKind"), RS(6, "categories"));
+DEF(CustomResourceDefinitionVersion, S(1, "name"), BK(2, "served"), BK(3, "storage"),
+    B(7, "deprecated"), SK(8, "deprecationWarning"), M(4, "schema", CustomResourceValidation),
+    M(5, "subresources", CustomResourceSubresources),
+    RM(6, "additionalPrinterColumns", CustomResourceColumnDefinition),
+    RM(9, "selectableFields", SelectableField));
+DEF(CustomResourceValidation, RAW(1, "openAPIV3Schema"));
+DEF(CustomResourceSubresources, RAW(1, "status"), M(2, "scale", CustomResourceSubresourceScale));
+DEF(CustomResourceSubresourceScale, SK(1, "specReplicasPath"), SK(2, "statusReplicasPath"),
+    SK(3, "labelSelectorPath"));
+DEF(CustomResourceColumnDefinition, SK(1, "name"), SK(2, "type"), S(3, "format"),
+    S(4, "description"), I32(5, "priority"), SK(6, "jsonPath"));
+DEF(SelectableField, SK(1, "jsonPath"));
+DEF(CustomResourceConversion, SK(1, "strategy"), M(2, "webhook", WebhookConversion));
+DEF(WebhookConversion, RAW(2, "clientConfig"), RS(3, "conversionReviewVersions"));
+DEF(CustomResourceDefinitionStatus, RM(1, "conditions", CustomResourceDefinitionCondition),
+    M(2, "acceptedNames", CustomResourceDefinitionNames), RS(3, "storedVersions"));
+DEF(CustomResourceDefinitionCondition, SK(1, "type"), SK(2, "status"),
+    TIME(3, "lastTransitionTime"), S(4, "reason"), S(5, "message"));
+
 /* Top-level kinds. A NULL apiVersion matches any: DeleteOptions and Status
  * are registered in every group version upstream. */
 static const struct {
@@ -618,6 +655,7 @@ static const struct {
     {"authorization.k8s.io/v1", "SubjectAccessReview", &m_SubjectAccessReview},
     {"authorization.k8s.io/v1", "SelfSubjectRulesReview", &m_SelfSubjectRulesReview},
     {"authentication.k8s.io/v1", "SelfSubjectReview", &m_SelfSubjectReview},
+    {"apiextensions.k8s.io/v1", "CustomResourceDefinition", &m_CustomResourceDefinition},
     {NULL, "DeleteOptions", &m_DeleteOptions},
     {NULL, "Status", &m_Status},
 };
