@@ -5,10 +5,12 @@
  * then the kubeconfig, so a kubeconfig on disk means "ready to serve".
  */
 #include "api/features.h"
+#include "api/crd_kinds.h"
 #include "api/kinds.h"
 #include "api/priority.h"
 #include "controllers/baseline.h"
 #include "controllers/controllers.h"
+#include "controllers/crd.h"
 #include "controllers/nodeagent.h"
 #include "controllers/quota.h"
 #include "controllers/scheduler.h"
@@ -509,6 +511,7 @@ int main(int argc, char **argv)
     quota_controller *qc = NULL;
     node_agent *agent = NULL;
     baseline *base = NULL;
+    crd_ctrl *crds = NULL;
     scheduler *sched = NULL;
     http_server *http = NULL;
     satoken_key *sakey = NULL;
@@ -583,6 +586,15 @@ int main(int argc, char **argv)
         goto out;
     }
     log_msg(LOG_INFO, "store loaded", "\"revision\":%lld", (long long)store_revision(srv.st));
+    /* Custom resources' kinds come from stored definitions: served (and
+     * their objects indexed) before anything counts objects or serves. */
+    int ncrds = crd_controller_restore(srv.st, err, sizeof err);
+    if (ncrds < 0) {
+        log_msg(LOG_ERROR, "cannot serve stored CustomResourceDefinitions", "\"error\":\"%s\"",
+                err);
+        goto out;
+    }
+    log_msg(LOG_INFO, "custom resources served", "\"definitions\":%d", ncrds);
     /* Quota status is a derived write (store.h): after a crash the stored
      * status may trail the stored pods, so the books are recounted before
      * anything can be admitted against them. */
@@ -613,6 +625,11 @@ int main(int argc, char **argv)
     ctl = controllers_start(srv.st, err, sizeof err);
     if (!ctl) {
         log_msg(LOG_ERROR, "cannot start controllers", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    if (!(crds = crd_controller_start(srv.st, err, sizeof err))) {
+        log_msg(LOG_ERROR, "cannot start the CustomResourceDefinition controller",
+                "\"error\":\"%s\"", err);
         goto out;
     }
     /* Every namespace gets upstream's ServiceAccount "default" and
@@ -668,10 +685,12 @@ out:
     nodeagent_stop(agent);
     quota_controller_stop(qc);
     baseline_stop(base);
+    crd_controller_stop(crds);
     controllers_stop(ctl);
     pool_admission_stop_events(); /* writes what is queued */
     quota_ledger_stop();          /* writes what is pending */
     store_close(srv.st);
+    crd_kinds_cleanup(); /* nothing serves or watches any more */
     metrics_free(srv.m);
     authz_cleanup();
     audit_log_close(srv.audit);
