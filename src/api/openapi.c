@@ -1144,3 +1144,36 @@ json_t *openapi_v2(void)
     pthread_mutex_unlock(&cache_mu);
     return doc;
 }
+
+/* Document{swagger: "2.0" (1), info (2): Info{title: "Kubernetes" (1),
+ * version (2)}}: wire facts of gnostic's openapiv2.proto (fields 1 and 2,
+ * length-delimited; every length here is below 128, one byte). */
+static unsigned char v2pb[64];
+static size_t v2pb_len;
+static pthread_once_t v2pb_once = PTHREAD_ONCE_INIT;
+
+static void v2pb_put(const char *s, unsigned char tag)
+{
+    size_t n = strlen(s);
+    v2pb[v2pb_len++] = tag;
+    v2pb[v2pb_len++] = (unsigned char)n;
+    memcpy(v2pb + v2pb_len, s, n);
+    v2pb_len += n;
+}
+
+static void v2pb_build(void)
+{
+    v2pb_put("2.0", 0x0a);
+    v2pb[v2pb_len++] = 0x12; /* info */
+    size_t at = v2pb_len++;
+    v2pb_put("Kubernetes", 0x0a);
+    v2pb_put(DISC_GIT_VERSION, 0x12);
+    v2pb[at] = (unsigned char)(v2pb_len - at - 1);
+}
+
+const unsigned char *openapi_v2_pb(size_t *len)
+{
+    pthread_once(&v2pb_once, v2pb_build);
+    *len = v2pb_len;
+    return v2pb;
+}

@@ -44,12 +44,16 @@
  *                               a one-element allOf); it names a field's type after the last
  *                               part of the $ref unless the target has a "type", which is why
  *                               Quantity and IntOrString are spelled with oneOf in v3.
- *   GET /openapi/v2             openapi_v2: Swagger 2.0 JSON. client-go only ever requests v2
- *                               as protobuf (application/com.github.proto-openapi.spec.v2@v1.0
- *                               +protobuf) and cannot parse JSON, so kubectl never uses this
- *                               document; it is here for JSON clients. The server should answer
- *                               406 to an Accept that names only the protobuf type, which makes
- *                               kubectl fall back cleanly instead of failing to parse.
+ *   GET /openapi/v2             openapi_v2: Swagger 2.0 JSON, for JSON clients. client-go only
+ *                               ever requests v2 as protobuf (OPENAPI_V2_PB_CONTENT_TYPE), and
+ *                               kubectl does so in one case: `kubectl create/apply -f` of a kind
+ *                               whose group version the v3 root does not list and that no CRD
+ *                               defines (a kind that is not served). It then looks the kind up
+ *                               in v2, skips validation when it is absent, and fails with
+ *                               upstream's `no matches for kind "X" in version "Y"`; any error
+ *                               fetching v2 (a 406) is reported instead, which is misleading.
+ *                               openapi_v2_pb answers that request with a valid document that
+ *                               holds no definitions (every served kind is in v3).
  *
  * The hash in serverRelativeURL is the uppercase hex SHA-256 of the compact,
  * key-sorted group-version document, so it changes exactly when the document
@@ -69,5 +73,13 @@ json_t *openapi_v3_group_version(const char *group, const char *version);
 int openapi_v3_hash(const char *group, const char *version, char out[65]);
 /* GET /openapi/v2 */
 json_t *openapi_v2(void);
+
+/* GET /openapi/v2 as protobuf: a gnostic openapi_v2.Document with swagger,
+ * info and nothing else (see above). Static bytes, *len set. */
+#define OPENAPI_V2_PB_CONTENT_TYPE "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+/* ... and what upstream answers it with ('@' is not valid in a media type
+ * Go's mime package parses; the deprecated spelling is still what clients ask for). */
+#define OPENAPI_V2_PB_RESPONSE_TYPE "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+const unsigned char *openapi_v2_pb(size_t *len);
 
 #endif

@@ -1121,12 +1121,19 @@ static bool serve_meta(req *rq, resp *rs, char segs[][256], int n)
         return true;
     }
     if (n == 2 && !strcmp(segs[0], "openapi") && !strcmp(segs[1], "v2")) {
-        /* client-go asks for v2 only as protobuf, which we do not speak: a 406
-         * makes kubectl fall back cleanly instead of misreading JSON. */
+        /* client-go asks for v2 only as protobuf: a document without
+         * definitions (api/openapi.h says when kubectl reads it). */
         if (*accept && !strstr(accept, "json") && !strstr(accept, "*/*")) {
-            resp_errf(rs, API_NOT_ACCEPTABLE,
-                      "only the following media types are accepted: "
-                      "application/json");
+            if (!strstr(accept, OPENAPI_V2_PB_CONTENT_TYPE) &&
+                !strstr(accept, OPENAPI_V2_PB_RESPONSE_TYPE)) {
+                resp_errf(rs, API_NOT_ACCEPTABLE,
+                          "only the following media types are accepted: "
+                          "application/json, " OPENAPI_V2_PB_CONTENT_TYPE);
+                return true;
+            }
+            rs->code = 200;
+            rs->fixed = openapi_v2_pb(&rs->fixed_len);
+            rs->content_type = OPENAPI_V2_PB_RESPONSE_TYPE;
             return true;
         }
         resp_json(rs, 200, openapi_v2());
