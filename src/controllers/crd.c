@@ -282,8 +282,10 @@ static void store_prefix(const json_t *crd, char *buf, size_t n)
 }
 
 /* Publish the kinds of crd (served under its accepted names); objects
- * already stored are indexed anew when the rows changed. */
-static int serve(store *st, const json_t *crd, bool terminating)
+ * already stored are indexed anew when the rows changed, and what resolved
+ * kinds by name is told (`notify`: not before serving, when nothing has
+ * resolved anything yet). */
+static int serve(store *st, const json_t *crd, bool terminating, bool notify)
 {
     char err[1024], prefix[600];
     const char *name = jstr(meta_of(crd), "name");
@@ -297,6 +299,7 @@ static int serve(store *st, const json_t *crd, bool terminating)
         store_prefix(crd, prefix, sizeof prefix);
         if (store_reindex(st, prefix) != 0)
             log_msg(LOG_WARN, "crd: reindex failed", "\"name\":\"%s\"", name ?: "");
+        if (notify) reg_kinds_changed(st);
     }
     return 0;
 }
@@ -319,7 +322,7 @@ static sync_result sync_active(crd_ctrl *c, const json_t *crd)
     /* Served when its names are accepted, or it was established before (a
      * later conflict keeps the names it had, as upstream keeps serving). */
     if (served && (nm.ok || established) && names_complete(nm.accepted)) {
-        if (serve(c->st, served, false) != 0)
+        if (serve(c->st, served, false, true) != 0)
             r = SYNC_RETRY;
         else if (!established)
             want(&s, "Established", "True", "InitialNamesAccepted",
@@ -390,7 +393,7 @@ static sync_result finalize(crd_ctrl *c, const json_t *crd)
         store_prefix(crd, prefix, sizeof prefix);
         /* no more creates: the rows say terminating before anything is listed */
         if (names_complete(json_object_get(json_object_get(crd, "status"), "acceptedNames")) &&
-            serve(c->st, crd, true) != 0)
+            serve(c->st, crd, true, true) != 0)
             return SYNC_RETRY;
         want(&s, "Terminating", "True", "InstanceDeletionInProgress",
              "CustomResource deletion is in progress");
@@ -450,6 +453,7 @@ static sync_result sync_one(crd_ctrl *c, const char *name)
         split_name(name, plural, sizeof plural, &group);
         if (crd_kinds_served(group, plural)) {
             crd_kinds_retire(group, plural);
+            reg_kinds_changed(c->st);
             log_msg(LOG_INFO, "crd: no longer served", "\"name\":\"%s\"", name);
             enqueue_group(c, group);
         }
@@ -555,7 +559,7 @@ int crd_controller_restore(store *st, char *err, size_t errlen)
             (!crd_condition_true(d, "NamesAccepted") && !crd_condition_true(d, "Established")))
             continue;
         bool terminating = json_object_get(meta_of(d), "deletionTimestamp") != NULL;
-        if (serve(st, d, terminating) == 0) served++;
+        if (serve(st, d, terminating, false) == 0) served++;
     }
     json_decref(all);
     return served;

@@ -466,12 +466,20 @@ static void prepare_quotas(store *st)
 
 static const reg_admission custom_quotas = {"CustomQuotas", cq_admit};
 
+/* A kind was published or retired: sources that name it resolve anew. */
+static void kinds_changed(store *st)
+{
+    size_t drift = 0;
+    cq_books_resync(st, &drift);
+}
+
 int cq_admission_register(void)
 {
     cq_kind = api_kind_find(CQ_GROUP, CQ_VERSION, "customquotas");
     gcq_kind = api_kind_find(CQ_GROUP, CQ_VERSION, "globalcustomquotas");
     if (!cq_kind || !gcq_kind || reg_read_hook_register(cq_kind, prepare_quotas) != 0 ||
-        reg_read_hook_register(gcq_kind, prepare_quotas) != 0)
+        reg_read_hook_register(gcq_kind, prepare_quotas) != 0 ||
+        reg_kinds_listener_register(kinds_changed) != 0)
         return -1;
     return reg_admission_register(&custom_quotas);
 }

@@ -742,6 +742,11 @@ static void swap_books(cq_book *a, cq_book *b)
     SWAP(char *, a->error, b->error);
 }
 
+static bool same_error(const cq_book *a, const cq_book *b)
+{
+    return (!a->error && !b->error) || (a->error && b->error && !strcmp(a->error, b->error));
+}
+
 int cq_books_resync(store *st, size_t *drift)
 {
     *drift = 0;
@@ -751,6 +756,7 @@ int cq_books_resync(store *st, size_t *drift)
     api_err e;
     api_err_init(&e);
     int rc = 0;
+    bool changed = false;
     for (int p = 0; p < 2 && rc == 0; p++) {
         store_obj **objs = NULL;
         size_t n = 0;
@@ -759,11 +765,15 @@ int cq_books_resync(store *st, size_t *drift)
             ledger_entry *en = rc == 0 ? cq_book_of(t, objs[i], &e) : NULL;
             cq_book *fresh = en ? book_load(t, objs[i], &e) : NULL;
             if (!fresh && rc == 0) rc = -1;
-            if (fresh && !same_books(cq_book_value(en), fresh)) {
+            bool usage = fresh && !same_books(cq_book_value(en), fresh);
+            /* a source kind that appeared or went (a CRD) changes only the
+             * error: adopted, not drift */
+            if (fresh && (usage || !same_error(cq_book_value(en), fresh))) {
                 cq_book *cur = cq_book_modify(t, en, &e);
                 if (cur) {
                     swap_books(cur, fresh);
-                    (*drift)++;
+                    *drift += usage;
+                    changed = true;
                 } else {
                     rc = -1;
                 }
@@ -774,7 +784,7 @@ int cq_books_resync(store *st, size_t *drift)
         free(objs);
     }
     api_err_clear(&e);
-    if (rc == 0 && *drift)
+    if (rc == 0 && changed)
         rc = store_commit(t);
     else
         store_abort(t);

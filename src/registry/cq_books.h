@@ -145,8 +145,10 @@ bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *l
                                bool leaving);
 
 /* Recount every quota and adopt the recount where the books differ (they
- * should not: admission keeps them exact); *drift counts those. Any thread,
- * not inside a transaction. 0 or -1. */
+ * should not: admission keeps them exact); *drift counts those. A recount
+ * whose only difference is the error (a source's kind that is now served,
+ * or no longer) is adopted too, and is not drift. Any thread, not inside a
+ * transaction. 0 or -1. */
 int cq_books_resync(store *st, size_t *drift);
 
 /* "group/version, Kind=Kind" as Go prints a GroupVersionKind. */

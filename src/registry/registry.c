@@ -54,6 +54,25 @@ int reg_read_hook_register(const api_kind *k, void (*prepare)(store *st))
     return 0;
 }
 
+#define MAX_KIND_LISTENERS 8
+static void (*kind_listeners[MAX_KIND_LISTENERS])(store *st);
+static size_t nkind_listeners;
+
+int reg_kinds_listener_register(void (*changed)(store *st))
+{
+    for (size_t i = 0; i < nkind_listeners; i++)
+        if (kind_listeners[i] == changed) return 0;
+    if (nkind_listeners == MAX_KIND_LISTENERS) return -1;
+    kind_listeners[nkind_listeners++] = changed;
+    return 0;
+}
+
+void reg_kinds_changed(store *st)
+{
+    for (size_t i = 0; i < nkind_listeners; i++)
+        kind_listeners[i](st);
+}
+
 /* ---- small helpers ---- */
 
 static void random_bytes(void *buf, size_t n)

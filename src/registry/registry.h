@@ -53,6 +53,14 @@ int reg_index_register(reg_index_fn fn);
  * that kind. Register before serving. */
 int reg_read_hook_register(const api_kind *k, void (*prepare)(store *st));
 
+/* A listener for changes of the kind table: what resolved kinds by name
+ * (custom quotas' sources: "no matches for kind") looks again. Called by
+ * whoever publishes or retires kinds defined at run time (the
+ * CustomResourceDefinition controller), on its thread, outside any
+ * transaction. Register before serving. */
+int reg_kinds_listener_register(void (*changed)(store *st));
+void reg_kinds_changed(store *st);
+
 /* Store indexer for store_open: labels and selector fields per object, and
  * the index plugins' part. */
 void reg_indexer(const char *key, const json_t *obj, store_index *out);
