@@ -394,12 +394,16 @@ static void retire_row(const cr_row *r)
     remember(t);
 }
 
+/* What the rows are built from (a deep copy: the caller may change crd). */
 static json_t *fingerprint(const json_t *crd, bool terminating)
 {
     const json_t *st = json_object_get(crd, "status");
-    return json_pack("{s:O?, s:O?, s:O?, s:b}", "spec", json_object_get(crd, "spec"), "names",
-                     json_object_get(st, "acceptedNames"), "stored",
-                     json_object_get(st, "storedVersions"), "terminating", terminating);
+    json_t *refs = json_pack("{s:O?, s:O?, s:O?, s:b}", "spec", json_object_get(crd, "spec"),
+                             "names", json_object_get(st, "acceptedNames"), "stored",
+                             json_object_get(st, "storedVersions"), "terminating", terminating);
+    json_t *fp = json_deep_copy(refs);
+    json_decref(refs);
+    return fp;
 }
 
 static bool rows_have_version(cr_row **rows, size_t n, const char *version)
