@@ -251,7 +251,8 @@ static void test_subresources_columns(void **st)
     json_object_set_new(col, "format", json_string("huge"));
     json_object_set_new(col, "jsonPath", json_string(".spec[?(@"));
     causes = validate(o, NULL);
-    expect_cause(causes, 0, "FieldValueInvalid", "spec.versions[0].additionalPrinterColumns[0].type",
+    expect_cause(causes, 0, "FieldValueInvalid",
+                 "spec.versions[0].additionalPrinterColumns[0].type",
                  "Invalid value: \"float\": must be one of boolean,date,integer,number,string");
     expect_cause(causes, 1, "FieldValueInvalid",
                  "spec.versions[0].additionalPrinterColumns[0].format",
@@ -322,12 +323,12 @@ static void test_conditions_and_delete(void **st)
     assert_true(crd_set_condition(o, "NamesAccepted", "True", "NoConflicts", "no conflicts found",
                                   "2026-01-01T00:00:00Z"));
     /* same status: the transition time stays */
-    assert_false(crd_set_condition(o, "NamesAccepted", "True", "NoConflicts",
-                                   "no conflicts found", "2026-02-02T00:00:00Z"));
+    assert_false(crd_set_condition(o, "NamesAccepted", "True", "NoConflicts", "no conflicts found",
+                                   "2026-02-02T00:00:00Z"));
     assert_true(crd_condition_true(o, "NamesAccepted"));
-    assert_string_equal(json_string_value(json_object_get(crd_condition(o, "NamesAccepted"),
-                                                          "lastTransitionTime")),
-                        "2026-01-01T00:00:00Z");
+    assert_string_equal(
+        json_string_value(json_object_get(crd_condition(o, "NamesAccepted"), "lastTransitionTime")),
+        "2026-01-01T00:00:00Z");
     crd_on_delete(o, "2026-03-03T00:00:00Z");
     crd_on_delete(o, "2026-03-03T00:00:00Z"); /* once */
     json_t *want = J("['customresourcecleanup.apiextensions.k8s.io']");

@@ -257,8 +257,7 @@ static void test_versions(void **st)
     api_kind_to_storage(beta, o);
     assert_string_equal(json_string_value(json_object_get(o, "apiVersion")), "example.com/v1");
     api_kind_to_version(beta, o);
-    assert_string_equal(json_string_value(json_object_get(o, "apiVersion")),
-                        "example.com/v1beta1");
+    assert_string_equal(json_string_value(json_object_get(o, "apiVersion")), "example.com/v1beta1");
     json_decref(o);
 
     /* a version dropped from the definition is retired */
@@ -302,14 +301,14 @@ static void test_concurrent_readers(void **st)
     for (int round = 0; round < 200; round++) {
         /* new definitions (new slots), changes and removals */
         snprintf(name, sizeof name, "g%d.example.com", round % 20);
-        json_t *crd = json_pack(
-            "{s:{s:s}, s:{s:s, s:s, s:{s:s, s:s}, s:[{s:s, s:b, s:b, s:{s:{s:s}}}]}, "
-            "s:{s:{s:s, s:s, s:s, s:s}}}",
-            "metadata", "name", name, "spec", "group", "example.com", "scope", "Namespaced",
-            "names", "plural", "things", "kind", "Thing", "versions", "name",
-            round % 3 ? "v1" : "v2", "served", 1, "storage", 1, "schema", "openAPIV3Schema",
-            "type", "object", "status", "acceptedNames", "plural", name, "singular", "thing",
-            "kind", "Thing", "listKind", "ThingList");
+        json_t *crd =
+            json_pack("{s:{s:s}, s:{s:s, s:s, s:{s:s, s:s}, s:[{s:s, s:b, s:b, s:{s:{s:s}}}]}, "
+                      "s:{s:{s:s, s:s, s:s, s:s}}}",
+                      "metadata", "name", name, "spec", "group", "example.com", "scope",
+                      "Namespaced", "names", "plural", "things", "kind", "Thing", "versions",
+                      "name", round % 3 ? "v1" : "v2", "served", 1, "storage", 1, "schema",
+                      "openAPIV3Schema", "type", "object", "status", "acceptedNames", "plural",
+                      name, "singular", "thing", "kind", "Thing", "listKind", "ThingList");
         json_object_set_new(json_object_get(json_object_get(crd, "spec"), "names"), "plural",
                             json_stringn(name, strcspn(name, ".")));
         json_object_set_new(json_object_get(json_object_get(crd, "status"), "acceptedNames"),
