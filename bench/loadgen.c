@@ -3,11 +3,13 @@
  *
  *   loadgen --data-dir DIR --url https://127.0.0.1:6443 [--connections 16]
  *           [--requests 20000] [--namespaces 1] [--ns-prefix bench]
- *           [--resource pods] [--pid SERVER_PID] [--label NAME]
+ *           [--resource pods|configmaps|nodes|resourcepoolclaims|buckets]
+ *           [--pid SERVER_PID] [--label NAME]
  *
  * Each connection is one thread with one curl handle, so the TLS session and
  * the TCP connection are reused for every request (as client-go does). The
- * namespaces must exist. Latencies are measured per request on the client.
+ * namespaces must exist (and for buckets, bench/crd.sh's CRD). Latencies are measured per request
+ * on the client.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -72,6 +74,11 @@ static void body_for(const config *c, long i, char *buf, size_t n)
                  "\"metadata\":{\"name\":\"claim-%ld\"},\"spec\":{\"pool\":\"bench\","
                  "\"claim\":{\"requests.cpu\":\"1m\"}}}",
                  i);
+    else if (!strcmp(c->resource, "buckets")) /* bench/crd.sh's custom resource */
+        snprintf(buf, n,
+                 "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Bucket\",\"metadata\":{"
+                 "\"name\":\"b-%ld\"},\"spec\":{\"region\":\"us-east-1\",\"storageGB\":20}}",
+                 i);
     else
         snprintf(buf, n,
                  "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c-%ld\"},"
@@ -102,8 +109,9 @@ static void *run(void *arg)
             snprintf(url, sizeof url, "%s/api/v1/nodes", c->url);
         else
             snprintf(url, sizeof url, "%s/%s/namespaces/%s-%ld/%s", c->url,
-                     strcmp(c->resource, "resourcepoolclaims") ? "api/v1"
-                                                               : "apis/capsule.clastix.io/v1beta2",
+                     !strcmp(c->resource, "resourcepoolclaims") ? "apis/capsule.clastix.io/v1beta2"
+                     : !strcmp(c->resource, "buckets")          ? "apis/example.com/v1"
+                                                                : "api/v1",
                      c->ns_prefix, i % c->namespaces, c->resource);
         body_for(c, i, body, sizeof body);
         curl_easy_setopt(h, CURLOPT_URL, url);
@@ -214,9 +222,10 @@ static int parse_args(int argc, char **argv, config *c)
         }
     }
     if (!c->data_dir || c->connections < 1 || c->namespaces < 1 || c->requests < 1) {
-        fprintf(stderr, "usage: loadgen --data-dir DIR [--url U] [--connections N] "
-                        "[--requests N] [--namespaces N] [--resource pods|configmaps] [--pid P] "
-                        "[--token-file F]\n");
+        fprintf(stderr,
+                "usage: loadgen --data-dir DIR [--url U] [--connections N] "
+                "[--requests N] [--namespaces N] [--resource pods|configmaps|buckets] [--pid P] "
+                "[--token-file F]\n");
         return -1;
     }
     char path[4096];
