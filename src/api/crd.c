@@ -536,6 +536,40 @@ void crd_validate_update(const json_t *obj, const json_t *old, const char *sub, 
               "spec.names.plural", causes);
 }
 
+/* Whether a schema (or any schema inside it) holds CEL rules. */
+static bool has_cel_rules(const json_t *schema, int depth)
+{
+    if (!json_is_object(schema) || depth > 2 * (int)JS_MAX_SCHEMA_DEPTH) return false;
+    if (json_array_size(json_object_get(schema, "x-kubernetes-validations"))) return true;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)schema, key, v)
+    {
+        if (json_is_object(v) && has_cel_rules(v, depth + 1)) return true;
+        size_t i;
+        json_t *e;
+        if (json_is_array(v))
+            json_array_foreach(v, i, e) if (has_cel_rules(e, depth + 1)) return true;
+    }
+    return false;
+}
+
+void crd_warnings(const json_t *obj, json_t *warnings)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(versions_of(obj), i, v)
+    {
+        const json_t *s = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+        if (has_cel_rules(s, 0))
+            json_array_append_new(warnings,
+                                  json_sprintf("spec.versions[%zu].schema.openAPIV3Schema: "
+                                               "x-kubernetes-validations rules are not enforced "
+                                               "by allotd",
+                                               i));
+    }
+}
+
 /* ---- conditions ---- */
 
 const json_t *crd_condition(const json_t *crd, const char *type)

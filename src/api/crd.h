@@ -45,6 +45,10 @@ void crd_validate(const json_t *obj, const json_t *old, json_t *causes);
 /* ValidateCustomResourceDefinitionUpdate: group and names.plural always
  * immutable; scope and names.kind once the definition is Established. */
 void crd_validate_update(const json_t *obj, const json_t *old, const char *sub, json_t *causes);
+/* Warnings for a definition about to be created: schemas holding
+ * x-kubernetes-validations (CEL rules), which allotd accepts but does not
+ * enforce (docs/crds.md), one per version. */
+void crd_warnings(const json_t *obj, json_t *warnings);
 /* A delete adds CRD_CLEANUP_FINALIZER and the Terminating condition
  * (InstanceDeletionPending), as upstream's CRD REST Delete does. */
 void crd_on_delete(json_t *obj, const char *now);

@@ -126,7 +126,7 @@ static const api_kind builtin[] = {
     /* apiextensions.k8s.io (api/crd.h): a delete adds the cleanup finalizer. */
     {CRD_GROUP, CRD_VERSION, "CustomResourceDefinition", CRD_RESOURCE, "customresourcedefinition",
      "crd,crds", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, crd_defaults, crd_validate,
-     NULL, crd_validate_update, 0, .on_delete = crd_on_delete},
+     crd_warnings, crd_validate_update, 0, .on_delete = crd_on_delete},
 };
 #undef CORE
 

@@ -220,8 +220,8 @@ expect_eq "conflict reason" \
 [ "$(api GET /apis/capsule.clastix.io/v1beta3/resourcepools | tail -1)" = 404 ] || fail "a conflicting CRD is served"
 k delete crd resourcepools.capsule.clastix.io >/dev/null
 
-# --- several versions, one storage version ---
-k apply -f - >/dev/null <<'YAML'
+# --- several versions, one storage version (and a CEL rule: accepted, warned) ---
+out=$(k apply -f - 2>&1 <<'YAML'
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: gadgets.example.com}
@@ -237,8 +237,18 @@ spec:
   - name: v1
     served: true
     storage: true
-    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+            x-kubernetes-validations: [{rule: "has(self.any)"}]
 YAML
+)
+expect_contains "CEL warning" "$out" \
+  "Warning: spec.versions[1].schema.openAPIV3Schema: x-kubernetes-validations rules are not enforced by allotd"
 k wait --for=condition=Established crd/gadgets.example.com --timeout=20s >/dev/null || fail "gadgets not Established"
 printf 'apiVersion: example.com/v1beta1\nkind: Gadget\nmetadata: {name: g}\nspec: {any: [1, 2]}\n' | k create -f - >/dev/null
 expect_eq "read as v1beta1" "$(api GET /apis/example.com/v1beta1/gadgets/g | sed '$d' | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["apiVersion"])')" "example.com/v1beta1"

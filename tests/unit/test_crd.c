@@ -221,6 +221,30 @@ static void test_schemas(void **st)
     json_decref(o);
 }
 
+static void test_cel_warning(void **st)
+{
+    (void)st;
+    json_t *o = bucket(), *w = json_array();
+    crd_warnings(o, w);
+    assert_int_equal(json_array_size(w), 0);
+    json_t *spec_schema = json_object_get(
+        json_object_get(json_object_get(json_object_get(json_object_get(version0(o), "schema"),
+                                                        "openAPIV3Schema"),
+                                        "properties"),
+                        "spec"),
+        "properties");
+    json_object_set_new(json_object_get(spec_schema, "storageGB"), "x-kubernetes-validations",
+                        J("[{'rule':'self > 0'}]"));
+    crd_warnings(o, w);
+    assert_int_equal(json_array_size(w), 1);
+    assert_string_equal(json_string_value(json_array_get(w, 0)),
+                        "spec.versions[0].schema.openAPIV3Schema: x-kubernetes-validations rules "
+                        "are not enforced by allotd");
+    expect_valid(o); /* accepted */
+    json_decref(w);
+    json_decref(o);
+}
+
 static void test_subresources_columns(void **st)
 {
     (void)st;
@@ -412,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_group_scope),
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_schemas),
+        cmocka_unit_test(test_cel_warning),
         cmocka_unit_test(test_subresources_columns),
         cmocka_unit_test(test_conversion_and_stored),
         cmocka_unit_test(test_update),
