@@ -464,3 +464,15 @@ void api_kind_to_version(const api_kind *k, json_t *obj)
 {
     if (k->flags & API_KIND_CONVERTS) set_api_version(k, k->version, obj);
 }
+
+const api_kind *api_kind_storage_row(const api_kind *k)
+{
+    if (api_kind_primary(k)) return k;
+    size_t n = api_kind_count();
+    for (size_t i = 0; i < n; i++) {
+        const api_kind *r = api_kind_at(i);
+        if (api_kind_primary(r) && !strcmp(r->group, k->group) && !strcmp(r->resource, k->resource))
+            return r;
+    }
+    return k; /* retired: no storage row left */
+}

@@ -201,6 +201,12 @@ int api_kind_decode(const api_kind *k, json_t *obj, tc_mode mode, tc_result *r);
  * k's own (a CRD's conversion strategy None). No-ops for other kinds. */
 void api_kind_to_storage(const api_kind *k, json_t *obj);
 void api_kind_to_version(const api_kind *k, json_t *obj);
+/* The row of k's resource objects are stored under (the storage version's,
+ * served or not): k itself unless k is API_KIND_SECONDARY. What admission
+ * sees, with the object in the storage version, so that every plugin
+ * (custom quotas key objects by group/version/kind) sees one identity
+ * whichever version a client wrote through. */
+const api_kind *api_kind_storage_row(const api_kind *k);
 
 /* "v1" or "apps/v1". */
 void api_kind_api_version(const api_kind *k, char *buf, size_t n);

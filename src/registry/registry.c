@@ -367,15 +367,18 @@ int reg_create(store *st, const api_kind *k, const char *ns, const json_t *in, b
         snprintf(name, sizeof name, "%s%s", gen, sfx);
         json_object_set_new(meta, "name", json_string(name));
     }
-    if (run_admission(t, k, REG_CREATE, "", obj, NULL, dry_run, e) != 0) goto fail;
+    /* admission sees the object as stored (api_kind_storage_row) */
+    api_kind_to_storage(k, obj);
+    if (run_admission(t, api_kind_storage_row(k), REG_CREATE, "", obj, NULL, dry_run, e) != 0)
+        goto fail;
     if (dry_run) {
         store_abort(t);
+        api_kind_to_version(k, obj);
         *out = obj;
         return 0;
     }
     char name[512];
     snprintf(name, sizeof name, "%s", meta_str(obj, "name"));
-    api_kind_to_storage(k, obj);
     if (put_obj(t, k, ns, name, obj, e) != 0) goto fail;
     if (commit(t, e) != 0) {
         json_decref(obj);
@@ -606,19 +609,23 @@ int reg_update(store *st, const api_kind *k, const char *ns, const char *name, c
     int prc = nw ? 0 : prepare_from(o, k, ns, name, sub, fn, ctx, &cur, &nw, e);
     store_obj_unref(o);
     if (prc != 0) goto fail;
-    if (run_admission(t, k, REG_UPDATE, sub ? sub : "", nw, cur, dry_run, e) != 0) goto fail;
+    /* admission sees both versions as stored (api_kind_storage_row) */
+    const api_kind *ak = api_kind_storage_row(k);
+    api_kind_to_storage(k, cur);
+    api_kind_to_storage(k, nw);
+    if (run_admission(t, ak, REG_UPDATE, sub ? sub : "", nw, cur, dry_run, e) != 0) goto fail;
     if (dry_run || same_object(cur, nw)) {
         store_abort(t);
         json_decref(cur);
+        api_kind_to_version(k, nw);
         *out = nw;
         return 0;
     }
     int rc;
-    api_kind_to_storage(k, nw);
     if (deletes_during_update(k, cur, nw)) {
         /* The last finalizer is gone: the object goes, and what it charged
          * to quota goes with it (admission so far saw an update). */
-        rc = run_admission(t, k, REG_DELETE, "", nw, nw, false, e);
+        rc = run_admission(t, ak, REG_DELETE, "", nw, nw, false, e);
         if (rc == 0) rc = delete_now(t, k, ns, name, nw, e);
     } else {
         rc = put_obj(t, k, ns, name, nw, e);
@@ -780,7 +787,7 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
         }
         /* A namespace marked for deletion turns Terminating: admission sees
          * that change as the update it is (a namespace's pools let it go). */
-        if (is_ns && admit_marking(t, k, ns, name, cur, e) != 0) goto fail;
+        if (is_ns && admit_marking(t, api_kind_storage_row(k), ns, name, cur, e) != 0) goto fail;
         if (put_obj(t, k, ns, name, cur, e) != 0) goto fail;
     } else {
         if (o->dry_run) {
@@ -789,7 +796,8 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
             *out = cur;
             return 0;
         }
-        if (run_admission(t, k, REG_DELETE, "", cur, cur, false, e) != 0) goto fail;
+        if (run_admission(t, api_kind_storage_row(k), REG_DELETE, "", cur, cur, false, e) != 0)
+            goto fail;
         if (delete_now(t, k, ns, name, cur, e) != 0) goto fail;
     }
     if (commit(t, e) != 0) {
