@@ -6,10 +6,12 @@
  * "<pkg>.<Type>" as upstream names them ("io.k8s.api.core.v1.PodSpec"),
  * nested types by $ref, with the descriptions, required fields and enum
  * values of schema_docs.c, and the x-kubernetes-patch-strategy/-merge-key
- * markers of the lists patch.c merges by key (patch_merge_key). Kinds with
- * no typed table (registered custom kinds) keep an open schema with unknown
- * fields preserved. The server validates objects itself; these documents
- * exist for what clients decide from them.
+ * markers of the lists patch.c merges by key (patch_merge_key). Kinds
+ * defined by CustomResourceDefinitions carry their version's
+ * openAPIV3Schema (with the apiVersion/kind/metadata envelope); other kinds
+ * with no typed table keep an open schema with unknown fields preserved.
+ * The server validates objects itself; these documents exist for what
+ * clients decide from them.
  *
  * Each served group version's document and hash, and the v2 document, are
  * built once (they depend only on the registry; registering a kind drops

@@ -5,7 +5,10 @@
  * upstream's pkg/printers/internalversion/printers.go produces, so `kubectl get`
  * (and `-o wide`: the server always sends the priority-1 columns too) prints
  * what it prints against a real cluster. Kinds without a printer get upstream's
- * DefaultTableConvertor columns: Name, Created At.
+ * DefaultTableConvertor columns: Name, Created At. Kinds whose columns are
+ * data (api_kind.columns: a CRD's additionalPrinterColumns) get upstream's
+ * CRD table convertor: Name, then each column's JSONPath value shaped by its
+ * type.
  *
  * Pure: no clock, no I/O. "now" comes in as an argument; every Age cell is
  * duration.HumanDuration(now - metadata.creationTimestamp).
