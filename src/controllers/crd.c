@@ -49,12 +49,24 @@ typedef struct pending {
     int64_t backoff_ms;
 } pending;
 
+/* What the controller remembers of each stored definition, so that a sync
+ * does not parse every other definition of the group (operators install
+ * hundreds, with schemas of hundreds of kilobytes): its accepted names as of
+ * a stored version, and the stored version its last finished sync left. */
+typedef struct known {
+    char *name;         /* owned; the map's key */
+    int64_t rv;         /* the version `accepted` was read from */
+    json_t *accepted;   /* status.acceptedNames (owned) */
+    int64_t settled_rv; /* stored version after the last finished sync, or 0 */
+} known;
+
 struct crd_ctrl {
     store *st;
     const api_kind *kind; /* the CustomResourceDefinition row */
     pthread_t thread;
     atomic_bool stop;
     strmap *pending; /* name -> pending* */
+    strmap *known;   /* name -> known* */
     int64_t next_resync_ms;
 };
 
@@ -103,7 +115,8 @@ static void forget(crd_ctrl *c, const char *name)
     free(p);
 }
 
-/* Every stored definition, parsed (a JSON array; caller owns). */
+/* Every stored definition, parsed (a JSON array; caller owns). Only before
+ * serving: the controller reads definitions one at a time. */
 static json_t *all_definitions(store *st)
 {
     store_obj **objs = NULL;
@@ -119,18 +132,73 @@ static json_t *all_definitions(store *st)
     return all;
 }
 
+/* The group of a definition named "<plural>.<group>" (validation makes the
+ * name so). */
+static const char *group_of_name(const char *name)
+{
+    const char *dot = strchr(name, '.');
+    return dot ? dot + 1 : "";
+}
+
+static void known_free(known *k)
+{
+    if (!k) return;
+    json_decref(k->accepted);
+    free(k->name);
+    free(k);
+}
+
+/* The entry of stored definition o, its accepted names read again when o is
+ * newer than what the entry holds; NULL when out of memory. */
+static known *known_of(crd_ctrl *c, const store_obj *o)
+{
+    known *k = strmap_get(c->known, o->name);
+    if (!k) {
+        if (!(k = calloc(1, sizeof *k)) || !(k->name = strdup(o->name)) ||
+            strmap_put(c->known, k->name, k, NULL) != 0) {
+            if (k) free(k->name);
+            free(k);
+            return NULL;
+        }
+    }
+    if (k->rv != o->rv || !k->accepted) {
+        json_t *obj = store_obj_parse(o);
+        json_t *acc = json_object_get(json_object_get(obj, "status"), "acceptedNames");
+        json_decref(k->accepted);
+        k->accepted = json_is_object(acc) ? json_incref(acc) : json_object();
+        k->rv = o->rv;
+        json_decref(obj);
+    }
+    return k;
+}
+
+static void forget_known(crd_ctrl *c, const char *name)
+{
+    known_free(strmap_del(c->known, name));
+}
+
+/* Definitions to sync: all (`group` NULL), those of one group, or
+ * (`unsettled`) only those changed since their last finished sync: the
+ * periodic resync does not parse settled definitions again. */
+static void enqueue_some(crd_ctrl *c, const char *group, bool unsettled)
+{
+    store_obj **objs = NULL;
+    size_t n = 0;
+    if (store_list(c->st, PREFIX, NULL, 0, &objs, &n, NULL, NULL) != 0) return;
+    int64_t now = mono_ms();
+    for (size_t i = 0; i < n; i++) {
+        const known *k = strmap_get(c->known, objs[i]->name);
+        bool settled = k && k->settled_rv == objs[i]->rv;
+        if ((!group || !strcmp(group_of_name(objs[i]->name), group)) && !(unsettled && settled))
+            enqueue(c, objs[i]->name, now);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+}
+
 static void enqueue_all(crd_ctrl *c)
 {
-    json_t *all = all_definitions(c->st);
-    size_t i;
-    json_t *d;
-    int64_t now = mono_ms();
-    json_array_foreach(all, i, d)
-    {
-        const char *name = jstr(meta_of(d), "name");
-        if (name) enqueue(c, name, now);
-    }
-    json_decref(all);
+    enqueue_some(c, NULL, false);
 }
 
 /* ---- naming ---- */
@@ -164,29 +232,34 @@ static void builtin_taken(const char *group, json_t *resources, json_t *kinds)
     }
 }
 
-/* The naming decision for `crd` against the group's other definitions. */
+/* The naming decision for `crd` against the group's other definitions
+ * (their accepted names as remembered, read again when they changed). */
 static int compute_naming(crd_ctrl *c, const json_t *crd, crd_naming *out)
 {
     const char *group = jstr(json_object_get(crd, "spec"), "group") ?: "";
     const char *name = jstr(meta_of(crd), "name") ?: "";
-    json_t *resources = json_object(), *kinds = json_object(), *all = all_definitions(c->st);
-    int rc = resources && kinds && all ? 0 : -1;
-    size_t i;
-    json_t *d;
-    json_array_foreach(all, i, d)
-    {
-        if (rc != 0) break;
-        if (!strcmp(jstr(meta_of(d), "name") ?: "", name) ||
-            strcmp(jstr(json_object_get(d, "spec"), "group") ?: "", group))
-            continue;
-        crd_taken_add(json_object_get(json_object_get(d, "status"), "acceptedNames"), resources,
-                      kinds);
+    json_t *resources = json_object(), *kinds = json_object();
+    store_obj **objs = NULL;
+    size_t n = 0;
+    int rc = resources && kinds && store_list(c->st, PREFIX, NULL, 0, &objs, &n, NULL, NULL) == 0
+                 ? 0
+                 : -1;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0 && strcmp(objs[i]->name, name) != 0 &&
+            !strcmp(group_of_name(objs[i]->name), group)) {
+            const known *k = known_of(c, objs[i]);
+            if (k)
+                crd_taken_add(k->accepted, resources, kinds);
+            else
+                rc = -1;
+        }
+        store_obj_unref(objs[i]);
     }
+    free(objs);
     if (rc == 0) builtin_taken(group, resources, kinds);
     if (rc == 0) rc = crd_naming_compute(crd, resources, kinds, out);
     json_decref(resources);
     json_decref(kinds);
-    json_decref(all);
     return rc;
 }
 
@@ -310,6 +383,8 @@ static bool names_complete(const json_t *accepted)
     return plural && *plural && kind && *kind;
 }
 
+static void enqueue_group(crd_ctrl *c, const char *group);
+
 static sync_result sync_active(crd_ctrl *c, const json_t *crd)
 {
     crd_naming nm;
@@ -331,6 +406,10 @@ static sync_result sync_active(crd_ctrl *c, const json_t *crd)
         want(&s, "Established", "False", "NotAccepted", "not all names are accepted");
     }
     if (r == SYNC_DONE) r = write_status(c, crd, &s);
+    /* names it took or gave up: the others of its group look again */
+    const json_t *before = json_object_get(json_object_get(crd, "status"), "acceptedNames");
+    if (r == SYNC_DONE && !json_equal(before, nm.accepted))
+        enqueue_group(c, jstr(json_object_get(crd, "spec"), "group") ?: "");
     json_decref(served);
     crd_naming_clear(&nm);
     return r;
@@ -430,15 +509,7 @@ static void split_name(const char *name, char *plural, size_t pn, const char **g
 /* After a definition goes, the others of its group may take its names. */
 static void enqueue_group(crd_ctrl *c, const char *group)
 {
-    json_t *all = all_definitions(c->st);
-    size_t i;
-    json_t *d;
-    json_array_foreach(all, i, d)
-    {
-        if (!strcmp(jstr(json_object_get(d, "spec"), "group") ?: "", group))
-            enqueue(c, jstr(meta_of(d), "name") ?: "", mono_ms());
-    }
-    json_decref(all);
+    enqueue_some(c, group, false);
 }
 
 static sync_result sync_one(crd_ctrl *c, const char *name)
@@ -450,6 +521,7 @@ static sync_result sync_one(crd_ctrl *c, const char *name)
     json_t *crd = o ? store_obj_parse(o) : NULL;
     store_obj_unref(o);
     if (!crd) { /* gone: its kinds go too */
+        forget_known(c, name);
         split_name(name, plural, sizeof plural, &group);
         if (crd_kinds_served(group, plural)) {
             crd_kinds_retire(group, plural);
@@ -462,6 +534,11 @@ static sync_result sync_one(crd_ctrl *c, const char *name)
     sync_result r =
         json_object_get(meta_of(crd), "deletionTimestamp") ? finalize(c, crd) : sync_active(c, crd);
     json_decref(crd);
+    /* finished: the periodic resync skips it until it changes again */
+    store_obj *now = r == SYNC_DONE ? store_get(c->st, key) : NULL;
+    known *k = now ? known_of(c, now) : NULL;
+    if (k) k->settled_rv = now->rv;
+    store_obj_unref(now);
     return r;
 }
 
@@ -531,7 +608,7 @@ static void *run(void *arg)
             }
         }
         if (mono_ms() >= c->next_resync_ms) {
-            enqueue_all(c);
+            enqueue_some(c, NULL, true);
             c->next_resync_ms = mono_ms() + CTRL_RESYNC_SECONDS * 1000;
         }
         run_due(c);
@@ -568,7 +645,8 @@ int crd_controller_restore(store *st, char *err, size_t errlen)
 crd_ctrl *crd_controller_start(store *st, char *err, size_t errlen)
 {
     crd_ctrl *c = calloc(1, sizeof *c);
-    if (!c || !(c->pending = strmap_new())) {
+    if (!c || !(c->pending = strmap_new()) || !(c->known = strmap_new())) {
+        if (c) strmap_free(c->pending);
         free(c);
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -579,6 +657,7 @@ crd_ctrl *crd_controller_start(store *st, char *err, size_t errlen)
     if (!c->kind || pthread_create(&c->thread, NULL, run, c) != 0) {
         snprintf(err, errlen, "cannot start the CustomResourceDefinition controller");
         strmap_free(c->pending);
+        strmap_free(c->known);
         free(c);
         return NULL;
     }
@@ -596,5 +675,8 @@ void crd_controller_stop(crd_ctrl *c)
         free(v);
     }
     strmap_free(c->pending);
+    for (size_t it = 0; strmap_next(c->known, &it, NULL, &v);)
+        known_free(v);
+    strmap_free(c->known);
     free(c);
 }
