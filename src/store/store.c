@@ -795,6 +795,25 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
     return 0;
 }
 
+/* A retained event's object under prefix replaced by one with the current
+ * index: the indexed object when it is that version, else a copy. Caller
+ * holds the writer lock and mu. 0, or -1 when out of memory (kept as is). */
+static int reindex_event_obj(store *s, store_obj **p, const char *prefix, size_t plen)
+{
+    store_obj *o = *p;
+    if (!o || strncmp(o->key, prefix, plen) != 0) return 0;
+    store_obj *cur = index_get(s, o->key), *nw = NULL;
+    if (cur && cur->rv == o->rv) {
+        store_obj_ref(cur);
+        nw = cur;
+    } else if (!(nw = obj_from_text(s, o->key, o->rv, o->json, o->len))) {
+        return -1;
+    }
+    store_obj_unref(o);
+    *p = nw;
+    return 0;
+}
+
 int store_reindex(store *s, const char *prefix)
 {
     store_txn *t = store_begin(s); /* no write can move the index meanwhile */
@@ -815,6 +834,16 @@ int store_reindex(store *s, const char *prefix)
         if (set != 0) rc = -1;
     }
     free(v);
+    /* the watch history too: a watch resuming from it filters on the index */
+    size_t plen = strlen(prefix);
+    pthread_mutex_lock(&s->mu);
+    for (uint64_t q = s->seq_first; rc == 0 && q < s->seq_end; q++) {
+        store_event *e = &s->ring[q % s->ring_cap];
+        if (reindex_event_obj(s, &e->obj, prefix, plen) != 0 ||
+            reindex_event_obj(s, &e->prev, prefix, plen) != 0)
+            rc = -1;
+    }
+    pthread_mutex_unlock(&s->mu);
     store_abort(t);
     return rc;
 }

@@ -137,8 +137,9 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
  * `prefix`, as when they were loaded: for objects the layer above could not
  * index when the store opened (custom resources, whose kinds come from
  * stored definitions read after the load). Values, revisions and the watch
- * history are unchanged; the objects are replaced by copies with the new
- * index (readers holding the old ones keep them; `above` starts empty).
+ * history are unchanged; the objects, and the retained events' values,
+ * are replaced by copies with the new index (readers holding the old ones
+ * keep them; `above` starts empty).
  * Takes the writer lock. 0, or -1 when out of memory (the objects not yet
  * replaced keep their old index). */
 int store_reindex(store *s, const char *prefix);

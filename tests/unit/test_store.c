@@ -540,6 +540,17 @@ static void test_reindex(void **state)
     store_obj_unref(o);
     assert_int_equal(store_revision(s), rev);
     assert_int_equal(store_count(s, "things"), 2);
+    /* the watch history was indexed anew too (a resumed watch filters on it) */
+    bool expired = false;
+    store_watch *w = store_watch_open(s, "things/", 0, &expired);
+    assert_non_null(w);
+    store_event ev;
+    assert_int_equal(store_watch_next(w, &ev, 1000), 1);
+    assert_string_equal(ev.obj->key, "things/ns/a");
+    assert_non_null(ev.obj->idx.fields);
+    store_obj_unref(ev.obj);
+    store_obj_unref(ev.prev);
+    store_watch_close(w);
     store_close(s);
     things_known = false;
     char cmd[128];
