@@ -197,6 +197,35 @@ expect_contains "custom quota" "$out" 'creating resource exceeds limit for Custo
 used_is() { [ "$(k get customquota storage -n cq -o jsonpath='{.status.usage.used}')" = "$1" ]; }
 wait_until 20 used_is 40 || fail "custom quota used: $(k get customquota storage -n cq -o yaml)"
 
+# --- a GlobalCustomQuota counting buckets across a tenant's namespaces (seed 003) ---
+k create namespace solar-a >/dev/null
+k create namespace solar-b >/dev/null
+k label namespace solar-a solar-b capsule.clastix.io/tenant=solar >/dev/null
+k apply -f - >/dev/null <<'YAML'
+apiVersion: capsule.clastix.io/v1beta2
+kind: GlobalCustomQuota
+metadata: {name: tenant-buckets}
+spec:
+  limit: 2
+  namespaceSelectors:
+  - matchLabels: {capsule.clastix.io/tenant: solar}
+  sources:
+  - {apiVersion: example.com/v1, kind: Bucket, op: count}
+YAML
+bucket s1 us-east-1 "" solar-a | k create -f - >/dev/null
+bucket s2 us-east-1 "" solar-b | k create -f - >/dev/null
+out=$(bucket s3 us-east-1 "" solar-a | k create -f - 2>&1) && fail "the global custom quota admitted a third bucket"
+expect_contains "global custom quota" "$out" 'creating resource exceeds limit for GlobalCustomQuota "tenant-buckets"'
+expect_eq "namespace field selector" \
+  "$(k get buckets -A --field-selector metadata.namespace=solar-b -o name)" "bucket.example.com/s2"
+
+# --- deletecollection, by label ---
+k label bucket s1 -n solar-a gone=yes >/dev/null
+[ "$(api DELETE '/apis/example.com/v1/namespaces/solar-a/buckets?labelSelector=gone%3Dyes' | tail -1)" = 200 ] ||
+  fail "deletecollection failed"
+expect_eq "deletecollection" "$(k get buckets -n solar-a -o name)" ""
+bucket s3 us-east-1 "" solar-a | k create -f - >/dev/null
+
 # --- names held by a built-in kind of the group are not accepted ---
 k apply -f - >/dev/null <<'YAML'
 apiVersion: apiextensions.k8s.io/v1
