@@ -94,6 +94,9 @@ static int cr_decode(const api_kind *k, json_t *obj, tc_result *r)
         json_decref(r->unknown);
         r->unknown = NULL;
     }
+    /* as typed decoding: the first TC_MAX_UNKNOWN are reported, all pruned */
+    while (json_array_size(r->unknown) > TC_MAX_UNKNOWN)
+        json_array_remove(r->unknown, json_array_size(r->unknown) - 1);
     return 0;
 }
 

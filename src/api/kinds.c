@@ -137,7 +137,7 @@ static const api_kind builtin[] = {
  * api_kind_count() names a row for the rest of the process. Writers take
  * publish_mu; readers take nothing (acquire loads pairing with the release
  * stores below). */
-#define MAX_SLOTS 4096
+#define MAX_SLOTS 16384 /* kinds defined at run time, over the life of the process */
 static _Atomic(const api_kind *) slots[MAX_SLOTS];
 static atomic_size_t nslots;
 static atomic_uint generation;
