@@ -9,13 +9,19 @@
  * Every change goes through the registry (status subresource or delete), so
  * quota accounting sees the terminal transition and releases compute usage.
  *
- * One thread: follows pod events through a store watch, keeps at most one
- * pending action per pod (key -> action, due time), runs due actions, and
- * rescans every few seconds for pods bound to nodes created later.
+ * One thread: follows pod and node events through one store watch, keeps at
+ * most one pending action per pod (key -> action, due time) and runs due
+ * actions after each batch of events. A pod event is parsed only when the
+ * pod is bound (its spec.nodeName index field says so without a parse). All
+ * pods are looked at again when a node is added (pods bound to it before it
+ * existed), when the watch falls behind, and every CTRL_RESYNC_SECONDS (an
+ * action that failed). The rescan parses every bound pod: with tens of
+ * thousands of pods it is the agent's dearest work, so it is rare.
  */
 #include "controllers/nodeagent.h"
 
 #include "api/objects.h"
+#include "controllers/controllers.h"
 #include "core/strmap.h"
 #include "registry/registry.h"
 #include "server/log.h"
@@ -27,8 +33,9 @@
 #include <string.h>
 #include <time.h>
 
-#define RESCAN_MS 3000
+#define RESCAN_MS (CTRL_RESYNC_SECONDS * 1000)
 #define WAIT_MS 100
+#define BATCH_EVENTS 1024 /* events taken before the due actions run */
 #define RUN_DURATION_ANNOTATION "allot.dev/run-duration"
 
 typedef enum { ACT_NONE, ACT_START, ACT_SUCCEED, ACT_FAIL, ACT_FINALIZE } action;
@@ -44,7 +51,9 @@ struct node_agent {
     store *st;
     pthread_t thread;
     atomic_bool stop;
-    strmap *entries; /* key -> entry* */
+    strmap *entries;  /* key -> entry* */
+    int64_t next_due; /* no entry is due before this (monotonic ms; may be early) */
+    bool rescan_due;  /* a node was added: look at every pod again */
 };
 
 static int64_t mono_ms(void)
@@ -255,8 +264,20 @@ static void forget(node_agent *a, const char *key)
     free(en);
 }
 
+/* Whether a stored pod is bound, from its index (no parse). An unbound pod
+ * has nothing for the agent: a delete removes it at once. */
+static bool bound(const store_obj *o)
+{
+    const char *node = o->idx.fields ? api_fields_get(o->idx.fields, "spec.nodeName") : NULL;
+    return !o->idx.fields || (node && *node);
+}
+
 static void track(node_agent *a, const store_obj *o)
 {
+    if (!bound(o)) {
+        forget(a, o->key);
+        return;
+    }
     json_t *pod = store_obj_parse(o);
     int64_t due = 0;
     action act = pod ? next_action(a->st, pod, &due) : ACT_NONE;
@@ -277,6 +298,7 @@ static void track(node_agent *a, const store_obj *o)
         snprintf(en->uid, sizeof en->uid, "%s", uid);
         en->act = act;
         en->due_ms = due;
+        if (due < a->next_due) a->next_due = due;
     }
     json_decref(pod);
 }
@@ -338,6 +360,8 @@ static void rescan(node_agent *a)
 static void run_due(node_agent *a)
 {
     int64_t now = mono_ms();
+    if (now < a->next_due) return;
+    a->next_due = INT64_MAX;
     /* Collect first: performing an action changes the map through events. */
     size_t cap = strmap_count(a->entries), n = 0;
     entry *due = calloc(cap ? cap : 1, sizeof *due);
@@ -349,6 +373,8 @@ static void run_due(node_agent *a)
         if (en->due_ms <= now && n < cap) {
             due[n] = *en;
             due[n++].key = strdup(en->key);
+        } else if (en->due_ms < a->next_due) {
+            a->next_due = en->due_ms;
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -361,30 +387,62 @@ static void run_due(node_agent *a)
     free(due);
 }
 
+/* The agent's events: pods and nodes. Runs on the store's writer thread. */
+static bool takes(void *arg, const store_event *ev)
+{
+    (void)arg;
+    return !strncmp(ev->obj->key, "pods/", 5) || !strncmp(ev->obj->key, "nodes/", 6);
+}
+
+static void node_event(node_agent *a, const store_event *ev)
+{
+    if (ev->type == STORE_EV_DELETED) return;
+    if (ev->type == STORE_EV_ADDED) a->rescan_due = true;
+    if (!strstr(ev->obj->json, "\"KubeletReady\"")) a->rescan_due = true; /* marks it Ready */
+}
+
+static void on_event(node_agent *a, const store_event *ev)
+{
+    if (!strncmp(ev->obj->key, "nodes/", 6))
+        node_event(a, ev);
+    else if (ev->type == STORE_EV_DELETED)
+        forget(a, ev->obj->key);
+    else
+        track(a, ev->obj);
+    store_obj_unref(ev->obj);
+    store_obj_unref(ev->prev);
+}
+
+static store_watch *watch_open(node_agent *a)
+{
+    bool expired = false;
+    store_watch *w =
+        store_watch_open_filtered(a->st, "", store_revision(a->st), takes, NULL, &expired);
+    rescan(a);
+    return w;
+}
+
 static void *run(void *arg)
 {
     node_agent *a = arg;
     pthread_setname_np(pthread_self(), "node-agent");
-    bool expired = false;
-    store_watch *w = store_watch_open(a->st, "pods/", store_revision(a->st), &expired);
-    rescan(a);
+    store_watch *w = watch_open(a);
     int64_t last_scan = mono_ms();
     while (!atomic_load(&a->stop)) {
         store_event ev;
         int rc = w ? store_watch_next(w, &ev, WAIT_MS) : -1;
-        if (rc == 1) {
-            if (ev.type == STORE_EV_DELETED)
-                forget(a, ev.obj->key);
-            else
-                track(a, ev.obj);
-            store_obj_unref(ev.obj);
-            store_obj_unref(ev.prev);
-        } else if (rc < 0 && !atomic_load(&a->stop)) {
-            store_watch_close(w); /* fell behind the history: start over */
-            w = store_watch_open(a->st, "pods/", store_revision(a->st), &expired);
-            rescan(a);
+        /* a burst of events is taken whole, then the due actions run once */
+        for (int n = 0; rc == 1; n++) {
+            on_event(a, &ev);
+            rc = n < BATCH_EVENTS ? store_watch_next(w, &ev, 0) : 0;
         }
-        if (mono_ms() - last_scan >= RESCAN_MS) {
+        if (rc < 0 && !atomic_load(&a->stop)) {
+            store_watch_close(w); /* fell behind the history: start over */
+            w = watch_open(a);
+            last_scan = mono_ms();
+        }
+        if (a->rescan_due || mono_ms() - last_scan >= RESCAN_MS) {
+            a->rescan_due = false;
             rescan(a);
             last_scan = mono_ms();
         }
@@ -403,6 +461,7 @@ node_agent *nodeagent_start(store *st, char *err, size_t errlen)
         return NULL;
     }
     a->st = st;
+    a->next_due = INT64_MAX;
     if (pthread_create(&a->thread, NULL, run, a) != 0) {
         strmap_free(a->entries);
         free(a);
