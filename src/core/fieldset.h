@@ -116,7 +116,8 @@ typedef struct fs_type {
 
 enum {
     FS_FIELD_NAMED = 1 << 0, /* a field the struct declares (not a key of a map) */
-    FS_FIELD_VALUE = 1 << 1, /* ... of Go value type: an absent one is an empty object */
+    FS_FIELD_VALUE = 1 << 1, /* ... Go always has where its parent is (a value struct, a
+                                slice without omitempty): unset, it compares as empty */
 };
 
 typedef struct fs_schema fs_schema;

@@ -397,7 +397,7 @@ enum { ADDED, REMOVED, MODIFIED };
 typedef struct cmpctx {
     sctx *c;
     fs_set *sets[3];
-    json_t *empty; /* {} for a value struct that is absent: read only */
+    json_t *empty, *empty_list; /* what an unset FS_FIELD_VALUE field is: read only */
 } cmpctx;
 
 static fs_node *lpath_node(cmpctx *x, lpath *p, int which)
@@ -434,18 +434,20 @@ static int leaf(cmpctx *x, const json_t *l, const json_t *r, lpath *p)
     return fsi_val_cmp(l, r) ? insert(x, p, MODIFIED) : 0;
 }
 
+/* A child of the maps l and r (either may be absent). */
 static int cmp_child(cmpctx *x, const json_t *l, const json_t *r, fs_type t, const char *k,
                      lpath *p, unsigned depth)
 {
     unsigned fl;
     fs_type ft = field_type(x->c, t, k, &fl);
-    if ((fl & FS_FIELD_VALUE) && (!l || !r)) { /* Go always has it */
-        if (!l && json_is_object(r)) l = x->empty;
-        if (!r && json_is_object(l)) r = x->empty;
+    const json_t *lv = json_object_get(l, k), *rv = json_object_get(r, k);
+    if (fl & FS_FIELD_VALUE) { /* Go always has it where its parent is: empty when unset */
+        if (!lv && l) lv = json_is_array(rv) ? x->empty_list : json_is_object(rv) ? x->empty : NULL;
+        if (!rv && r) rv = json_is_array(lv) ? x->empty_list : json_is_object(lv) ? x->empty : NULL;
     }
     fs_node pe = {.kind = PE_FIELD, .name = (char *)k};
     lpath child = {p, &pe, {NULL, NULL, NULL}};
-    return cmp(x, l, r, ft, &child, depth + 1);
+    return cmp(x, lv, rv, ft, &child, depth + 1);
 }
 
 static int cmp_map(cmpctx *x, const json_t *l, const json_t *r, fs_type t, lpath *p, unsigned depth)
@@ -454,11 +456,11 @@ static int cmp_map(cmpctx *x, const json_t *l, const json_t *r, fs_type t, lpath
     json_t *v;
     json_object_foreach((json_t *)l, k, v)
     {
-        if (cmp_child(x, v, json_object_get(r, k), t, k, p, depth)) return x->c->code;
+        if (cmp_child(x, l, r, t, k, p, depth)) return x->c->code;
     }
     json_object_foreach((json_t *)r, k, v)
     {
-        if (!json_object_get(l, k) && cmp_child(x, NULL, v, t, k, p, depth)) return x->c->code;
+        if (!json_object_get(l, k) && cmp_child(x, l, r, t, k, p, depth)) return x->c->code;
     }
     return 0;
 }
@@ -538,10 +540,10 @@ int smd_compare(const json_t *lhs, const json_t *rhs, const fs_schema *sch, fs_t
 {
     sctx c;
     sctx_init(&c, sch, lim, err, errlen);
-    cmpctx x = {&c, {fs_new(), fs_new(), fs_new()}, json_object()};
+    cmpctx x = {&c, {fs_new(), fs_new(), fs_new()}, json_object(), json_array()};
     lpath top = {NULL, NULL, {NULL, NULL, NULL}};
     out->added = out->removed = out->modified = NULL;
-    if (!x.sets[0] || !x.sets[1] || !x.sets[2] || !x.empty)
+    if (!x.sets[0] || !x.sets[1] || !x.sets[2] || !x.empty || !x.empty_list)
         fail(&c, FS_ERR_NOMEM, "out of memory");
     else if ((lhs && !json_is_object(lhs)) || (rhs && !json_is_object(rhs)))
         fail(&c, FS_ERR_INVALID, "not an object");
@@ -549,6 +551,7 @@ int smd_compare(const json_t *lhs, const json_t *rhs, const fs_schema *sch, fs_t
         for (int i = 0; i < 3; i++)
             if (sort_all(&x.sets[i]->root)) fail(&c, FS_ERR_NOMEM, "out of memory");
     json_decref(x.empty);
+    json_decref(x.empty_list);
     if (c.code) {
         for (int i = 0; i < 3; i++)
             fs_free(x.sets[i]);

@@ -21,9 +21,9 @@
  * upstream: a leaf (scalar, atomic value, a map or list empty on both
  * sides) is added, removed or modified (by value: 1 == 1.0); a map or list
  * present on one side only is itself added or removed, with everything
- * below it. A declared field of Go value type (FS_FIELD_VALUE) is never
- * absent: Go always has it, so a missing one compares as {}. The root is
- * never a path.
+ * below it. A field Go always has where its parent is (FS_FIELD_VALUE: a
+ * value struct, a slice without omitempty) compares as {} or [] when unset
+ * in a parent that is there. The root is never a path.
  *
  * Remove: the object without the members of a set (a map field or list
  * item that is a member goes whole; walking stops at atomic values). A map
