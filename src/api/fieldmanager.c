@@ -36,7 +36,7 @@ static const char *const strip_paths[][2] = {
     {"metadata", "resourceVersion"},
 };
 
-static fs_set *strip_set, *status_set, *spec_set, *mf_set;
+static fs_set *strip_set, *status_set, *not_status_set, *mf_set;
 static pthread_once_t sets_once = PTHREAD_ONCE_INIT;
 
 static fs_set *fields_set(const char *a, const char *b)
@@ -59,24 +59,32 @@ static void build_sets(void)
             strip_set = NULL;
         }
     status_set = fields_set("status", NULL);
-    spec_set = fields_set("spec", NULL);
+    not_status_set = fields_set("spec", NULL);
+    const char *meta[] = {"metadata"};
+    if (not_status_set && fs_insert_fields(not_status_set, meta, 1) != FS_OK) {
+        fs_free(not_status_set);
+        not_status_set = NULL;
+    }
     mf_set = fields_set("metadata", "managedFields");
 }
 
 static bool sets_ready(void)
 {
     pthread_once(&sets_once, build_sets);
-    return strip_set && status_set && spec_set && mf_set;
+    return strip_set && status_set && not_status_set && mf_set;
 }
 
 /* What the kind's strategy resets on the path written (upstream's
  * ResetFieldsStrategy): a kind with a status subresource owns its status
- * from status only, and its spec from the main resource only. NULL: none. */
+ * from status only, and its spec and metadata from the main resource only
+ * (the registry's status path keeps the stored metadata; upstream's
+ * strategies reset the spec and, per kind, some of the metadata). NULL:
+ * none. */
 static const fs_set *reset_fields(const fm_write *w)
 {
     if (!(w->kind->subresources & API_SUB_STATUS)) return NULL;
     if (!w->sub[0]) return status_set;
-    if (!strcmp(w->sub, "status")) return spec_set;
+    if (!strcmp(w->sub, "status")) return not_status_set;
     return NULL;
 }
 
@@ -237,7 +245,7 @@ static int entry_cmp_q(const void *a, const void *b)
 static json_t *encode(managed *m)
 {
     drop_empty(m);
-    qsort(m->v, m->n, sizeof *m->v, entry_cmp_q);
+    if (m->n > 1) qsort(m->v, m->n, sizeof *m->v, entry_cmp_q);
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < m->n; i++) {
         entry *e = &m->v[i];
@@ -794,6 +802,94 @@ done:
     json_decref(l);
     json_decref(merged);
     json_decref(pruned);
+    return out;
+}
+
+/* ---- the scale subresource ---- */
+
+/* An entry of the same manager, operation and subresource (the apiVersion
+ * differs between a kind and its Scale). */
+static entry *find_loose(managed *m, const entry *x)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->v[i].manager, x->manager) && !strcmp(m->v[i].operation, x->operation) &&
+            !strcmp(m->v[i].subresource, x->subresource))
+            return &m->v[i];
+    return NULL;
+}
+
+static const char *const REPLICAS[] = {"spec", "replicas"};
+
+json_t *fm_apply_scale(const fm_write *w, const api_kind *scale_kind, const json_t *live,
+                       const json_t *scale, const json_t *config, bool force, api_err *e)
+{
+    managed pm = {0}, view = {0}, after = {0};
+    json_t *sc = NULL, *applied = NULL, *out = NULL;
+    fs_set *rep = fs_new();
+    char sav[128];
+    api_kind_api_version(scale_kind, sav, sizeof sav);
+    if (!rep || fs_insert_fields(rep, REPLICAS, 2) != FS_OK) goto nomem;
+    if (decode(mf_of(live), &pm) != 0) memset(&pm, 0, sizeof pm);
+    /* ToSubresource: who owns .spec.replicas, as the Scale's managers */
+    for (size_t i = 0; i < pm.n; i++) {
+        fs_set *x = fs_intersection(pm.v[i].set, rep);
+        if (!x) goto nomem;
+        bool owns = !fs_empty(x);
+        fs_free(x);
+        if (!owns) continue;
+        entry *v = add(&view, pm.v[i].manager, pm.v[i].operation, sav, pm.v[i].subresource);
+        if (!v || fs_insert_fields(v->set, REPLICAS, 2) != FS_OK ||
+            (pm.v[i].time && !(v->time = strdup(pm.v[i].time))))
+            goto nomem;
+    }
+    json_t *vmf = encode(&view);
+    if (!vmf || !(sc = json_deep_copy(scale))) {
+        json_decref(vmf);
+        goto nomem;
+    }
+    set_mf(sc, vmf);
+    fm_write sw = {scale_kind, w->sub, w->manager, w->now};
+    if (!(applied = fm_apply(&sw, sc, config, force, NULL, e))) goto fail;
+    if (decode(mf_of(applied), &after) != 0) goto nomem;
+    /* ToParent: entries that lost .spec.replicas lose it here too ... */
+    for (size_t i = 0; i < pm.n; i++) {
+        entry *v = find_loose(&after, &pm.v[i]);
+        fs_set *x = v ? fs_intersection(v->set, rep) : NULL;
+        if (!v || fs_empty(x)) fs_subtract(pm.v[i].set, rep, false);
+        fs_free(x);
+    }
+    /* ... and the Scale's new owners own it here */
+    char av[128];
+    api_version(w, av, sizeof av);
+    for (size_t i = 0; i < after.n; i++) {
+        fs_set *x = fs_intersection(after.v[i].set, rep);
+        bool owns = x && !fs_empty(x);
+        fs_free(x);
+        if (!owns || find_loose(&pm, &after.v[i])) continue;
+        entry *p = add(&pm, after.v[i].manager, after.v[i].operation, av, after.v[i].subresource);
+        if (!p || fs_insert_fields(p->set, REPLICAS, 2) != FS_OK ||
+            (after.v[i].time && !(p->time = strdup(after.v[i].time))))
+            goto nomem;
+    }
+    if (!(out = json_deep_copy(live))) goto nomem;
+    json_t *r = json_object_get(json_object_get(applied, "spec"), "replicas");
+    if (r && json_object_set(json_object_ensure(out, "spec"), "replicas", r)) goto nomem;
+    json_t *mf = encode(&pm);
+    if (!mf) goto nomem;
+    set_mf(out, mf);
+    goto done;
+nomem:
+    api_err_set(e, API_INTERNAL, "out of memory");
+fail:
+    json_decref(out);
+    out = NULL;
+done:
+    managed_free(&pm);
+    managed_free(&view);
+    managed_free(&after);
+    fs_free(rep);
+    json_decref(sc);
+    json_decref(applied);
     return out;
 }
 

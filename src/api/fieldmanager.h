@@ -74,6 +74,16 @@ void fm_update(const fm_write *w, const json_t *live, json_t *nw);
 json_t *fm_apply(const fm_write *w, const json_t *live, const json_t *config, bool force,
                  bool *changed, api_err *e);
 
+/* Server-side apply to the scale subresource (upstream's ScaleHandler):
+ * `config` (an autoscaling/v1 Scale, kind scale_kind) applied to `scale`
+ * (live's Scale, without managedFields), whose managers are those of
+ * live's .spec.replicas. Returns live with the applied .spec.replicas and
+ * the managers mapped back: an entry that lost .spec.replicas to the apply
+ * loses it in live, the applier owns .spec.replicas of live under
+ * subresource "scale". w->kind is live's kind, w->sub "scale". */
+json_t *fm_apply_scale(const fm_write *w, const api_kind *scale_kind, const json_t *live,
+                       const json_t *scale, const json_t *config, bool force, api_err *e);
+
 /* The manager of a request without fieldManager: the User-Agent up to its
  * first '/', without unprintable characters, at most FM_MANAGER_MAX bytes
  * (upstream's prefixFromUserAgent: "kubectl/v1.32.0 (linux/amd64)" is
