@@ -349,15 +349,15 @@ static void start_from(const fm_write *w, const json_t *live, const json_t *nw, 
 static json_t *without_mf(const json_t *obj)
 {
     if (!obj) return NULL;
-    json_t *top = json_copy((json_t *)obj);
     json_t *meta = json_object_get(obj, "metadata");
-    if (top && json_is_object(meta) && json_object_get(meta, "managedFields")) {
-        json_t *m2 = json_copy(meta);
-        if (!m2 || json_object_del(m2, "managedFields") ||
-            json_object_set_new(top, "metadata", m2)) {
-            json_decref(top);
-            return NULL;
-        }
+    if (!json_is_object(meta) || !json_object_get(meta, "managedFields"))
+        return json_incref((json_t *)obj); /* nothing to leave out (a create, as a rule) */
+    json_t *top = json_copy((json_t *)obj);
+    json_t *m2 = json_copy(meta);
+    if (!top || !m2 || json_object_del(m2, "managedFields") ||
+        json_object_set_new(top, "metadata", m2)) {
+        json_decref(top);
+        return NULL;
     }
     return top;
 }
@@ -426,7 +426,9 @@ void fm_update(const fm_write *w, const json_t *live, json_t *nw)
         fs_subtract(m.v[i].set, d.modified, false);
         fs_subtract(m.v[i].set, d.removed, false);
     }
-    fs_set *mine = fs_union(d.added, d.modified);
+    /* this write's fields: what it added or changed (taken from the diff) */
+    fs_set *mine = fs_empty(d.modified) ? d.added : fs_union(d.added, d.modified);
+    if (mine == d.added) d.added = NULL;
     if (!mine) goto keep_live;
     fs_subtract(mine, strip_set, false);
     if (!fs_empty(mine)) {
@@ -435,14 +437,15 @@ void fm_update(const fm_write *w, const json_t *live, json_t *nw)
             fs_free(mine);
             goto keep_live;
         }
-        fs_set *u = fs_union(e->set, mine);
+        fs_set *u = fs_empty(e->set) ? mine : fs_union(e->set, mine);
         char *t = strdup(w->now);
         if (!u || !t) {
-            fs_free(u);
+            if (u != mine) fs_free(u);
             free(t);
             fs_free(mine);
             goto keep_live;
         }
+        if (u == mine) mine = NULL;
         fs_free(e->set);
         e->set = u;
         free(e->time);
@@ -721,6 +724,9 @@ json_t *fm_apply(const fm_write *w, const json_t *live, const json_t *config, bo
     fm_schema_of(w->kind, &sch, &root);
     api_version(w, av, sizeof av);
     if (!sets_ready()) return api_err_set(e, API_INTERNAL, "out of memory"), NULL;
+    const json_t *cmf = mf_of(config);
+    if (cmf && !json_is_null(cmf)) /* upstream's structuredMergeManager.Apply */
+        return api_err_set(e, API_BAD_REQUEST, "metadata.managedFields must be nil"), NULL;
     if (decode(mf_of(live), &m) != 0) memset(&m, 0, sizeof m);
     if (live && !(l = without_mf(live))) goto nomem;
     /* the applier's set: what the configuration sets, but reset fields */
@@ -734,6 +740,8 @@ json_t *fm_apply(const fm_write *w, const json_t *live, const json_t *config, bo
         fs_err(e, code, why);
         goto fail;
     }
+    /* a null managedFields in the configuration is none (the entries are ours) */
+    json_object_del(json_object_get(merged, "metadata"), "managedFields");
     entry *me = find(&m, w->manager, "Apply", av, w->sub);
     if (me) {
         last = me->set;

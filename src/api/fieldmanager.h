@@ -67,9 +67,9 @@ void fm_update(const fm_write *w, const json_t *live, json_t *nw);
 
 /* Server-side apply of `config` (an object) to live (NULL: the apply
  * creates the object). The merged object with its managedFields, or NULL
- * with e set: 400 for a configuration that cannot be merged (a keyed list
- * item without its key, duplicate keys, too deep or too large), 409 for
- * conflicts. *changed (may be NULL) says whether anything but
+ * with e set: 400 for a configuration with managedFields or that cannot be
+ * merged (a keyed list item without its key, duplicate keys), 413 for one
+ * too deep or too large, 409 for conflicts. *changed (may be NULL) says whether anything but
  * managedFields differs from live. */
 json_t *fm_apply(const fm_write *w, const json_t *live, const json_t *config, bool force,
                  bool *changed, api_err *e);

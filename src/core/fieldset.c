@@ -637,7 +637,7 @@ static int put_val(dbuf *b, const json_t *v)
 static int pe_text(dbuf *b, const fs_node *n)
 {
     switch (n->kind) {
-    case PE_FIELD: return dbuf_printf(b, "f:%s", n->name);
+    case PE_FIELD: return dbuf_add(b, "f:", 2) ? -1 : dbuf_adds(b, n->name);
     case PE_KEY: {
         int r = dbuf_adds(b, "k:{");
         for (size_t i = 0; !r && i < json_array_size(n->val); i++) {

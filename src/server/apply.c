@@ -78,7 +78,8 @@ static void gvk_string(const char *av, const char *kind, char *buf, size_t n)
 }
 
 /* The body as the applied configuration: a YAML or JSON object of the
- * endpoint's kind, without managedFields, that decodes as that kind. */
+ * endpoint's kind that decodes as that kind (fm_apply refuses one with
+ * managedFields). */
 static json_t *configuration(const req *rq, const api_kind *k, const char *ns, const char *name,
                              api_err *e)
 {
@@ -105,11 +106,6 @@ static json_t *configuration(const req *rq, const api_kind *k, const char *ns, c
     if (!av || !kind || strcmp(av, want) || strcmp(kind, k->kind)) {
         gvk_string(av, kind, got, sizeof got);
         api_err_set(e, API_BAD_REQUEST, "invalid object type: %s", got);
-        goto fail;
-    }
-    const json_t *mf = json_object_get(json_object_get(c, "metadata"), "managedFields");
-    if (mf && !json_is_null(mf)) {
-        api_err_set(e, API_BAD_REQUEST, "metadata.managedFields must be nil");
         goto fail;
     }
     /* upstream's typed conversion of the patch: every field must be the

@@ -482,6 +482,27 @@ static void test_apply_upgrade_from_client_side(void **state)
 static void test_apply_errors(void **state)
 {
     api_err e;
+    /* managedFields are the server's (fuzz_apply's first finds) */
+    assert_null(apply(CM, "m", T0, NULL,
+                      "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c',"
+                      "'managedFields':[]}}",
+                      false, &e));
+    assert_int_equal(e.code, API_BAD_REQUEST);
+    assert_string_equal(e.message, "metadata.managedFields must be nil");
+    api_err_clear(&e);
+    const char *nulled = "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c',"
+                         "'managedFields':null},'data':{'a':'1'}}";
+    json_t *o = apply_ok(CM, "m", T0, NULL, nulled);
+    bool changed = true;
+    json_t *cn = J(nulled);
+    fm_write w0 = {CM, "", "m", T1};
+    api_err_init(&e);
+    json_t *again = fm_apply(&w0, o, cn, false, &changed, &e);
+    assert_non_null(again);
+    assert_false(changed);
+    json_decref(again);
+    json_decref(cn);
+    json_decref(o);
     /* an item without its key, a duplicate key: 400 */
     assert_null(apply(DEPLOY, "m", T0, NULL,
                       "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'d'},"
