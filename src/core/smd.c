@@ -565,11 +565,13 @@ int smd_compare(const json_t *lhs, const json_t *rhs, const fs_schema *sch, fs_t
 
 /* ---- remove ---- */
 
-static json_t *rm(sctx *c, const json_t *v, const fs_node *n, fs_type t, unsigned depth);
+static json_t *rm(sctx *c, const json_t *v, const fs_node *n, fs_type t, unsigned depth,
+                  const fs_list_info *keyed);
 
-/* A child's value after removal; NULL with *drop when it goes. */
+/* A child's value after removal; NULL with *drop when it goes. `keyed`:
+ * the child is an item of that keyed list. */
 static json_t *rm_child(sctx *c, const json_t *v, const fs_node *kid, fs_type t, unsigned depth,
-                        bool *drop)
+                        const fs_list_info *keyed, bool *drop)
 {
     *drop = false;
     if (kid && kid->member) {
@@ -577,7 +579,7 @@ static json_t *rm_child(sctx *c, const json_t *v, const fs_node *kid, fs_type t,
         return NULL;
     }
     if (!kid || kid->nkids == 0) return copy(c, v, depth);
-    json_t *out = rm(c, v, kid, t, depth);
+    json_t *out = rm(c, v, kid, t, depth, keyed);
     if (out && empty_container(out) && !empty_container(v)) {
         json_decref(out);
         *drop = true;
@@ -586,7 +588,18 @@ static json_t *rm_child(sctx *c, const json_t *v, const fs_node *kid, fs_type t,
     return out;
 }
 
-static json_t *rm(sctx *c, const json_t *v, const fs_node *n, fs_type t, unsigned depth)
+static bool is_key(const fs_list_info *keyed, const char *k)
+{
+    for (size_t i = 0; keyed && i < keyed->nkeys; i++)
+        if (!strcmp(keyed->keys[i], k)) return true;
+    return false;
+}
+
+/* v without what n holds. An item of a keyed list keeps its key fields: an
+ * item goes whole or not at all (a set that would take only its key, as
+ * entries that do not match their object may say, leaves it). */
+static json_t *rm(sctx *c, const json_t *v, const fs_node *n, fs_type t, unsigned depth,
+                  const fs_list_info *keyed)
 {
     bool is_list = json_is_array(v);
     if ((!json_is_object(v) && !is_list) || shape(c, t, is_list).type == FS_LIST_ATOMIC)
@@ -601,9 +614,9 @@ static json_t *rm(sctx *c, const json_t *v, const fs_node *n, fs_type t, unsigne
             fs_node probe = {.kind = PE_FIELD, .name = (char *)k};
             unsigned fl;
             bool drop;
-            json_t *cv = out ? rm_child(c, x, fsi_find_kid(n, &probe), field_type(c, t, k, &fl),
-                                        depth + 1, &drop)
-                             : NULL;
+            const fs_node *kid = is_key(keyed, k) ? NULL : fsi_find_kid(n, &probe);
+            json_t *cv =
+                out ? rm_child(c, x, kid, field_type(c, t, k, &fl), depth + 1, NULL, &drop) : NULL;
             if (!out || (!cv && !drop) || (cv && json_object_set_new(out, k, cv))) {
                 json_decref(out);
                 return fail(c, FS_ERR_NOMEM, "out of memory"), NULL;
@@ -621,8 +634,8 @@ static json_t *rm(sctx *c, const json_t *v, const fs_node *n, fs_type t, unsigne
     json_t *out = json_array();
     for (size_t i = 0; out && i < L.n; i++) {
         bool drop;
-        json_t *cv =
-            rm_child(c, L.items[i].v, fsi_find_kid(n, &L.items[i].pe), it, depth + 1, &drop);
+        json_t *cv = rm_child(c, L.items[i].v, fsi_find_kid(n, &L.items[i].pe), it, depth + 1,
+                              li.type == FS_LIST_MAP ? &li : NULL, &drop);
         if ((!cv && !drop) || (cv && json_array_append_new(out, cv))) {
             json_decref(out);
             out = NULL;
@@ -639,7 +652,7 @@ json_t *smd_remove(const json_t *obj, const fs_set *items, const fs_schema *sch,
     sctx c;
     sctx_init(&c, sch, lim, NULL, 0);
     if (!items || items->root.nkids == 0) return copy(&c, obj, 0);
-    return json_is_object(obj) ? rm(&c, obj, &items->root, root, 0) : copy(&c, obj, 0);
+    return json_is_object(obj) ? rm(&c, obj, &items->root, root, 0, NULL) : copy(&c, obj, 0);
 }
 
 /* ---- named fields ---- */

@@ -28,7 +28,8 @@
  * Remove: the object without the members of a set (a map field or list
  * item that is a member goes whole; walking stops at atomic values). A map
  * or list emptied by the removal goes too (upstream leaves a null that the
- * typed conversion drops).
+ * typed conversion drops). An item of a keyed list keeps its key fields
+ * unless it goes whole: an item without its key would not be one.
  *
  * Every walk is bounded by fs_limits (depth, and nodes visited or copied);
  * past one it fails with FS_ERR_LIMIT, so an alias-heavy YAML body cannot

@@ -129,6 +129,11 @@ k get cm made -n ssa -o json | sed 's/"v2"/"v3"/' | k replace -f - >/dev/null
 k label cm made -n ssa tier=x >/dev/null
 expect_eq "replace, label" "$(managers cm made)" \
   "kubectl-create/Update kubectl-label/Update kubectl-patch/Update kubectl-replace/Update"
+EDITOR="sed -i s/v3/v4/" k edit cm made -n ssa >/dev/null
+y=$(k get cm made -n ssa -o yaml --show-managed-fields)
+expect_contains "kubectl edit, as -o yaml --show-managed-fields shows it" "$y" "manager: kubectl-edit"
+expect_contains "its operation" "$y" "operation: Update"
+expect_eq "edited" "$(k get cm made -n ssa -o jsonpath='{.data.k}')" "v4"
 # an edit-like update without fieldManager: the user agent's prefix
 r=$(api PATCH "/api/v1/namespaces/ssa/configmaps/made" -A "my-tool/1.0 (linux)" \
   -H 'Content-Type: application/merge-patch+json' --data '{"data":{"t":"1"}}')

@@ -320,6 +320,10 @@ static void test_remove(void **state)
               "{\"f:b\":{\"f:c\":{},\"f:d\":{}},\"f:set\":{\"v:\\\"p\\\"\":{}},"
               "\"f:list\":{\"k:{\\\"name\\\":\\\"x\\\"}\":{\"f:value\":{}}}}",
               "{'a':1,'list':[{'name':'x'},{'name':'y'}],'set':['q'],'atom':[1,2]}");
+    /* an item keeps its key unless it goes whole */
+    remove_is(obj, "{\"f:list\":{\"k:{\\\"name\\\":\\\"x\\\"}\":{\"f:name\":{},\"f:value\":{}}}}",
+              "{'a':1,'b':{'c':1,'d':2},'list':[{'name':'x'},{'name':'y'}],'set':['p','q'],"
+              "'atom':[1,2]}");
     /* atomic values are not walked into */
     remove_is(obj, "{\"f:atom\":{\"i:0\":{}}}", obj);
     remove_is(obj, "{}", obj);
