@@ -753,8 +753,14 @@ json_t *fm_apply(const fm_write *w, const json_t *live, const json_t *config, bo
         goto nomem;
     }
     set = NULL;
-    if (!(pruned = prune(w, merged, &m, last))) goto nomem;
-    if (diff(w, l, pruned, &d) != 0) goto nomem;
+    /* past the walks' limits (or memory): the object and the configuration
+     * together are more than an apply handles; a 4xx, as for a body */
+    if (!(pruned = prune(w, merged, &m, last)) || diff(w, l, pruned, &d) != 0) {
+        api_err_set(e, API_TOO_LARGE,
+                    "the object and the applied configuration are too large to "
+                    "merge");
+        goto fail;
+    }
     int nc = find_conflicts(&m, me, &d, &cs);
     if (nc < 0) goto nomem;
     if (nc > 0 && !force && !strcmp(w->manager, "kubectl")) {
