@@ -156,6 +156,20 @@ struct api_kind {
     void (*validate_row)(const api_kind *k, const json_t *obj, const json_t *old, json_t *causes);
     int (*decode_row)(const api_kind *k, json_t *obj, tc_result *r);
     const void *data;
+
+    /* Server-side apply's schema (core/fieldset.h): which of the kind's
+     * lists are atomic, sets, or keyed by which fields, which maps are
+     * atomic, which fields a struct declares; apply merges, prunes and
+     * tracks managedFields by it (api/fieldmanager.h). NULL (every built-in
+     * kind): the typed definition says (api/schema.h: sch_field.list,
+     * SCH_ATOM, sch_msg.atomic), and a kind without one is untyped: every
+     * list atomic, every map granular, as upstream's deduced schema. A
+     * custom resource points it at an fs_schema over its structural schema
+     * (x-kubernetes-list-type, -list-map-keys, -map-type; properties are
+     * its declared fields), with apply_root the object's root type there
+     * (fs_type {apply_root, 0}). Both must outlive the kind. */
+    const struct fs_schema *apply_schema;
+    const void *apply_root;
 };
 
 size_t api_kind_count(void);

@@ -28,9 +28,6 @@
 #define MSG_ACCEPTED_ALL                                                                           \
     "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, "    \
     "application/strategic-merge-patch+json"
-#define MSG_ACCEPTED_NO_APPLY                                                                      \
-    "application/json-patch+json, application/merge-patch+json, "                                  \
-    "application/strategic-merge-patch+json"
 #define MSG_UNKNOWN_FORMAT                                                                         \
     "the body of the request was in an unknown format - accepted media types include: "
 #define MSG_RETAIN_KEYS "invalid patch format of retainKeys"
@@ -1141,16 +1138,20 @@ static void media_type(const char *ct, char *buf, size_t n)
     buf[i] = '\0';
 }
 
+int patch_is_apply(const char *content_type)
+{
+    char mt[128];
+    media_type(content_type, mt, sizeof mt);
+    return !strcmp(mt, PATCH_CT_APPLY);
+}
+
 int patch_check_type(const char *content_type, api_err *err)
 {
     char mt[128];
     media_type(content_type, mt, sizeof mt);
     if (!strcmp(mt, PATCH_CT_JSON) || !strcmp(mt, PATCH_CT_MERGE) ||
-        !strcmp(mt, PATCH_CT_STRATEGIC))
+        !strcmp(mt, PATCH_CT_STRATEGIC) || !strcmp(mt, PATCH_CT_APPLY))
         return 0;
-    if (!strcmp(mt, PATCH_CT_APPLY))
-        return api_err_set(err, API_UNSUPPORTED_MEDIA, "%s%s", MSG_UNKNOWN_FORMAT,
-                           MSG_ACCEPTED_NO_APPLY);
     return api_err_set(err, API_UNSUPPORTED_MEDIA, "%s%s", MSG_UNKNOWN_FORMAT, MSG_ACCEPTED_ALL);
 }
 
@@ -1164,8 +1165,9 @@ json_t *patch_apply(const char *content_type, const json_t *orig, const char *bo
     int is_json = !strcmp(mt, PATCH_CT_JSON), is_merge = !strcmp(mt, PATCH_CT_MERGE);
     int is_smp = !strcmp(mt, PATCH_CT_STRATEGIC);
     if (!strcmp(mt, PATCH_CT_APPLY)) {
-        /* Server-side apply is not served: answer as a server without it. */
-        api_err_set(err, API_UNSUPPORTED_MEDIA, "%s%s", MSG_UNKNOWN_FORMAT, MSG_ACCEPTED_NO_APPLY);
+        /* Not a patch of this module: server-side apply (api/fieldmanager.h)
+         * merges by schema and records managedFields. */
+        api_err_set(err, API_UNSUPPORTED_MEDIA, "%s%s", MSG_UNKNOWN_FORMAT, MSG_ACCEPTED_ALL);
         return NULL;
     }
     if (!is_json && !is_merge && !is_smp) {

@@ -16,7 +16,8 @@
  *                    a strategic merge list over 5000 elements (merging is
  *                    quadratic, as upstream's is), or a result larger than
  *                    PATCH_MAX_RESULT_BYTES
- *   415 UnsupportedMediaType   unknown content type, or server-side apply
+ *   415 UnsupportedMediaType   unknown content type (server-side apply is
+ *                    api/fieldmanager.h's, not a patch of this module)
  *   422 Invalid      a well-formed JSON patch that does not apply (missing
  *                    path, failed "test", copies adding more than
  *                    PATCH_MAX_COPY_BYTES), or a strategic patch upstream also
@@ -79,9 +80,12 @@ const char *patch_merge_key(const char *kind, const char *path);
 
 /* Dispatch on the request's Content-Type (parameters such as
  * "; charset=utf-8" are ignored). `body` need not be NUL-terminated. */
-/* 0 when content_type names a patch type we apply; otherwise -1 with the
- * upstream 415 in err. Lets a handler refuse before reading the object. */
+/* 0 when content_type names a patch type served (apply included: see
+ * patch_is_apply); otherwise -1 with the upstream 415 in err. Lets a handler
+ * refuse before reading the object. */
 int patch_check_type(const char *content_type, api_err *err);
+/* True for application/apply-patch+yaml (server-side apply). */
+int patch_is_apply(const char *content_type);
 
 json_t *patch_apply(const char *content_type, const json_t *orig, const char *body, size_t len,
                     const char *kind, api_err *err);

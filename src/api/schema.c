@@ -13,7 +13,11 @@
 
 #define F(n, j, t, fl, m)                                                                          \
     {                                                                                              \
-        (n), (j), (t), (fl), (m)                                                                   \
+        (n), (j), (t), (fl), (m), NULL                                                             \
+    }
+#define FK(n, j, t, fl, m, k)                                                                      \
+    {                                                                                              \
+        (n), (j), (t), (fl), (m), (k)                                                              \
     }
 #define S(n, j) F(n, j, SCH_STRING, 0, NULL)
 #define SK(n, j) F(n, j, SCH_STRING, SCH_KEEP, NULL)
@@ -39,11 +43,26 @@
 #define RAW(n, j) F(n, j, SCH_RAWJSON, 0, NULL)
 #define MSM(n, j, m) F(n, j, SCH_MAP_SM, 0, &m_##m)
 #define MSML(n, j, m) F(n, j, SCH_MAP_SM, SCH_VREP, &m_##m)
-#define META M(1, "metadata", ObjectMeta)
+#define META MV(1, "metadata", ObjectMeta)
+/* Server-side apply's view (sch_field.list, SCH_ATOM, SCH_VAL, sch_msg.atomic):
+ * keyed lists, sets, atomic maps and structs, and Go value structs. */
+#define LSET (&(const sch_list){0, {NULL}, {NULL}})
+#define LKEY(k) (&(const sch_list){1, {k}, {NULL}})
+#define LKEY2(a, b, bdefault) (&(const sch_list){2, {a, b}, {NULL, bdefault}})
+#define RMK(n, j, m, list) FK(n, j, SCH_MSG, SCH_REP, &m_##m, list)
+#define RSS(n, j) FK(n, j, SCH_STRING, SCH_REP, NULL, LSET)
+#define MV(n, j, m) F(n, j, SCH_MSG, SCH_VAL, &m_##m)
+#define MSSA(n, j) F(n, j, SCH_MAP_SS, SCH_ATOM, NULL)
 
 #define DEF(name, ...)                                                                             \
     static const sch_field f_##name[] = {__VA_ARGS__};                                             \
-    static const sch_msg m_##name = {#name, SCH_PKG, f_##name, sizeof f_##name / sizeof f_##name[0]}
+    static const sch_msg m_##name = {#name, SCH_PKG, f_##name,                                     \
+                                     sizeof f_##name / sizeof f_##name[0], false}
+/* A +structType=atomic type: server-side apply replaces it whole. */
+#define DEFA(name, ...)                                                                            \
+    static const sch_field f_##name[] = {__VA_ARGS__};                                             \
+    static const sch_msg m_##name = {#name, SCH_PKG, f_##name,                                     \
+                                     sizeof f_##name / sizeof f_##name[0], true}
 
 /* Forward declarations (tentative definitions), so a table can name a message
  * defined below it. */
@@ -112,15 +131,15 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
 DEF(ObjectMeta, S(1, "name"), S(2, "generateName"), S(3, "namespace"), S(4, "selfLink"),
     S(5, "uid"), S(6, "resourceVersion"), I64(7, "generation"), TIME(8, "creationTimestamp"),
     TIME(9, "deletionTimestamp"), I64K(10, "deletionGracePeriodSeconds"), MSS(11, "labels"),
-    MSS(12, "annotations"), RM(13, "ownerReferences", OwnerReference), RS(14, "finalizers"),
-    RM(17, "managedFields", ManagedFieldsEntry));
+    MSS(12, "annotations"), RMK(13, "ownerReferences", OwnerReference, LKEY("uid")),
+    RSS(14, "finalizers"), RM(17, "managedFields", ManagedFieldsEntry));
 DEF(ListMeta, S(1, "selfLink"), S(2, "resourceVersion"), S(3, "continue"),
     I64K(4, "remainingItemCount"));
-DEF(OwnerReference, SK(5, "apiVersion"), SK(1, "kind"), SK(3, "name"), SK(4, "uid"),
-    BK(6, "controller"), BK(7, "blockOwnerDeletion"));
+DEFA(OwnerReference, SK(5, "apiVersion"), SK(1, "kind"), SK(3, "name"), SK(4, "uid"),
+     BK(6, "controller"), BK(7, "blockOwnerDeletion"));
 DEF(ManagedFieldsEntry, S(1, "manager"), S(2, "operation"), S(3, "apiVersion"), TIME(4, "time"),
     S(6, "fieldsType"), RAW(7, "fieldsV1"), S(8, "subresource"));
-DEF(LabelSelector, MSS(1, "matchLabels"), RM(2, "matchExpressions", LabelSelectorRequirement));
+DEFA(LabelSelector, MSS(1, "matchLabels"), RM(2, "matchExpressions", LabelSelectorRequirement));
 DEF(LabelSelectorRequirement, SK(1, "key"), SK(2, "operator"), RS(3, "values"));
 DEF(Condition, SK(1, "type"), SK(2, "status"), I64(3, "observedGeneration"),
     TIME(4, "lastTransitionTime"), SK(5, "reason"), SK(6, "message"));
@@ -137,70 +156,79 @@ DEF(StatusCause, S(1, "reason"), S(2, "message"), S(3, "field"));
 /* ---- k8s.io/api/core/v1 ---- */
 #undef SCH_PKG
 #define SCH_PKG "io.k8s.api.core.v1"
-DEF(ObjectReference, S(1, "kind"), S(2, "namespace"), S(3, "name"), S(4, "uid"), S(5, "apiVersion"),
-    S(6, "resourceVersion"), S(7, "fieldPath"));
-DEF(LocalObjectReference, S(1, "name"));
+DEFA(ObjectReference, S(1, "kind"), S(2, "namespace"), S(3, "name"), S(4, "uid"),
+     S(5, "apiVersion"), S(6, "resourceVersion"), S(7, "fieldPath"));
+DEFA(LocalObjectReference, S(1, "name"));
 
-DEF(Namespace, META, M(2, "spec", NamespaceSpec), M(3, "status", NamespaceStatus));
+DEF(Namespace, META, MV(2, "spec", NamespaceSpec), MV(3, "status", NamespaceStatus));
 DEF(NamespaceSpec, RS(1, "finalizers"));
-DEF(NamespaceStatus, S(1, "phase"), RM(2, "conditions", NamespaceCondition));
+DEF(NamespaceStatus, S(1, "phase"), RMK(2, "conditions", NamespaceCondition, LKEY("type")));
 DEF(NamespaceCondition, SK(1, "type"), SK(2, "status"), TIME(4, "lastTransitionTime"),
     S(5, "reason"), S(6, "message"));
 
 DEF(ConfigMap, META, BK(4, "immutable"), MSS(2, "data"), MSB(3, "binaryData"));
 DEF(Secret, META, BK(5, "immutable"), MSB(2, "data"), MSS(4, "stringData"), S(3, "type"));
-DEF(ServiceAccount, META, RM(2, "secrets", ObjectReference),
+DEF(ServiceAccount, META, RMK(2, "secrets", ObjectReference, LKEY("name")),
     RM(3, "imagePullSecrets", LocalObjectReference), BK(4, "automountServiceAccountToken"));
 
-DEF(Service, META, M(2, "spec", ServiceSpec), M(3, "status", ServiceStatus));
-DEF(ServiceSpec, RM(1, "ports", ServicePort), MSS(2, "selector"), S(3, "clusterIP"),
-    RS(18, "clusterIPs"), S(4, "type"), RS(5, "externalIPs"), S(7, "sessionAffinity"),
-    S(8, "loadBalancerIP"), RS(9, "loadBalancerSourceRanges"), S(10, "externalName"),
-    S(11, "externalTrafficPolicy"), I32(12, "healthCheckNodePort"),
-    B(13, "publishNotReadyAddresses"), M(14, "sessionAffinityConfig", SessionAffinityConfig),
-    RS(19, "ipFamilies"), SK(17, "ipFamilyPolicy"), BK(20, "allocateLoadBalancerNodePorts"),
-    SK(21, "loadBalancerClass"), SK(22, "internalTrafficPolicy"), SK(23, "trafficDistribution"));
+DEF(Service, META, MV(2, "spec", ServiceSpec), MV(3, "status", ServiceStatus));
+DEF(ServiceSpec, RMK(1, "ports", ServicePort, LKEY2("port", "protocol", "TCP")),
+    MSSA(2, "selector"), S(3, "clusterIP"), RS(18, "clusterIPs"), S(4, "type"),
+    RS(5, "externalIPs"), S(7, "sessionAffinity"), S(8, "loadBalancerIP"),
+    RS(9, "loadBalancerSourceRanges"), S(10, "externalName"), S(11, "externalTrafficPolicy"),
+    I32(12, "healthCheckNodePort"), B(13, "publishNotReadyAddresses"),
+    M(14, "sessionAffinityConfig", SessionAffinityConfig), RS(19, "ipFamilies"),
+    SK(17, "ipFamilyPolicy"), BK(20, "allocateLoadBalancerNodePorts"), SK(21, "loadBalancerClass"),
+    SK(22, "internalTrafficPolicy"), SK(23, "trafficDistribution"));
 DEF(ServicePort, S(1, "name"), S(2, "protocol"), SK(6, "appProtocol"), I32K(3, "port"),
     IOS(4, "targetPort"), I32(5, "nodePort"));
 DEF(SessionAffinityConfig, M(1, "clientIP", ClientIPConfig));
 DEF(ClientIPConfig, I32K(1, "timeoutSeconds"));
-DEF(ServiceStatus, M(1, "loadBalancer", LoadBalancerStatus), RM(2, "conditions", Condition));
+DEF(ServiceStatus, MV(1, "loadBalancer", LoadBalancerStatus),
+    RMK(2, "conditions", Condition, LKEY("type")));
 DEF(LoadBalancerStatus, RM(1, "ingress", LoadBalancerIngress));
 DEF(LoadBalancerIngress, S(1, "ip"), S(2, "hostname"), SK(3, "ipMode"), RM(4, "ports", PortStatus));
 DEF(PortStatus, I32K(1, "port"), SK(2, "protocol"), SK(3, "error"));
 
-DEF(Pod, META, M(2, "spec", PodSpec), M(3, "status", PodStatus));
-DEF(PodSpec, RM(1, "volumes", Volume), RM(20, "initContainers", Container),
-    RM(2, "containers", Container), RM(34, "ephemeralContainers", EphemeralContainer),
-    S(3, "restartPolicy"), I64K(4, "terminationGracePeriodSeconds"),
-    I64K(5, "activeDeadlineSeconds"), S(6, "dnsPolicy"), MSS(7, "nodeSelector"),
-    S(8, "serviceAccountName"), S(9, "serviceAccount"), BK(21, "automountServiceAccountToken"),
-    S(10, "nodeName"), B(11, "hostNetwork"), B(12, "hostPID"), B(13, "hostIPC"),
-    BK(27, "shareProcessNamespace"), M(14, "securityContext", PodSecurityContext),
-    RM(15, "imagePullSecrets", LocalObjectReference), S(16, "hostname"), S(17, "subdomain"),
-    M(18, "affinity", Affinity), S(19, "schedulerName"), RM(22, "tolerations", Toleration),
-    RM(23, "hostAliases", HostAlias), S(24, "priorityClassName"), I32K(25, "priority"),
-    M(26, "dnsConfig", PodDNSConfig), RM(28, "readinessGates", PodReadinessGate),
-    SK(29, "runtimeClassName"), BK(30, "enableServiceLinks"), SK(31, "preemptionPolicy"),
-    MSQ(32, "overhead"), RM(33, "topologySpreadConstraints", TopologySpreadConstraint),
+DEF(Pod, META, MV(2, "spec", PodSpec), MV(3, "status", PodStatus));
+DEF(PodSpec, RMK(1, "volumes", Volume, LKEY("name")),
+    RMK(20, "initContainers", Container, LKEY("name")),
+    FK(2, "containers", SCH_MSG, SCH_REP | SCH_VAL, &m_Container, LKEY("name")),
+    RMK(34, "ephemeralContainers", EphemeralContainer, LKEY("name")), S(3, "restartPolicy"),
+    I64K(4, "terminationGracePeriodSeconds"), I64K(5, "activeDeadlineSeconds"), S(6, "dnsPolicy"),
+    MSSA(7, "nodeSelector"), S(8, "serviceAccountName"), S(9, "serviceAccount"),
+    BK(21, "automountServiceAccountToken"), S(10, "nodeName"), B(11, "hostNetwork"),
+    B(12, "hostPID"), B(13, "hostIPC"), BK(27, "shareProcessNamespace"),
+    M(14, "securityContext", PodSecurityContext),
+    RMK(15, "imagePullSecrets", LocalObjectReference, LKEY("name")), S(16, "hostname"),
+    S(17, "subdomain"), M(18, "affinity", Affinity), S(19, "schedulerName"),
+    RM(22, "tolerations", Toleration), RMK(23, "hostAliases", HostAlias, LKEY("ip")),
+    S(24, "priorityClassName"), I32K(25, "priority"), M(26, "dnsConfig", PodDNSConfig),
+    RM(28, "readinessGates", PodReadinessGate), SK(29, "runtimeClassName"),
+    BK(30, "enableServiceLinks"), SK(31, "preemptionPolicy"), MSQ(32, "overhead"),
+    RMK(33, "topologySpreadConstraints", TopologySpreadConstraint,
+        LKEY2("topologyKey", "whenUnsatisfiable", NULL)),
     BK(35, "setHostnameAsFQDN"), M(36, "os", PodOS), BK(37, "hostUsers"),
-    RM(38, "schedulingGates", PodSchedulingGate), RM(39, "resourceClaims", PodResourceClaim),
+    RMK(38, "schedulingGates", PodSchedulingGate, LKEY("name")),
+    RMK(39, "resourceClaims", PodResourceClaim, LKEY("name")),
     M(40, "resources", ResourceRequirements), SK(41, "hostnameOverride"),
     M(42, "workloadRef", WorkloadReference));
 DEF(WorkloadReference, SK(1, "name"), SK(2, "podGroup"), S(3, "podGroupReplicaKey"));
 /* EphemeralContainerCommon has the same fields and numbers as Container. */
 DEF(Container, SK(1, "name"), S(2, "image"), RS(3, "command"), RS(4, "args"), S(5, "workingDir"),
-    RM(6, "ports", ContainerPort), RM(19, "envFrom", EnvFromSource), RM(7, "env", EnvVar),
-    M(8, "resources", ResourceRequirements), RM(23, "resizePolicy", ContainerResizePolicy),
+    RMK(6, "ports", ContainerPort, LKEY2("containerPort", "protocol", "TCP")),
+    RM(19, "envFrom", EnvFromSource), RMK(7, "env", EnvVar, LKEY("name")),
+    MV(8, "resources", ResourceRequirements), RM(23, "resizePolicy", ContainerResizePolicy),
     SK(24, "restartPolicy"), RM(25, "restartPolicyRules", ContainerRestartRule),
-    RM(9, "volumeMounts", VolumeMount), RM(21, "volumeDevices", VolumeDevice),
-    M(10, "livenessProbe", Probe), M(11, "readinessProbe", Probe), M(22, "startupProbe", Probe),
-    M(12, "lifecycle", Lifecycle), S(13, "terminationMessagePath"),
-    S(20, "terminationMessagePolicy"), S(14, "imagePullPolicy"),
+    RMK(9, "volumeMounts", VolumeMount, LKEY("mountPath")),
+    RMK(21, "volumeDevices", VolumeDevice, LKEY("devicePath")), M(10, "livenessProbe", Probe),
+    M(11, "readinessProbe", Probe), M(22, "startupProbe", Probe), M(12, "lifecycle", Lifecycle),
+    S(13, "terminationMessagePath"), S(20, "terminationMessagePolicy"), S(14, "imagePullPolicy"),
     M(15, "securityContext", SecurityContext), B(16, "stdin"), B(17, "stdinOnce"), B(18, "tty"));
 DEF(EphemeralContainer, INL(1, Container), S(2, "targetContainerName"));
 DEF(ContainerRestartRule, SK(1, "action"), M(2, "exitCodes", ContainerRestartRuleOnExitCodes));
-DEF(ContainerRestartRuleOnExitCodes, SK(1, "operator"), RI32(2, "values"));
+DEF(ContainerRestartRuleOnExitCodes, SK(1, "operator"),
+    FK(2, "values", SCH_INT32, SCH_REP, NULL, LSET));
 DEF(ContainerResizePolicy, SK(1, "resourceName"), SK(2, "restartPolicy"));
 DEF(ContainerPort, S(1, "name"), I32(2, "hostPort"), I32K(3, "containerPort"), S(4, "protocol"),
     S(5, "hostIP"));
@@ -212,12 +240,13 @@ DEF(EnvVar, SK(1, "name"), S(2, "value"), M(3, "valueFrom", EnvVarSource));
 DEF(EnvVarSource, M(1, "fieldRef", ObjectFieldSelector),
     M(2, "resourceFieldRef", ResourceFieldSelector), M(3, "configMapKeyRef", ConfigMapKeySelector),
     M(4, "secretKeyRef", SecretKeySelector), M(5, "fileKeyRef", FileKeySelector));
-DEF(ObjectFieldSelector, S(1, "apiVersion"), SK(2, "fieldPath"));
-DEF(ResourceFieldSelector, S(1, "containerName"), SK(2, "resource"), QTY(3, "divisor"));
-DEF(ConfigMapKeySelector, INL(1, LocalObjectReference), SK(2, "key"), BK(3, "optional"));
-DEF(SecretKeySelector, INL(1, LocalObjectReference), SK(2, "key"), BK(3, "optional"));
-DEF(FileKeySelector, SK(1, "volumeName"), SK(2, "path"), SK(3, "key"), BK(4, "optional"));
-DEF(ResourceRequirements, MSQ(1, "limits"), MSQ(2, "requests"), RM(3, "claims", ResourceClaim));
+DEFA(ObjectFieldSelector, S(1, "apiVersion"), SK(2, "fieldPath"));
+DEFA(ResourceFieldSelector, S(1, "containerName"), SK(2, "resource"), QTY(3, "divisor"));
+DEFA(ConfigMapKeySelector, INL(1, LocalObjectReference), SK(2, "key"), BK(3, "optional"));
+DEFA(SecretKeySelector, INL(1, LocalObjectReference), SK(2, "key"), BK(3, "optional"));
+DEFA(FileKeySelector, SK(1, "volumeName"), SK(2, "path"), SK(3, "key"), BK(4, "optional"));
+DEF(ResourceRequirements, MSQ(1, "limits"), MSQ(2, "requests"),
+    RMK(3, "claims", ResourceClaim, LKEY("name")));
 DEF(ResourceClaim, SK(1, "name"), S(2, "request"));
 DEF(VolumeMount, SK(1, "name"), B(2, "readOnly"), SK(7, "recursiveReadOnly"), SK(3, "mountPath"),
     S(4, "subPath"), SK(5, "mountPropagation"), S(6, "subPathExpr"));
@@ -295,7 +324,7 @@ DEF(ClusterTrustBundleProjection, SK(1, "name"), SK(2, "signerName"),
 DEF(CSIVolumeSource, SK(1, "driver"), BK(2, "readOnly"), SK(3, "fsType"),
     MSS(4, "volumeAttributes"), M(5, "nodePublishSecretRef", LocalObjectReference));
 DEF(EphemeralVolumeSource, M(1, "volumeClaimTemplate", PersistentVolumeClaimTemplate));
-DEF(PersistentVolumeClaimTemplate, META, M(2, "spec", PersistentVolumeClaimSpec));
+DEF(PersistentVolumeClaimTemplate, META, MV(2, "spec", PersistentVolumeClaimSpec));
 DEF(ImageVolumeSource, S(1, "reference"), S(2, "pullPolicy"));
 
 DEF(Toleration, S(1, "key"), S(2, "operator"), S(3, "value"), S(4, "effect"),
@@ -313,36 +342,37 @@ DEF(Affinity, M(1, "nodeAffinity", NodeAffinity), M(2, "podAffinity", PodAffinit
     M(3, "podAntiAffinity", PodAffinity));
 DEF(NodeAffinity, M(1, "requiredDuringSchedulingIgnoredDuringExecution", NodeSelector),
     RM(2, "preferredDuringSchedulingIgnoredDuringExecution", PreferredSchedulingTerm));
-DEF(NodeSelector, RM(1, "nodeSelectorTerms", NodeSelectorTerm));
-DEF(NodeSelectorTerm, RM(1, "matchExpressions", NodeSelectorRequirement),
-    RM(2, "matchFields", NodeSelectorRequirement));
+DEFA(NodeSelector, RM(1, "nodeSelectorTerms", NodeSelectorTerm));
+DEFA(NodeSelectorTerm, RM(1, "matchExpressions", NodeSelectorRequirement),
+     RM(2, "matchFields", NodeSelectorRequirement));
 DEF(NodeSelectorRequirement, SK(1, "key"), SK(2, "operator"), RS(3, "values"));
-DEF(PreferredSchedulingTerm, I32K(1, "weight"), M(2, "preference", NodeSelectorTerm));
+DEF(PreferredSchedulingTerm, I32K(1, "weight"), MV(2, "preference", NodeSelectorTerm));
 /* PodAntiAffinity has the same fields and numbers as PodAffinity. */
 DEF(PodAffinity, RM(1, "requiredDuringSchedulingIgnoredDuringExecution", PodAffinityTerm),
     RM(2, "preferredDuringSchedulingIgnoredDuringExecution", WeightedPodAffinityTerm));
 DEF(PodAffinityTerm, M(1, "labelSelector", LabelSelector), RS(2, "namespaces"),
     SK(3, "topologyKey"), M(4, "namespaceSelector", LabelSelector), RS(5, "matchLabelKeys"),
     RS(6, "mismatchLabelKeys"));
-DEF(WeightedPodAffinityTerm, I32K(1, "weight"), M(2, "podAffinityTerm", PodAffinityTerm));
+DEF(WeightedPodAffinityTerm, I32K(1, "weight"), MV(2, "podAffinityTerm", PodAffinityTerm));
 DEF(TopologySpreadConstraint, I32K(1, "maxSkew"), SK(2, "topologyKey"), SK(3, "whenUnsatisfiable"),
     M(4, "labelSelector", LabelSelector), I32K(5, "minDomains"), SK(6, "nodeAffinityPolicy"),
     SK(7, "nodeTaintsPolicy"), RS(8, "matchLabelKeys"));
 
-DEF(PodStatus, I64(17, "observedGeneration"), S(1, "phase"), RM(2, "conditions", PodCondition),
-    S(3, "message"), S(4, "reason"), S(11, "nominatedNodeName"), S(5, "hostIP"),
-    RM(16, "hostIPs", HostIP), S(6, "podIP"), RM(12, "podIPs", PodIP), TIME(7, "startTime"),
+DEF(PodStatus, I64(17, "observedGeneration"), S(1, "phase"),
+    RMK(2, "conditions", PodCondition, LKEY("type")), S(3, "message"), S(4, "reason"),
+    S(11, "nominatedNodeName"), S(5, "hostIP"), RM(16, "hostIPs", HostIP), S(6, "podIP"),
+    RMK(12, "podIPs", PodIP, LKEY("ip")), TIME(7, "startTime"),
     RM(10, "initContainerStatuses", ContainerStatus), RM(8, "containerStatuses", ContainerStatus),
     S(9, "qosClass"), RM(13, "ephemeralContainerStatuses", ContainerStatus), S(14, "resize"),
-    RM(15, "resourceClaimStatuses", PodResourceClaimStatus), MSQ(19, "allocatedResources"),
-    M(20, "resources", ResourceRequirements));
+    RMK(15, "resourceClaimStatuses", PodResourceClaimStatus, LKEY("name")),
+    MSQ(19, "allocatedResources"), M(20, "resources", ResourceRequirements));
 DEF(PodCondition, SK(1, "type"), I64(7, "observedGeneration"), SK(2, "status"),
     TIME(3, "lastProbeTime"), TIME(4, "lastTransitionTime"), S(5, "reason"), S(6, "message"));
 DEF(HostIP, SK(1, "ip"));
 DEF(PodIP, SK(1, "ip"));
 DEF(PodResourceClaimStatus, SK(1, "name"), SK(2, "resourceClaimName"));
-DEF(ContainerStatus, SK(1, "name"), M(2, "state", ContainerState),
-    M(3, "lastState", ContainerState), BK(4, "ready"), I32K(5, "restartCount"), SK(6, "image"),
+DEF(ContainerStatus, SK(1, "name"), MV(2, "state", ContainerState),
+    MV(3, "lastState", ContainerState), BK(4, "ready"), I32K(5, "restartCount"), SK(6, "image"),
     SK(7, "imageID"), S(8, "containerID"), BK(9, "started"), MSQ(10, "allocatedResources"),
     M(11, "resources", ResourceRequirements), RM(12, "volumeMounts", VolumeMountStatus),
     M(13, "user", ContainerUser), SK(15, "stopSignal"));
@@ -357,59 +387,59 @@ DEF(ContainerStateRunning, TIME(1, "startedAt"));
 DEF(ContainerStateTerminated, I32K(1, "exitCode"), I32(2, "signal"), S(3, "reason"),
     S(4, "message"), TIME(5, "startedAt"), TIME(6, "finishedAt"), S(7, "containerID"));
 
-DEF(PodTemplateSpec, META, M(2, "spec", PodSpec));
-DEF(PodTemplate, META, M(2, "template", PodTemplateSpec));
-DEF(ReplicationController, META, M(2, "spec", ReplicationControllerSpec),
-    M(3, "status", ReplicationControllerStatus));
-DEF(ReplicationControllerSpec, I32K(1, "replicas"), I32(4, "minReadySeconds"), MSS(2, "selector"),
+DEF(PodTemplateSpec, META, MV(2, "spec", PodSpec));
+DEF(PodTemplate, META, MV(2, "template", PodTemplateSpec));
+DEF(ReplicationController, META, MV(2, "spec", ReplicationControllerSpec),
+    MV(3, "status", ReplicationControllerStatus));
+DEF(ReplicationControllerSpec, I32K(1, "replicas"), I32(4, "minReadySeconds"), MSSA(2, "selector"),
     M(3, "template", PodTemplateSpec));
 DEF(ReplicationControllerStatus, I32K(1, "replicas"), I32(2, "fullyLabeledReplicas"),
     I32(4, "readyReplicas"), I32(5, "availableReplicas"), I64(3, "observedGeneration"),
-    RM(6, "conditions", ReplicationControllerCondition));
+    RMK(6, "conditions", ReplicationControllerCondition, LKEY("type")));
 DEF(ReplicationControllerCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastTransitionTime"),
     S(4, "reason"), S(5, "message"));
 
-DEF(ResourceQuota, META, M(2, "spec", ResourceQuotaSpec), M(3, "status", ResourceQuotaStatus));
+DEF(ResourceQuota, META, MV(2, "spec", ResourceQuotaSpec), MV(3, "status", ResourceQuotaStatus));
 DEF(ResourceQuotaSpec, MSQ(1, "hard"), RS(2, "scopes"), M(3, "scopeSelector", ScopeSelector));
-DEF(ScopeSelector, RM(1, "matchExpressions", ScopedResourceSelectorRequirement));
+DEFA(ScopeSelector, RM(1, "matchExpressions", ScopedResourceSelectorRequirement));
 DEF(ScopedResourceSelectorRequirement, SK(1, "scopeName"), SK(2, "operator"), RS(3, "values"));
 DEF(ResourceQuotaStatus, MSQ(1, "hard"), MSQ(2, "used"));
-DEF(LimitRange, META, M(2, "spec", LimitRangeSpec));
+DEF(LimitRange, META, MV(2, "spec", LimitRangeSpec));
 DEF(LimitRangeSpec, RM(1, "limits", LimitRangeItem));
 DEF(LimitRangeItem, SK(1, "type"), MSQ(2, "max"), MSQ(3, "min"), MSQ(4, "default"),
     MSQ(5, "defaultRequest"), MSQ(6, "maxLimitRequestRatio"));
 
-DEF(PersistentVolumeClaim, META, M(2, "spec", PersistentVolumeClaimSpec),
-    M(3, "status", PersistentVolumeClaimStatus));
+DEF(PersistentVolumeClaim, META, MV(2, "spec", PersistentVolumeClaimSpec),
+    MV(3, "status", PersistentVolumeClaimStatus));
 DEF(PersistentVolumeClaimSpec, RS(1, "accessModes"), M(4, "selector", LabelSelector),
-    M(2, "resources", VolumeResourceRequirements), S(3, "volumeName"), SK(5, "storageClassName"),
+    MV(2, "resources", VolumeResourceRequirements), S(3, "volumeName"), SK(5, "storageClassName"),
     SK(6, "volumeMode"), M(7, "dataSource", TypedLocalObjectReference),
     M(8, "dataSourceRef", TypedObjectReference), SK(9, "volumeAttributesClassName"));
 DEF(VolumeResourceRequirements, MSQ(1, "limits"), MSQ(2, "requests"));
-DEF(TypedLocalObjectReference, SK(1, "apiGroup"), SK(2, "kind"), SK(3, "name"));
+DEFA(TypedLocalObjectReference, SK(1, "apiGroup"), SK(2, "kind"), SK(3, "name"));
 DEF(TypedObjectReference, SK(1, "apiGroup"), SK(2, "kind"), SK(3, "name"), SK(4, "namespace"));
 DEF(PersistentVolumeClaimStatus, S(1, "phase"), RS(2, "accessModes"), MSQ(3, "capacity"),
-    RM(4, "conditions", PersistentVolumeClaimCondition), MSQ(5, "allocatedResources"),
-    MSS(7, "allocatedResourceStatuses"), SK(8, "currentVolumeAttributesClassName"),
-    M(9, "modifyVolumeStatus", ModifyVolumeStatus));
+    RMK(4, "conditions", PersistentVolumeClaimCondition, LKEY("type")),
+    MSQ(5, "allocatedResources"), MSS(7, "allocatedResourceStatuses"),
+    SK(8, "currentVolumeAttributesClassName"), M(9, "modifyVolumeStatus", ModifyVolumeStatus));
 DEF(PersistentVolumeClaimCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastProbeTime"),
     TIME(4, "lastTransitionTime"), S(5, "reason"), S(6, "message"));
 DEF(ModifyVolumeStatus, S(1, "targetVolumeAttributesClassName"), SK(2, "status"));
 
-DEF(Node, META, M(2, "spec", NodeSpec), M(3, "status", NodeStatus));
-DEF(NodeSpec, S(1, "podCIDR"), RS(7, "podCIDRs"), S(3, "providerID"), B(4, "unschedulable"),
+DEF(Node, META, MV(2, "spec", NodeSpec), MV(3, "status", NodeStatus));
+DEF(NodeSpec, S(1, "podCIDR"), RSS(7, "podCIDRs"), S(3, "providerID"), B(4, "unschedulable"),
     RM(5, "taints", Taint), S(2, "externalID"));
 DEF(Taint, SK(1, "key"), S(2, "value"), SK(3, "effect"), TIME(4, "timeAdded"));
 DEF(NodeStatus, MSQ(1, "capacity"), MSQ(2, "allocatable"), S(3, "phase"),
-    RM(4, "conditions", NodeCondition), RM(5, "addresses", NodeAddress),
-    M(6, "daemonEndpoints", NodeDaemonEndpoints), M(7, "nodeInfo", NodeSystemInfo),
-    RM(8, "images", ContainerImage), RS(9, "volumesInUse"),
+    RMK(4, "conditions", NodeCondition, LKEY("type")),
+    RMK(5, "addresses", NodeAddress, LKEY("type")), MV(6, "daemonEndpoints", NodeDaemonEndpoints),
+    MV(7, "nodeInfo", NodeSystemInfo), RM(8, "images", ContainerImage), RS(9, "volumesInUse"),
     RM(10, "volumesAttached", AttachedVolume), RM(12, "runtimeHandlers", NodeRuntimeHandler),
     M(13, "features", NodeFeatures), RS(14, "declaredFeatures"));
 DEF(NodeCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastHeartbeatTime"),
     TIME(4, "lastTransitionTime"), S(5, "reason"), S(6, "message"));
 DEF(NodeAddress, SK(1, "type"), SK(2, "address"));
-DEF(NodeDaemonEndpoints, M(1, "kubeletEndpoint", DaemonEndpoint));
+DEF(NodeDaemonEndpoints, MV(1, "kubeletEndpoint", DaemonEndpoint));
 DEF(DaemonEndpoint, I32K(1, "Port"));
 DEF(NodeSystemInfo, SK(1, "machineID"), SK(2, "systemUUID"), SK(3, "bootID"),
     SK(4, "kernelVersion"), SK(5, "osImage"), SK(6, "containerRuntimeVersion"),
@@ -422,36 +452,36 @@ DEF(NodeRuntimeHandler, S(1, "name"), M(2, "features", NodeRuntimeHandlerFeature
 DEF(NodeRuntimeHandlerFeatures, BK(1, "recursiveReadOnlyMounts"), BK(2, "userNamespaces"));
 DEF(NodeFeatures, BK(1, "supplementalGroupsPolicy"), BK(2, "containerUlimits"));
 
-DEF(Event, META, M(2, "involvedObject", ObjectReference), S(3, "reason"), S(4, "message"),
-    M(5, "source", EventSource), TIME(6, "firstTimestamp"), TIME(7, "lastTimestamp"),
+DEF(Event, META, MV(2, "involvedObject", ObjectReference), S(3, "reason"), S(4, "message"),
+    MV(5, "source", EventSource), TIME(6, "firstTimestamp"), TIME(7, "lastTimestamp"),
     I32(8, "count"), S(9, "type"), MTIME(10, "eventTime"), M(11, "series", EventSeries),
     S(12, "action"), M(13, "related", ObjectReference), SK(14, "reportingComponent"),
     SK(15, "reportingInstance"));
 DEF(EventSource, S(1, "component"), S(2, "host"));
 DEF(EventSeries, I32(1, "count"), MTIME(2, "lastObservedTime"));
-DEF(Binding, META, M(2, "target", ObjectReference));
+DEF(Binding, META, MV(2, "target", ObjectReference));
 
 /* ---- k8s.io/api/apps/v1 ---- */
 #undef SCH_PKG
 #define SCH_PKG "io.k8s.api.apps.v1"
-DEF(Deployment, META, M(2, "spec", DeploymentSpec), M(3, "status", DeploymentStatus));
+DEF(Deployment, META, MV(2, "spec", DeploymentSpec), MV(3, "status", DeploymentStatus));
 DEF(DeploymentSpec, I32K(1, "replicas"), M(2, "selector", LabelSelector),
-    M(3, "template", PodTemplateSpec), M(4, "strategy", DeploymentStrategy),
+    MV(3, "template", PodTemplateSpec), MV(4, "strategy", DeploymentStrategy),
     I32(5, "minReadySeconds"), I32K(6, "revisionHistoryLimit"), B(7, "paused"),
     I32K(9, "progressDeadlineSeconds"));
 DEF(DeploymentStrategy, S(1, "type"), M(2, "rollingUpdate", RollingUpdateDeployment));
 DEF(RollingUpdateDeployment, IOS(1, "maxUnavailable"), IOS(2, "maxSurge"));
 DEF(DeploymentStatus, I64(1, "observedGeneration"), I32(2, "replicas"), I32(3, "updatedReplicas"),
     I32(7, "readyReplicas"), I32(4, "availableReplicas"), I32(5, "unavailableReplicas"),
-    RM(6, "conditions", DeploymentCondition), I32K(8, "collisionCount"));
+    RMK(6, "conditions", DeploymentCondition, LKEY("type")), I32K(8, "collisionCount"));
 DEF(DeploymentCondition, SK(1, "type"), SK(2, "status"), TIME(6, "lastUpdateTime"),
     TIME(7, "lastTransitionTime"), S(4, "reason"), S(5, "message"));
-DEF(ReplicaSet, META, M(2, "spec", ReplicaSetSpec), M(3, "status", ReplicaSetStatus));
+DEF(ReplicaSet, META, MV(2, "spec", ReplicaSetSpec), MV(3, "status", ReplicaSetStatus));
 DEF(ReplicaSetSpec, I32K(1, "replicas"), I32(4, "minReadySeconds"), M(2, "selector", LabelSelector),
-    M(3, "template", PodTemplateSpec));
+    MV(3, "template", PodTemplateSpec));
 DEF(ReplicaSetStatus, I32K(1, "replicas"), I32(2, "fullyLabeledReplicas"), I32(4, "readyReplicas"),
     I32(5, "availableReplicas"), I64(3, "observedGeneration"),
-    RM(6, "conditions", ReplicaSetCondition));
+    RMK(6, "conditions", ReplicaSetCondition, LKEY("type")));
 DEF(ReplicaSetCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastTransitionTime"),
     S(4, "reason"), S(5, "message"));
 
@@ -467,11 +497,11 @@ DEF(StorageClass, META, SK(2, "provisioner"), MSS(3, "parameters"), SK(4, "recla
     RM(8, "allowedTopologies", TopologySelectorTerm));
 #undef SCH_PKG
 #define SCH_PKG "io.k8s.api.core.v1"
-DEF(TopologySelectorTerm, RM(1, "matchLabelExpressions", TopologySelectorLabelRequirement));
+DEFA(TopologySelectorTerm, RM(1, "matchLabelExpressions", TopologySelectorLabelRequirement));
 DEF(TopologySelectorLabelRequirement, SK(1, "key"), RS(2, "values"));
 #undef SCH_PKG
 #define SCH_PKG "io.k8s.api.autoscaling.v1"
-DEF(Scale, META, M(2, "spec", ScaleSpec), M(3, "status", ScaleStatus));
+DEF(Scale, META, MV(2, "spec", ScaleSpec), MV(3, "status", ScaleStatus));
 DEF(ScaleSpec, I32(1, "replicas"));
 DEF(ScaleStatus, I32K(1, "replicas"), S(2, "selector"));
 #undef SCH_PKG
@@ -549,8 +579,8 @@ DEF(ClusterRole, META, RM(2, "rules", PolicyRule), M(3, "aggregationRule", Aggre
 DEF(PolicyRule, RS(1, "verbs"), RS(2, "apiGroups"), RS(3, "resources"), RS(4, "resourceNames"),
     RS(5, "nonResourceURLs"));
 DEF(AggregationRule, RM(1, "clusterRoleSelectors", LabelSelector));
-DEF(RoleBinding, META, RM(2, "subjects", Subject), M(3, "roleRef", RoleRef));
-DEF(ClusterRoleBinding, META, RM(2, "subjects", Subject), M(3, "roleRef", RoleRef));
+DEF(RoleBinding, META, RM(2, "subjects", Subject), MV(3, "roleRef", RoleRef));
+DEF(ClusterRoleBinding, META, RM(2, "subjects", Subject), MV(3, "roleRef", RoleRef));
 DEF(Subject, SK(1, "kind"), S(2, "apiGroup"), SK(3, "name"), S(4, "namespace"));
 DEF(RoleRef, SK(1, "apiGroup"), SK(2, "kind"), SK(3, "name"));
 
@@ -576,8 +606,7 @@ DEF(SelfSubjectRulesReview, META, M(2, "spec", SelfSubjectRulesReviewSpec),
 DEF(SelfSubjectRulesReviewSpec, S(1, "namespace"));
 DEF(SubjectRulesReviewStatus, RM(1, "resourceRules", ResourceRule),
     RM(2, "nonResourceRules", NonResourceRule), BK(3, "incomplete"), S(4, "evaluationError"));
-DEF(ResourceRule, RS(1, "verbs"), RS(2, "apiGroups"), RS(3, "resources"),
-    RS(4, "resourceNames"));
+DEF(ResourceRule, RS(1, "verbs"), RS(2, "apiGroups"), RS(3, "resources"), RS(4, "resourceNames"));
 DEF(NonResourceRule, RS(1, "verbs"), RS(2, "nonResourceURLs"));
 DEF(SelfSubjectReview, META, M(2, "status", SelfSubjectReviewStatus));
 DEF(SelfSubjectReviewStatus, M(1, "userInfo", UserInfo));

@@ -43,15 +43,29 @@ enum {
     SCH_KEEP = 1 << 1, /* keep a zero value that is present (pointer or non-omitempty field) */
     SCH_VREP = 1 << 2, /* SCH_MAP_SM: each map value is a JSON array of `msg` (SCH_REP keeps
                           meaning "the field itself is an array") */
+    SCH_ATOM = 1 << 3, /* a map replaced whole by server-side apply (+mapType=atomic) */
+    SCH_VAL = 1 << 4,  /* always present in Go where its parent is: a SCH_MSG of value type
+                          (not a pointer), a slice without omitempty */
 };
 
 typedef struct sch_msg sch_msg;
+
+/* How server-side apply merges a repeated field, from upstream's markers
+ * (+listType, +listMapKey, and +patchMergeKey where no listType is given).
+ * A field without one is atomic: replaced whole. */
+typedef struct sch_list {
+    size_t n;                /* 0: a set of scalars; else the keys of a keyed list */
+    const char *keys[3];     /* the key fields */
+    const char *defaults[3]; /* the key of an item that omits one (OpenAPI default), or NULL */
+} sch_list;
+
 typedef struct sch_field {
     uint32_t num;       /* protobuf field number */
     const char *json;   /* JSON name; NULL for SCH_INLINE */
     uint8_t type;       /* sch_type */
-    uint8_t flags;      /* SCH_REP, SCH_KEEP, SCH_VREP */
+    uint8_t flags;      /* SCH_REP, SCH_KEEP, SCH_VREP, SCH_ATOM, SCH_VAL */
     const sch_msg *msg; /* SCH_MSG, SCH_INLINE, SCH_MAP_SM */
+    const sch_list *list; /* SCH_REP: a set or keyed list; NULL: atomic */
 } sch_field;
 
 struct sch_msg {
@@ -59,6 +73,7 @@ struct sch_msg {
     const char *pkg;  /* OpenAPI package: "io.k8s.api.core.v1" */
     const sch_field *fields;
     size_t n;
+    bool atomic; /* +structType=atomic: server-side apply replaces it whole */
 };
 
 /* The message of a top-level kind by apiVersion ("v1", "apps/v1") and kind,

@@ -1,5 +1,6 @@
 /* fieldset.c - managed field sets (see fieldset.h). */
 #include "core/fieldset.h"
+#include "core/fieldset_impl.h"
 
 #include "core/dbuf.h"
 
@@ -11,23 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { PE_ROOT, PE_FIELD, PE_KEY, PE_VALUE, PE_INDEX };
-
-typedef struct fs_node fs_node;
-struct fs_node {
-    int kind;
-    char *name;    /* PE_FIELD */
-    json_t *val;   /* PE_KEY: array of [name, value] sorted by name; PE_VALUE: the value */
-    long long idx; /* PE_INDEX */
-    bool member;
-    fs_node **kids; /* sorted by pe_cmp, no duplicates */
-    size_t nkids, cap;
-};
-
-struct fs_set {
-    fs_node root;
-};
 
 typedef struct ctx {
     fs_limits lim;
@@ -106,7 +90,7 @@ static const char **sorted_keys(const json_t *o, size_t *n)
     return k;
 }
 
-static int val_cmp(const json_t *a, const json_t *b)
+int fsi_val_cmp(const json_t *a, const json_t *b)
 {
     int ra = type_rank(a), rb = type_rank(b);
     if (ra != rb) return ra < rb ? -1 : 1;
@@ -124,7 +108,7 @@ static int val_cmp(const json_t *a, const json_t *b)
     case 3: {
         size_t na = json_array_size(a), nb = json_array_size(b);
         for (size_t i = 0; i < na && i < nb; i++) {
-            int c = val_cmp(json_array_get(a, i), json_array_get(b, i));
+            int c = fsi_val_cmp(json_array_get(a, i), json_array_get(b, i));
             if (c) return c;
         }
         return na < nb ? -1 : na > nb ? 1 : 0;
@@ -139,7 +123,7 @@ static int val_cmp(const json_t *a, const json_t *b)
             for (size_t i = 0; !c && i < na && i < nb; i++) {
                 c = strcmp(ka[i], kb[i]);
                 c = c < 0 ? -1 : c > 0;
-                if (!c) c = val_cmp(json_object_get(a, ka[i]), json_object_get(b, kb[i]));
+                if (!c) c = fsi_val_cmp(json_object_get(a, ka[i]), json_object_get(b, kb[i]));
             }
             if (!c) c = na < nb ? -1 : na > nb ? 1 : 0;
         }
@@ -153,7 +137,7 @@ static int val_cmp(const json_t *a, const json_t *b)
 
 static int pe_rank(int kind) { return kind; }
 
-static int pe_cmp(const fs_node *a, const fs_node *b)
+int fsi_pe_cmp(const fs_node *a, const fs_node *b)
 {
     if (a->kind != b->kind) return pe_rank(a->kind) < pe_rank(b->kind) ? -1 : 1;
     switch (a->kind) {
@@ -168,12 +152,12 @@ static int pe_cmp(const fs_node *a, const fs_node *b)
             int c = strcmp(json_string_value(json_array_get(x, 0)),
                            json_string_value(json_array_get(y, 0)));
             if (c) return c < 0 ? -1 : 1;
-            c = val_cmp(json_array_get(x, 1), json_array_get(y, 1));
+            c = fsi_val_cmp(json_array_get(x, 1), json_array_get(y, 1));
             if (c) return c;
         }
         return na < nb ? -1 : na > nb ? 1 : 0;
     }
-    case PE_VALUE: return val_cmp(a->val, b->val);
+    case PE_VALUE: return fsi_val_cmp(a->val, b->val);
     case PE_INDEX: return a->idx < b->idx ? -1 : a->idx > b->idx;
     default: return 0;
     }
@@ -196,7 +180,7 @@ static void node_clear(fs_node *n)
     n->val = NULL;
 }
 
-static void node_free(fs_node *n)
+void fsi_node_free(fs_node *n)
 {
     if (!n) return;
     node_clear(n);
@@ -204,7 +188,7 @@ static void node_free(fs_node *n)
 }
 
 /* A new node with a's element (no children). */
-static fs_node *node_pe_copy(const fs_node *a)
+fs_node *fsi_node_pe_copy(const fs_node *a)
 {
     fs_node *n = calloc(1, sizeof *n);
     if (!n) return NULL;
@@ -218,7 +202,7 @@ static fs_node *node_pe_copy(const fs_node *a)
     return n;
 }
 
-static int kids_push(fs_node *p, fs_node *k)
+int fsi_kids_push(fs_node *p, fs_node *k)
 {
     if (p->nkids == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 4;
@@ -231,56 +215,71 @@ static int kids_push(fs_node *p, fs_node *k)
     return 0;
 }
 
-static fs_node *node_copy(const fs_node *a)
+fs_node *fsi_node_copy(const fs_node *a)
 {
-    fs_node *n = node_pe_copy(a);
+    fs_node *n = fsi_node_pe_copy(a);
     if (!n) return NULL;
     n->member = a->member;
     for (size_t i = 0; i < a->nkids; i++) {
-        fs_node *k = node_copy(a->kids[i]);
-        if (!k || kids_push(n, k)) {
-            node_free(k);
-            node_free(n);
+        fs_node *k = fsi_node_copy(a->kids[i]);
+        if (!k || fsi_kids_push(n, k)) {
+            fsi_node_free(k);
+            fsi_node_free(n);
             return NULL;
         }
     }
     return n;
 }
 
-static bool node_empty(const fs_node *n) { return !n->member && n->nkids == 0; }
+bool fsi_node_empty(const fs_node *n) { return !n->member && n->nkids == 0; }
 
-enum { OP_UNION, OP_DIFF, OP_INTER };
+fs_node *fsi_find_kid(const fs_node *p, const fs_node *e)
+{
+    size_t lo = 0, hi = p->nkids;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = fsi_pe_cmp(p->kids[mid], e);
+        if (c == 0) return p->kids[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
 
-/* Combine a and b (same element, or roots) into out (its element set). */
-static int combine(const fs_node *a, const fs_node *b, int op, fs_node *out)
+/* Combine a and b (same element, or roots) into out (its element set).
+ * OP_RDIFF is OP_DIFF but for a child of a that is a member of b: it goes
+ * whole, with everything below it. */
+int fsi_combine(const fs_node *a, const fs_node *b, int op, fs_node *out)
 {
     out->member = op == OP_UNION ? (a->member || b->member)
-                  : op == OP_DIFF ? (a->member && !b->member)
-                                  : (a->member && b->member);
+                  : op == OP_INTER ? (a->member && b->member)
+                                   : (a->member && !b->member);
     size_t i = 0, j = 0;
     while (i < a->nkids || j < b->nkids) {
-        int c = i >= a->nkids ? 1 : j >= b->nkids ? -1 : pe_cmp(a->kids[i], b->kids[j]);
+        int c = i >= a->nkids ? 1 : j >= b->nkids ? -1 : fsi_pe_cmp(a->kids[i], b->kids[j]);
         fs_node *k = NULL;
         if (c < 0) {
-            if (op != OP_INTER && !(k = node_copy(a->kids[i]))) return -1;
+            if (op != OP_INTER && !(k = fsi_node_copy(a->kids[i]))) return -1;
             i++;
         } else if (c > 0) {
-            if (op == OP_UNION && !(k = node_copy(b->kids[j]))) return -1;
+            if (op == OP_UNION && !(k = fsi_node_copy(b->kids[j]))) return -1;
             j++;
+        } else if (op == OP_RDIFF && b->kids[j]->member) {
+            i++, j++;
         } else {
-            if (!(k = node_pe_copy(a->kids[i]))) return -1;
-            if (combine(a->kids[i], b->kids[j], op, k)) {
-                node_free(k);
+            if (!(k = fsi_node_pe_copy(a->kids[i]))) return -1;
+            if (fsi_combine(a->kids[i], b->kids[j], op, k)) {
+                fsi_node_free(k);
                 return -1;
             }
             i++, j++;
-            if (node_empty(k)) {
-                node_free(k);
+            if (fsi_node_empty(k)) {
+                fsi_node_free(k);
                 k = NULL;
             }
         }
-        if (k && kids_push(out, k)) {
-            node_free(k);
+        if (k && fsi_kids_push(out, k)) {
+            fsi_node_free(k);
             return -1;
         }
     }
@@ -294,7 +293,7 @@ static fs_set *set_op(const fs_set *a, const fs_set *b, int op)
     if (!b) b = &empty;
     fs_set *s = fs_new();
     if (!s) return NULL;
-    if (combine(&a->root, &b->root, op, &s->root)) {
+    if (fsi_combine(&a->root, &b->root, op, &s->root)) {
         fs_free(s);
         return NULL;
     }
@@ -304,12 +303,61 @@ static fs_set *set_op(const fs_set *a, const fs_set *b, int op)
 fs_set *fs_union(const fs_set *a, const fs_set *b) { return set_op(a, b, OP_UNION); }
 fs_set *fs_difference(const fs_set *a, const fs_set *b) { return set_op(a, b, OP_DIFF); }
 fs_set *fs_intersection(const fs_set *a, const fs_set *b) { return set_op(a, b, OP_INTER); }
+fs_set *fs_recursive_difference(const fs_set *a, const fs_set *b)
+{
+    return set_op(a, b, OP_RDIFF);
+}
+
+static void node_sub(fs_node *a, const fs_node *b, bool rec)
+{
+    if (a->kind != PE_ROOT && b->member) a->member = false;
+    size_t w = 0, j = 0;
+    for (size_t i = 0; i < a->nkids; i++) {
+        fs_node *k = a->kids[i];
+        while (j < b->nkids && fsi_pe_cmp(b->kids[j], k) < 0) j++;
+        if (j < b->nkids && fsi_pe_cmp(b->kids[j], k) == 0) {
+            if (!(rec && b->kids[j]->member)) node_sub(k, b->kids[j], rec);
+            if ((rec && b->kids[j]->member) || fsi_node_empty(k)) {
+                fsi_node_free(k);
+                continue;
+            }
+        }
+        a->kids[w++] = k;
+    }
+    a->nkids = w;
+}
+
+void fs_subtract(fs_set *a, const fs_set *b, bool recursive)
+{
+    if (a && b) node_sub(&a->root, &b->root, recursive);
+}
+
+int fs_insert_fields(fs_set *s, const char *const *names, size_t n)
+{
+    fs_node *cur = &s->root;
+    for (size_t i = 0; i < n; i++) {
+        fs_node probe = {.kind = PE_FIELD, .name = (char *)names[i]};
+        fs_node *k = fsi_find_kid(cur, &probe);
+        if (!k) {
+            if (!(k = calloc(1, sizeof *k))) return FS_ERR_NOMEM;
+            k->kind = PE_FIELD;
+            if (!(k->name = strdup(names[i])) || fsi_kids_push(cur, k)) {
+                fsi_node_free(k);
+                return FS_ERR_NOMEM;
+            }
+            if (fsi_finish_level(cur)) return FS_ERR_NOMEM;
+        }
+        cur = k;
+    }
+    if (n) cur->member = true;
+    return FS_OK;
+}
 
 static bool node_equal(const fs_node *a, const fs_node *b)
 {
     if (a->member != b->member || a->nkids != b->nkids) return false;
     for (size_t i = 0; i < a->nkids; i++)
-        if (pe_cmp(a->kids[i], b->kids[i]) || !node_equal(a->kids[i], b->kids[i])) return false;
+        if (fsi_pe_cmp(a->kids[i], b->kids[i]) || !node_equal(a->kids[i], b->kids[i])) return false;
     return true;
 }
 
@@ -342,25 +390,25 @@ size_t fs_size(const fs_set *s) { return s ? count_members(&s->root) - s->root.m
 /* Sort p's children and merge equal ones (decoding accepts any order). */
 static int kid_cmp_q(const void *a, const void *b)
 {
-    return pe_cmp(*(fs_node *const *)a, *(fs_node *const *)b);
+    return fsi_pe_cmp(*(fs_node *const *)a, *(fs_node *const *)b);
 }
 
-static int finish_level(fs_node *p)
+int fsi_finish_level(fs_node *p)
 {
     if (p->nkids < 2) return 0;
     qsort(p->kids, p->nkids, sizeof *p->kids, kid_cmp_q);
     size_t w = 0;
     for (size_t r = 0; r < p->nkids; r++) {
-        if (w > 0 && pe_cmp(p->kids[w - 1], p->kids[r]) == 0) {
-            fs_node *m = node_pe_copy(p->kids[r]);
-            if (!m || combine(p->kids[w - 1], p->kids[r], OP_UNION, m)) {
-                node_free(m);
+        if (w > 0 && fsi_pe_cmp(p->kids[w - 1], p->kids[r]) == 0) {
+            fs_node *m = fsi_node_pe_copy(p->kids[r]);
+            if (!m || fsi_combine(p->kids[w - 1], p->kids[r], OP_UNION, m)) {
+                fsi_node_free(m);
                 for (size_t k = r; k < p->nkids; k++) p->kids[w++] = p->kids[k];
                 p->nkids = w;
                 return -1;
             }
-            node_free(p->kids[w - 1]);
-            node_free(p->kids[r]);
+            fsi_node_free(p->kids[w - 1]);
+            fsi_node_free(p->kids[r]);
             p->kids[w - 1] = m;
         } else {
             p->kids[w++] = p->kids[r];
@@ -373,7 +421,7 @@ static int finish_level(fs_node *p)
 /* ---- decoding ---- */
 
 /* A key element's value: [[name, value]...] sorted by name. */
-static json_t *key_from_object(const json_t *o)
+json_t *fsi_key_from_object(const json_t *o)
 {
     size_t n;
     const char **k = sorted_keys(o, &n);
@@ -406,7 +454,7 @@ static int parse_pe(ctx *c, const char *s, size_t len, fs_node *n)
             json_decref(o);
             return fail(c, FS_ERR_INVALID, "parsing JSON: %s", o ? "key is not an object" : je.text);
         }
-        n->val = key_from_object(o);
+        n->val = fsi_key_from_object(o);
         json_decref(o);
         if (!n->val) return fail(c, FS_ERR_NOMEM, "out of memory");
         return 0;
@@ -453,7 +501,7 @@ static int decode_level(ctx *c, const json_t *obj, fs_node *p, unsigned depth)
         }
         if (++c->nodes > c->lim.max_nodes) return fail(c, FS_ERR_LIMIT, "fieldsV1 has too many elements");
         fs_node *k = calloc(1, sizeof *k);
-        if (!k || kids_push(p, k)) {
+        if (!k || fsi_kids_push(p, k)) {
             free(k);
             return fail(c, FS_ERR_NOMEM, "out of memory");
         }
@@ -462,7 +510,7 @@ static int decode_level(ctx *c, const json_t *obj, fs_node *p, unsigned depth)
         if (json_object_size(v) == 0) k->member = true;
         else if (decode_level(c, v, k, depth + 1)) return c->code;
     }
-    if (finish_level(p)) return fail(c, FS_ERR_NOMEM, "out of memory");
+    if (fsi_finish_level(p)) return fail(c, FS_ERR_NOMEM, "out of memory");
     return 0;
 }
 
@@ -589,7 +637,7 @@ static int put_val(dbuf *b, const json_t *v)
 static int pe_text(dbuf *b, const fs_node *n)
 {
     switch (n->kind) {
-    case PE_FIELD: return dbuf_printf(b, "f:%s", n->name);
+    case PE_FIELD: return dbuf_add(b, "f:", 2) ? -1 : dbuf_adds(b, n->name);
     case PE_KEY: {
         int r = dbuf_adds(b, "k:{");
         for (size_t i = 0; !r && i < json_array_size(n->val); i++) {
@@ -646,13 +694,37 @@ int fs_to_fieldsv1_text(const fs_set *s, char **out, size_t *outlen)
     return *out ? FS_OK : FS_ERR_NOMEM;
 }
 
+/* The same tree as jansson values, keys in canonical order (jansson keeps
+ * insertion order): no text in between. */
+static json_t *emit_json(const fs_node *n, bool self, dbuf *tmp)
+{
+    json_t *o = json_object();
+    if (!o) return NULL;
+    if (self && n->member && n->nkids && json_object_set_new(o, ".", json_object())) goto fail;
+    for (size_t i = 0; i < n->nkids; i++) {
+        const fs_node *k = n->kids[i];
+        json_t *c = emit_json(k, true, tmp);
+        if (!c) goto fail;
+        tmp->len = 0;
+        if (pe_text(tmp, k)) {
+            json_decref(c);
+            goto fail;
+        }
+        if (json_object_setn_new(o, tmp->p ? tmp->p : "", tmp->len, c)) goto fail;
+    }
+    return o;
+fail:
+    json_decref(o);
+    return NULL;
+}
+
 json_t *fs_to_fieldsv1(const fs_set *s)
 {
-    char *t = NULL;
-    size_t n = 0;
-    if (fs_to_fieldsv1_text(s, &t, &n)) return NULL;
-    json_t *v = json_loadb(t, n, 0, NULL);
-    free(t);
+    fs_set empty = {{0}};
+    dbuf tmp;
+    dbuf_init(&tmp, FS_DEFAULT_MAX_TEXT);
+    json_t *v = emit_json(s ? &s->root : &empty.root, false, &tmp);
+    dbuf_free(&tmp);
     return v;
 }
 
@@ -660,8 +732,10 @@ json_t *fs_to_fieldsv1(const fs_set *s)
 
 typedef struct walk {
     ctx *c;
-    fs_list_cb cb;
+    fs_list_cb cb; /* path callback (fs_from_object), or */
     void *ud;
+    const fs_schema *sch; /* a schema cursor (fs_from_object_typed) */
+    bool lenient;
     const char **fields;
     size_t nfields;
 } walk;
@@ -673,7 +747,7 @@ static fs_node *add_kid(walk *w, fs_node *p, int kind)
         return NULL;
     }
     fs_node *k = calloc(1, sizeof *k);
-    if (!k || kids_push(p, k)) {
+    if (!k || fsi_kids_push(p, k)) {
         free(k);
         fail(w->c, FS_ERR_NOMEM, "out of memory");
         return NULL;
@@ -682,65 +756,98 @@ static fs_node *add_kid(walk *w, fs_node *p, int kind)
     return k;
 }
 
-static int walk_value(walk *w, const json_t *v, fs_node *n, unsigned depth);
-
-static int walk_list(walk *w, const json_t *arr, fs_node *n, unsigned depth)
+int fsi_item_pe(const json_t *item, const fs_list_info *li, fs_node *out)
 {
-    fs_list_info info = {FS_LIST_ATOMIC, NULL, 0};
-    if (!w->cb || w->cb(w->ud, w->fields, w->nfields, true, &info)) info.type = FS_LIST_ATOMIC;
+    out->kind = li->type == FS_LIST_SET ? PE_VALUE : PE_KEY;
+    if (li->type == FS_LIST_SET) {
+        out->val = json_deep_copy(item); /* scalars, as a rule: cheap */
+        return out->val ? 0 : -1;
+    }
+    if (!json_is_object(item)) return 1;
+    json_t *key = json_object();
+    if (!key) return -1;
+    for (size_t j = 0; j < li->nkeys; j++) {
+        json_t *kv = json_object_get(item, li->keys[j]);
+        const char *dflt = li->key_defaults ? li->key_defaults[j] : NULL;
+        int r = kv ? json_object_set(key, li->keys[j], kv)
+                   : dflt ? json_object_set_new(key, li->keys[j], json_string(dflt)) : 1;
+        if (r) {
+            json_decref(key);
+            return kv || dflt ? -1 : 2;
+        }
+    }
+    out->val = fsi_key_from_object(key);
+    json_decref(key);
+    return out->val ? 0 : -1;
+}
+
+static int walk_value(walk *w, const json_t *v, fs_node *n, unsigned depth, fs_type t);
+
+static void walk_shape(walk *w, fs_type t, bool is_list, fs_list_info *info)
+{
+    if (w->sch) {
+        w->sch->shape(w->sch, t, is_list, info);
+    } else if (w->cb && w->cb(w->ud, w->fields, w->nfields, is_list, info)) {
+        info->type = FS_LIST_ATOMIC;
+    }
+}
+
+static int walk_list(walk *w, const json_t *arr, fs_node *n, unsigned depth, fs_type t)
+{
+    fs_list_info info = {FS_LIST_ATOMIC, NULL, 0, NULL};
+    walk_shape(w, t, true, &info);
     if (info.type == FS_LIST_ATOMIC) {
         n->member = true;
         return 0;
     }
+    fs_type it = w->sch ? w->sch->items(w->sch, t) : (fs_type){NULL, 0};
     size_t i;
     json_t *item;
     json_array_foreach(arr, i, item)
     {
-        fs_node *k = add_kid(w, n, info.type == FS_LIST_SET ? PE_VALUE : PE_KEY);
+        fs_node *k = add_kid(w, n, 0);
         if (!k) return w->c->code;
         k->member = true;
-        if (info.type == FS_LIST_SET) {
-            k->val = json_deep_copy(item);
-            if (!k->val) return fail(w->c, FS_ERR_NOMEM, "out of memory");
-            continue;
+        int r = fsi_item_pe(item, &info, k);
+        if (r < 0) return fail(w->c, FS_ERR_NOMEM, "out of memory");
+        if (r > 0 && w->lenient) { /* a stored list that cannot be keyed: one value */
+            for (size_t j = 0; j < n->nkids; j++) fsi_node_free(n->kids[j]);
+            n->nkids = 0;
+            n->member = true;
+            return 0;
         }
-        if (!json_is_object(item))
+        if (r == 1)
             return fail(w->c, FS_ERR_INVALID, "associative list with keys has an element that is not a map");
-        json_t *key = json_object();
-        for (size_t j = 0; key && j < info.nkeys; j++) {
-            json_t *kv = json_object_get(item, info.keys[j]);
-            if (!kv) {
-                json_decref(key);
+        for (size_t j = 0; r == 2 && j < info.nkeys; j++)
+            if (!json_object_get(item, info.keys[j]) &&
+                !(info.key_defaults && info.key_defaults[j]))
                 return fail(w->c, FS_ERR_INVALID,
                             "associative list with keys has an element that omits key field \"%s\"",
                             info.keys[j]);
-            }
-            json_object_set(key, info.keys[j], kv);
-        }
-        k->val = key ? key_from_object(key) : NULL;
-        json_decref(key);
-        if (!k->val) return fail(w->c, FS_ERR_NOMEM, "out of memory");
-        if (walk_value(w, item, k, depth + 1)) return w->c->code;
+        if (info.type == FS_LIST_MAP && walk_value(w, item, k, depth + 1, it)) return w->c->code;
     }
     size_t before = n->nkids;
-    if (finish_level(n)) return fail(w->c, FS_ERR_NOMEM, "out of memory");
-    if (n->nkids != before) return fail(w->c, FS_ERR_INVALID, "duplicate entries in a list with keys");
+    if (fsi_finish_level(n)) return fail(w->c, FS_ERR_NOMEM, "out of memory");
+    if (n->nkids != before && !w->lenient)
+        return fail(w->c, FS_ERR_INVALID, "duplicate entries in a list with keys");
     return 0;
 }
 
-static int walk_value(walk *w, const json_t *v, fs_node *n, unsigned depth)
+static int walk_value(walk *w, const json_t *v, fs_node *n, unsigned depth, fs_type t)
 {
     if (depth > w->c->lim.max_depth) return fail(w->c, FS_ERR_LIMIT, "object nested too deeply");
-    if (json_is_array(v)) return walk_list(w, v, n, depth);
+    if (json_is_array(v)) return walk_list(w, v, n, depth, t);
     if (!json_is_object(v) || json_object_size(v) == 0) {
         if (n->kind != PE_ROOT) n->member = true;
         return 0;
     }
-    fs_list_info info = {FS_LIST_MAP, NULL, 0};
-    if (n->kind != PE_ROOT && w->cb &&
-        (w->cb(w->ud, w->fields, w->nfields, false, &info) || info.type == FS_LIST_ATOMIC)) {
-        n->member = true;
-        return 0;
+    fs_list_info info = {FS_LIST_MAP, NULL, 0, NULL};
+    if (n->kind != PE_ROOT) {
+        walk_shape(w, t, false, &info);
+        if (info.type == FS_LIST_ATOMIC) {
+            n->member = true;
+            return 0;
+        }
     }
     const char *key;
     json_t *fv;
@@ -749,17 +856,36 @@ static int walk_value(walk *w, const json_t *v, fs_node *n, unsigned depth)
         fs_node *k = add_kid(w, n, PE_FIELD);
         if (!k) return w->c->code;
         if (!(k->name = strdup(key))) return fail(w->c, FS_ERR_NOMEM, "out of memory");
+        unsigned flags = 0;
+        fs_type ft = w->sch ? w->sch->field(w->sch, t, key, &flags) : (fs_type){NULL, 0};
         w->fields[w->nfields++] = key;
-        int r = walk_value(w, fv, k, depth + 1);
+        int r = walk_value(w, fv, k, depth + 1, ft);
         w->nfields--;
         if (r) return r;
-        if (node_empty(k)) { /* an empty keyed or set list: nothing set */
+        if (fsi_node_empty(k)) { /* an empty keyed or set list: nothing set */
             n->nkids--;
-            node_free(k);
+            fsi_node_free(k);
         }
     }
-    if (finish_level(n)) return fail(w->c, FS_ERR_NOMEM, "out of memory");
+    if (fsi_finish_level(n)) return fail(w->c, FS_ERR_NOMEM, "out of memory");
     return 0;
+}
+
+static fs_set *from_object(const json_t *obj, walk *w, fs_type root, int *code)
+{
+    ctx *c = w->c;
+    fs_set *s = fs_new();
+    w->fields = calloc(c->lim.max_depth + 2, sizeof *w->fields);
+    if (!s || !w->fields) fail(c, FS_ERR_NOMEM, "out of memory");
+    else if (!json_is_object(obj)) fail(c, FS_ERR_INVALID, "not an object");
+    else walk_value(w, obj, &s->root, 0, root);
+    free(w->fields);
+    if (c->code) {
+        fs_free(s);
+        s = NULL;
+    }
+    if (code) *code = c->code;
+    return s;
 }
 
 fs_set *fs_from_object(const json_t *obj, fs_list_cb cb, void *ud, const fs_limits *limits,
@@ -767,20 +893,35 @@ fs_set *fs_from_object(const json_t *obj, fs_list_cb cb, void *ud, const fs_limi
 {
     ctx c = {norm_limits(limits), 0, 0, err, errlen};
     if (err && errlen) err[0] = '\0';
-    fs_set *s = fs_new();
-    const char **fields = calloc(c.lim.max_depth + 2, sizeof *fields);
-    walk w = {&c, cb, ud, fields, 0};
-    if (!s || !fields) fail(&c, FS_ERR_NOMEM, "out of memory");
-    else if (!json_is_object(obj)) fail(&c, FS_ERR_INVALID, "not an object");
-    else walk_value(&w, obj, &s->root, 0);
-    free(fields);
-    if (c.code) {
-        fs_free(s);
-        s = NULL;
-    }
-    if (code) *code = c.code;
-    return s;
+    walk w = {&c, cb, ud, NULL, false, NULL, 0};
+    return from_object(obj, &w, (fs_type){NULL, 0}, code);
 }
+
+fs_set *fs_from_object_typed(const json_t *obj, const fs_schema *sch, fs_type root, unsigned flags,
+                             const fs_limits *limits, int *code, char *err, size_t errlen)
+{
+    ctx c = {norm_limits(limits), 0, 0, err, errlen};
+    if (err && errlen) err[0] = '\0';
+    walk w = {&c, NULL, NULL, sch ? sch : &fs_untyped, (flags & FS_LENIENT) != 0, NULL, 0};
+    return from_object(obj, &w, root, code);
+}
+
+static fs_type untyped_field(const fs_schema *s, fs_type t, const char *name, unsigned *flags)
+{
+    *flags = 0;
+    return (fs_type){NULL, 0};
+}
+
+static fs_type untyped_items(const fs_schema *s, fs_type t)
+{
+    return (fs_type){NULL, 0};
+}
+
+static void untyped_shape(const fs_schema *s, fs_type t, bool is_list, fs_list_info *out)
+{
+}
+
+const fs_schema fs_untyped = {untyped_field, untyped_items, untyped_shape};
 
 /* ---- printing and iteration ---- */
 
@@ -994,13 +1135,13 @@ static const json_t *lookup(const json_t *v, const fs_node *const *path, size_t 
         json_array_foreach(v, j, item)
         {
             if (e->kind == PE_VALUE) {
-                if (val_cmp(item, e->val) == 0) found = item;
+                if (fsi_val_cmp(item, e->val) == 0) found = item;
             } else if (json_is_object(item)) {
                 bool ok = true;
                 for (size_t k = 0; ok && k < json_array_size(e->val); k++) {
                     json_t *kv = json_array_get(e->val, k);
                     json_t *iv = json_object_get(item, json_string_value(json_array_get(kv, 0)));
-                    ok = iv && val_cmp(iv, json_array_get(kv, 1)) == 0;
+                    ok = iv && fsi_val_cmp(iv, json_array_get(kv, 1)) == 0;
                 }
                 if (ok) found = item;
             }
@@ -1026,7 +1167,7 @@ static bool applied_parent(const fs_set *a, const fs_node *const *path, size_t n
     for (size_t i = 0; i < n; i++) {
         const fs_node *next = NULL;
         for (size_t k = 0; k < cur->nkids; k++)
-            if (pe_cmp(cur->kids[k], path[i]) == 0) {
+            if (fsi_pe_cmp(cur->kids[k], path[i]) == 0) {
                 next = cur->kids[k];
                 break;
             }
@@ -1045,7 +1186,7 @@ static int conflict_cb(void *ud, const fs_node *const *path, size_t n, const cha
     else if (applied_parent(cf->applied, path, n)) conflict = false;
     else {
         const json_t *cv = lookup(cf->config, path, n);
-        conflict = !cv || val_cmp(lv, cv) != 0;
+        conflict = !cv || fsi_val_cmp(lv, cv) != 0;
     }
     if (!conflict) return 0;
     fs_conflicts *o = cf->out;

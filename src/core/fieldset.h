@@ -88,6 +88,10 @@ typedef struct fs_list_info {
     fs_list_type type;
     const char *const *keys; /* FS_LIST_MAP: merge key field names */
     size_t nkeys;
+    /* NULL, or per key the string an item that omits it is keyed by (NULL
+     * entries: none): upstream's OpenAPI defaults of list-map keys, as
+     * `protocol: TCP` of a container's ports. */
+    const char *const *key_defaults;
 } fs_list_info;
 
 /* The shape of the list (is_list) or non-empty map at `fields[0..n)`. *out
@@ -96,6 +100,47 @@ typedef struct fs_list_info {
  * structType=atomic, like apps/v1 .spec.selector). Return nonzero for atomic. */
 typedef int (*fs_list_cb)(void *ud, const char *const *fields, size_t n, bool is_list,
                           fs_list_info *out);
+
+/* ---- typed walks: a schema cursor ----
+ * The shape of an object as a schema says it, for the walks that need more
+ * than list shapes (core/smd.h: merge, compare, removal). A type is an
+ * opaque handle of the schema's own (p NULL: untyped, upstream's deduced
+ * schema: lists atomic, maps granular, every child untyped, no declared
+ * fields). The callbacks are pure and get the schema back, so an
+ * implementation reaches its data by embedding fs_schema in its own struct.
+ * Types are small values; nothing is allocated. */
+typedef struct fs_type {
+    const void *p;
+    unsigned tag;
+} fs_type;
+
+enum {
+    FS_FIELD_NAMED = 1 << 0, /* a field the struct declares (not a key of a map) */
+    FS_FIELD_VALUE = 1 << 1, /* ... Go always has where its parent is (a value struct, a
+                                slice without omitempty): unset, it compares as empty */
+};
+
+typedef struct fs_schema fs_schema;
+struct fs_schema {
+    /* The type of member `name` of a map of type t; *flags gets FS_FIELD_*. */
+    fs_type (*field)(const fs_schema *s, fs_type t, const char *name, unsigned *flags);
+    /* The type of the items of a list of type t. */
+    fs_type (*items)(const fs_schema *s, fs_type t);
+    /* How the list (is_list) or map of type t merges; *out comes preset as
+     * for fs_list_cb (list atomic, map granular). */
+    void (*shape)(const fs_schema *s, fs_type t, bool is_list, fs_list_info *out);
+};
+
+/* The untyped schema (every list atomic, every map granular). */
+extern const fs_schema fs_untyped;
+
+enum {
+    /* fs_from_object_typed: a live object rather than an applied
+     * configuration: duplicate keyed items are one item, and a keyed list
+     * whose items cannot be keyed is one atomic value, as upstream's
+     * AllowDuplicates conversion of stored objects. */
+    FS_LENIENT = 1 << 0,
+};
 
 fs_set *fs_new(void);
 void fs_free(fs_set *s);
@@ -117,11 +162,25 @@ json_t *fs_to_fieldsv1(const fs_set *s);
 fs_set *fs_from_object(const json_t *obj, fs_list_cb cb, void *ud, const fs_limits *limits,
                        int *code, char *err, size_t errlen);
 
+/* fs_from_object with a schema cursor (root: the object's type). */
+fs_set *fs_from_object_typed(const json_t *obj, const fs_schema *sch, fs_type root, unsigned flags,
+                             const fs_limits *limits, int *code, char *err, size_t errlen);
+
 /* Set algebra: new sets (NULL only when out of memory). */
 fs_set *fs_union(const fs_set *a, const fs_set *b);
 fs_set *fs_difference(const fs_set *a, const fs_set *b);
 fs_set *fs_intersection(const fs_set *a, const fs_set *b);
+/* a without b's members and everything below them (upstream's
+ * RecursiveDifference: {a.b.c} minus {a.b} is empty). */
+fs_set *fs_recursive_difference(const fs_set *a, const fs_set *b);
 bool fs_equal(const fs_set *a, const fs_set *b);
+/* a minus b in place (recursive: as fs_recursive_difference). Allocates
+ * nothing, so it cannot fail. */
+void fs_subtract(fs_set *a, const fs_set *b, bool recursive);
+
+/* Add the path of field elements names[0..n) as a member. FS_OK or
+ * FS_ERR_NOMEM. For building small fixed sets ("metadata", "uid"). */
+int fs_insert_fields(fs_set *s, const char *const *names, size_t n);
 
 /* Member paths in upstream's Set.Iterate order (at each level members
  * first, then children), printed as fieldpath.Path.String(). `f` returns

@@ -1,6 +1,7 @@
 /* registry.c - create/update/delete with Kubernetes semantics (see registry.h). */
 #include "registry/registry.h"
 
+#include "api/fieldmanager.h"
 #include "api/objects.h"
 #include "api/pod_resize.h"
 #include "api/validation.h"
@@ -329,39 +330,56 @@ static int prepare_create(const api_kind *k, const char *ns, json_t *obj, api_er
     return 0;
 }
 
-int reg_create(store *st, const api_kind *k, const char *ns, const json_t *in, bool dry_run,
-               json_t **out, api_err *e)
+const reg_writer REG_WRITER_ALLOTD = {"allotd", false};
+
+/* managedFields of a write that is not an apply (api/fieldmanager.h); cur
+ * NULL for a create. A pods/binding write is not recorded, as upstream's
+ * binding storage writes around its field manager. */
+static void track(const api_kind *k, const char *sub, const reg_writer *w, const json_t *cur,
+                  json_t *nw)
 {
-    json_t *obj = json_deep_copy(in);
-    store_txn *t = NULL;
-    if (!obj) return api_err_set(e, API_INTERNAL, "out of memory");
-    if (prepare_create(k, ns, obj, e) != 0) goto fail;
+    if (w->apply || !strcmp(sub, "binding")) return;
+    char now[32];
+    reg_now_rfc3339(now, sizeof now);
+    fm_write fw = {k, sub, w->manager ? w->manager : "", now};
+    fm_update(&fw, cur, nw);
+}
+
+/* The part of a create that needs no lock: server fields, defaults, a name
+ * for generateName, managedFields, validation. */
+static int create_prepare(const api_kind *k, const char *ns, const reg_writer *w, json_t *obj,
+                          bool *generated, api_err *e)
+{
+    if (prepare_create(k, ns, obj, e) != 0) return -1;
     json_t *meta = json_object_get(obj, "metadata");
     const char *gen = json_string_value(json_object_get(meta, "generateName"));
-    bool generated = !meta_str(obj, "name") && gen && *gen;
-    if (generated) { /* a placeholder so validation sees a name of the final length */
+    *generated = !meta_str(obj, "name") && gen && *gen;
+    if (*generated) { /* a placeholder so validation sees a name of the final length */
         char name[512], sfx[6];
         random_suffix(sfx);
         snprintf(name, sizeof name, "%s%s", gen, sfx);
         json_object_set_new(meta, "name", json_string(name));
     }
-    if (validate(k, obj, NULL, "", e) != 0) goto fail;
+    track(k, "", w, NULL, obj);
+    return validate(k, obj, NULL, "", e);
+}
 
-    t = store_begin(st);
-    if (!t) {
-        api_err_set(e, API_INTERNAL, "out of memory");
-        goto fail;
-    }
-    if (kind_accepts_creates(k, e) != 0) goto fail;
-    if (k->namespaced && namespace_admit(t, k, ns, meta_str(obj, "name"), e) != 0) goto fail;
+/* The part in the writer lock: namespace lifecycle, existence, admission
+ * and the write; t is committed (aborted for a dry run) on success, left to
+ * the caller to abort on failure. */
+static int create_locked(store_txn *t, const api_kind *k, const char *ns, json_t *obj,
+                         bool generated, bool dry_run, api_err *e)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *gen = json_string_value(json_object_get(meta, "generateName"));
+    if (kind_accepts_creates(k, e) != 0) return -1;
+    if (k->namespaced && namespace_admit(t, k, ns, meta_str(obj, "name"), e) != 0) return -1;
     for (int tries = 0;; tries++) {
         store_obj *existing = txn_get_obj(t, k, ns, meta_str(obj, "name"));
         if (!existing) break;
         store_obj_unref(existing);
-        if (!generated || tries == 8) {
-            api_err_already_exists(e, k->group, k->resource, meta_str(obj, "name"));
-            goto fail;
-        }
+        if (!generated || tries == 8)
+            return api_err_already_exists(e, k->group, k->resource, meta_str(obj, "name"));
         char name[512], sfx[6];
         random_suffix(sfx);
         snprintf(name, sizeof name, "%s%s", gen, sfx);
@@ -370,27 +388,51 @@ int reg_create(store *st, const api_kind *k, const char *ns, const json_t *in, b
     /* admission sees the object as stored (api_kind_storage_row) */
     api_kind_to_storage(k, obj);
     if (run_admission(t, api_kind_storage_row(k), REG_CREATE, "", obj, NULL, dry_run, e) != 0)
-        goto fail;
+        return -1;
     if (dry_run) {
         store_abort(t);
         api_kind_to_version(k, obj);
-        *out = obj;
         return 0;
     }
     char name[512];
     snprintf(name, sizeof name, "%s", meta_str(obj, "name"));
-    if (put_obj(t, k, ns, name, obj, e) != 0) goto fail;
-    if (commit(t, e) != 0) {
+    if (put_obj(t, k, ns, name, obj, e) != 0) return -1;
+    if (commit(t, e) != 0) return 1; /* t is gone, the write failed */
+    api_kind_to_version(k, obj);
+    return 0;
+}
+
+int reg_create_as(store *st, const api_kind *k, const char *ns, const json_t *in,
+                  const reg_writer *w, bool dry_run, json_t **out, api_err *e)
+{
+    json_t *obj = json_deep_copy(in);
+    store_txn *t = NULL;
+    bool generated;
+    if (!obj) return api_err_set(e, API_INTERNAL, "out of memory");
+    if (create_prepare(k, ns, w, obj, &generated, e) != 0) goto fail;
+    t = store_begin(st);
+    if (!t) {
+        api_err_set(e, API_INTERNAL, "out of memory");
+        goto fail;
+    }
+    int rc = create_locked(t, k, ns, obj, generated, dry_run, e);
+    if (rc > 0) {
         json_decref(obj);
         return -1;
     }
-    api_kind_to_version(k, obj);
+    if (rc < 0) goto fail;
     *out = obj;
     return 0;
 fail:
     store_abort(t);
     json_decref(obj);
     return -1;
+}
+
+int reg_create(store *st, const api_kind *k, const char *ns, const json_t *in, bool dry_run,
+               json_t **out, api_err *e)
+{
+    return reg_create_as(st, k, ns, in, &REG_WRITER_ALLOTD, dry_run, out, e);
 }
 
 /* ---- update ---- */
@@ -438,7 +480,7 @@ static int prepare_main(const api_kind *k, const char *ns, const char *name, con
 }
 
 static int prepare_update(const api_kind *k, const char *ns, const char *name, const char *sub,
-                          const json_t *cur, json_t **pnew, api_err *e)
+                          const reg_writer *w, const json_t *cur, json_t **pnew, api_err *e)
 {
     json_t *nw = *pnew;
     json_t *meta = json_object_ensure(nw, "metadata");
@@ -475,6 +517,9 @@ static int prepare_update(const api_kind *k, const char *ns, const char *name, c
             json_object_set(merged, "status", status);
         else
             json_object_del(merged, "status");
+        json_t *mf = json_object_get(json_object_get(nw, "metadata"), "managedFields");
+        if (w->apply && mf) /* what the apply recorded (other writes are tracked below) */
+            json_object_set(json_object_ensure(merged, "metadata"), "managedFields", mf);
         json_decref(nw);
         *pnew = nw = merged;
     } else if (prepare_main(k, ns, name, sub, cur, nw, e) != 0) {
@@ -551,25 +596,70 @@ static int delete_now(store_txn *t, const api_kind *k, const char *ns, const cha
 }
 
 /* The part of an update that depends only on the stored object: parse it,
- * mutate it, default and validate the result. 0 with *cur and *nw set. */
+ * mutate it, default it, record its managedFields, validate the result. 0
+ * with *cur and *nw set. */
 static int prepare_from(const store_obj *o, const api_kind *k, const char *ns, const char *name,
-                        const char *sub, reg_mutate_fn fn, void *ctx, json_t **cur, json_t **nw,
-                        api_err *e)
+                        const char *sub, reg_mutate_fn fn, void *ctx, const reg_writer *w,
+                        json_t **cur, json_t **nw, api_err *e)
 {
     *nw = NULL;
     if (!(*cur = store_obj_parse(o)))
         return api_err_set(e, API_INTERNAL, "stored object is corrupt");
     api_kind_to_version(k, *cur); /* the mutation sees the object in the request's version */
     if (!(*nw = fn(*cur, ctx, e))) return -1;
-    if (prepare_update(k, ns, name, sub, *cur, nw, e) != 0) return -1;
+    if (prepare_update(k, ns, name, sub, w, *cur, nw, e) != 0) return -1;
+    track(k, sub, w, *cur, *nw);
     return validate(k, *nw, *cur, sub, e);
+}
+
+/* An apply to an absent object creates it (upstream's patcher with
+ * forceAllowCreate): the mutation's object, named by the URL, as a create
+ * in this transaction. t is committed or aborted. */
+static int apply_create(store_txn *t, const api_kind *k, const char *ns, const char *name,
+                        reg_mutate_fn fn, void *ctx, const reg_writer *w, bool dry_run,
+                        json_t **out, api_err *e)
+{
+    bool generated;
+    json_t *obj = fn(NULL, ctx, e);
+    if (!obj) goto fail;
+    json_t *meta = json_object_ensure(obj, "metadata");
+    const char *oname = json_string_value(json_object_get(meta, "name"));
+    if (oname && strcmp(oname, name) != 0) {
+        api_err_set(e, API_BAD_REQUEST,
+                    "the name of the object (%s) does not match the name on the URL (%s)", oname,
+                    name);
+        goto fail;
+    }
+    json_object_set_new(meta, "name", json_string(name));
+    json_object_del(meta, "generateName");
+    if (create_prepare(k, ns, w, obj, &generated, e) != 0) goto fail;
+    int rc = create_locked(t, k, ns, obj, false, dry_run, e);
+    if (rc > 0) {
+        json_decref(obj);
+        return -1;
+    }
+    if (rc < 0) goto fail;
+    *out = obj;
+    return 0;
+fail:
+    store_abort(t);
+    json_decref(obj);
+    return -1;
 }
 
 int reg_update(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,
                reg_mutate_fn fn, void *ctx, bool dry_run, json_t **out, api_err *e)
 {
+    return reg_update_as(st, k, ns, name, sub, fn, ctx, &REG_WRITER_ALLOTD, dry_run, out, NULL, e);
+}
+
+int reg_update_as(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,
+                  reg_mutate_fn fn, void *ctx, const reg_writer *w, bool dry_run, json_t **out,
+                  bool *created, api_err *e)
+{
     json_t *cur = NULL, *nw = NULL;
     sub = sub ? sub : "";
+    if (created) *created = false;
     /* Optimistically, prepare the update before taking the writer lock, on
      * the version stored now: every writer waits for that lock, so work moved
      * out of it is throughput. If that version is still the stored one inside
@@ -581,7 +671,7 @@ int reg_update(store *st, const api_kind *k, const char *ns, const char *name, c
     if (seen) {
         api_err pe;
         api_err_init(&pe);
-        if (prepare_from(seen, k, ns, name, sub, fn, ctx, &cur, &nw, &pe) != 0) {
+        if (prepare_from(seen, k, ns, name, sub, fn, ctx, w, &cur, &nw, &pe) != 0) {
             json_decref(cur);
             json_decref(nw);
             cur = nw = NULL;
@@ -602,11 +692,16 @@ int reg_update(store *st, const api_kind *k, const char *ns, const char *name, c
         cur = nw = NULL;
     }
     store_obj_unref(seen);
+    if (!o && w->apply && !*sub) {
+        if (apply_create(t, k, ns, name, fn, ctx, w, dry_run, out, e) != 0) return -1;
+        if (created) *created = true;
+        return 0;
+    }
     if (!o) {
         api_err_not_found(e, k->group, k->resource, name);
         goto fail;
     }
-    int prc = nw ? 0 : prepare_from(o, k, ns, name, sub, fn, ctx, &cur, &nw, e);
+    int prc = nw ? 0 : prepare_from(o, k, ns, name, sub, fn, ctx, w, &cur, &nw, e);
     store_obj_unref(o);
     if (prc != 0) goto fail;
     /* admission sees both versions as stored (api_kind_storage_row) */

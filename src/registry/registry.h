@@ -65,10 +65,28 @@ void reg_kinds_changed(store *st);
  * the index plugins' part. */
 void reg_indexer(const char *key, const json_t *obj, store_index *out);
 
+/* Who writes, as metadata.managedFields records it (api/fieldmanager.h).
+ * Every write through the registry is recorded: the writer's fields become
+ * its own, under `manager` (operation Update, the subresource written). */
+typedef struct reg_writer {
+    const char *manager; /* the field manager: fieldManager, or the client's user agent */
+    /* The mutation is a server-side apply (fm_apply): it has recorded the
+     * managedFields itself, and an absent object is created by it (the
+     * mutation gets cur NULL; reg_update_as says *created). */
+    bool apply;
+} reg_writer;
+
+/* allot's own components (controllers, node agent, scheduler) write as
+ * manager "allotd". */
+extern const reg_writer REG_WRITER_ALLOTD;
+
 /* Create `obj` (borrowed; copied) in namespace ns ("" for cluster scope).
- * On success *out is the stored object (caller owns). */
+ * On success *out is the stored object (caller owns). reg_create writes as
+ * REG_WRITER_ALLOTD. */
 int reg_create(store *st, const api_kind *k, const char *ns, const json_t *obj, bool dry_run,
                json_t **out, api_err *e);
+int reg_create_as(store *st, const api_kind *k, const char *ns, const json_t *obj,
+                  const reg_writer *w, bool dry_run, json_t **out, api_err *e);
 
 /* Compute the desired object from the current one (borrowed). Returns a new
  * object, or NULL with e set. */
@@ -76,9 +94,14 @@ typedef json_t *(*reg_mutate_fn)(const json_t *cur, void *ctx, api_err *e);
 
 /* Update (PUT, PATCH, status writes). `sub` is "" or "status". The mutation
  * runs inside the transaction, so it always sees the latest object; a
- * resourceVersion in the result is a precondition (409 Conflict). */
+ * resourceVersion in the result is a precondition (409 Conflict). reg_update
+ * writes as REG_WRITER_ALLOTD; with w->apply an absent object is created
+ * from fn(NULL) (*created true; created may be NULL otherwise). */
 int reg_update(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,
                reg_mutate_fn fn, void *ctx, bool dry_run, json_t **out, api_err *e);
+int reg_update_as(store *st, const api_kind *k, const char *ns, const char *name,
+                  const char *sub, reg_mutate_fn fn, void *ctx, const reg_writer *w,
+                  bool dry_run, json_t **out, bool *created, api_err *e);
 
 typedef struct reg_delete_opts {
     bool dry_run;

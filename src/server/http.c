@@ -358,6 +358,7 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *method,
     rq->content_type =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     rq->accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    rq->user_agent = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT);
     rest_handle(rq, rs);
 }
 

@@ -8,6 +8,7 @@
 #include "server/server.h"
 
 #include "api/discovery.h"
+#include "api/fieldmanager.h"
 #include "api/kinds.h"
 #include "api/openapi.h"
 #include "api/patch.h"
@@ -286,6 +287,29 @@ static int field_validation(const req *rq, const char *opts, fv_mode *out, api_e
     ferr_add_str(causes, FERR_NOT_SUPPORTED, "fieldValidation", v,
                  "supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"");
     return api_err_invalid(e, "meta.k8s.io", opts, "", causes);
+}
+
+int rest_field_validation(const req *rq, const char *opts, bool *strict, api_err *e)
+{
+    fv_mode fv;
+    if (field_validation(rq, opts, &fv, e) != 0) return -1;
+    *strict = fv == FV_STRICT;
+    return 0;
+}
+
+int rest_field_manager(const req *rq, const char *opts, char *buf, size_t n, api_err *e)
+{
+    const char *m = rq->query(rq, "fieldManager");
+    if (!m || !*m) {
+        fm_manager_from_user_agent(rq->user_agent, buf, n);
+        return 0;
+    }
+    json_t *causes = json_array();
+    fm_manager_check(m, "fieldManager", causes);
+    if (json_array_size(causes)) return api_err_invalid(e, "meta.k8s.io", opts, "", causes);
+    json_decref(causes);
+    snprintf(buf, n, "%s", m);
+    return 0;
 }
 
 static void warn_unknown(json_t **warnings, const json_t *unknown)
@@ -633,7 +657,7 @@ static void do_binding(req *rq, resp *rs, const route *rt);
  * quota that applies, with the usage before and after, so that
  * `kubectl create|apply|replace --dry-run=server` shows it (kubectl prints
  * warnings, on a denial too). */
-static void explain_warnings(reg_explain *x, int rc, const api_err *e, json_t **warnings)
+void rest_explain_warnings(reg_explain *x, int rc, const api_err *e, json_t **warnings)
 {
     json_t *st = reg_explain_end(x, rc, e);
     if (json_array_size(json_object_get(st, "quotas")) && (*warnings || (*warnings = json_array())))
@@ -641,12 +665,12 @@ static void explain_warnings(reg_explain *x, int rc, const api_err *e, json_t **
     json_decref(st);
 }
 
-static int explained_create(const req *rq, const route *rt, const json_t *obj, json_t **out,
-                            json_t **warnings, api_err *e)
+static int explained_create(const req *rq, const route *rt, const json_t *obj,
+                            const reg_writer *w, json_t **out, json_t **warnings, api_err *e)
 {
     reg_explain *x = reg_explain_begin();
-    int rc = reg_create(rq->srv->st, rt->kind, rt->ns, obj, true, out, e);
-    explain_warnings(x, rc, e, warnings);
+    int rc = reg_create_as(rq->srv->st, rt->kind, rt->ns, obj, w, true, out, e);
+    rest_explain_warnings(x, rc, e, warnings);
     return rc;
 }
 
@@ -672,11 +696,14 @@ static void do_create(req *rq, resp *rs, const route *rt)
     fv_mode fv;
     json_t *obj = NULL, *out = NULL, *warnings = NULL;
     bool dry_run = is_dry_run(rq);
+    char manager[FM_MANAGER_MAX + 1];
+    reg_writer w = {manager, false};
     if (field_validation(rq, "CreateOptions", &fv, &e) != 0 ||
+        rest_field_manager(rq, "CreateOptions", manager, sizeof manager, &e) != 0 ||
         !(obj = decode_body(rq, rt, true, &e)) || typed_body(rt, obj, fv, &warnings, &e) != 0 ||
         authz_check_write(rq, rt->kind, rt->ns, obj, &e) != 0 ||
-        (dry_run ? explained_create(rq, rt, obj, &out, &warnings, &e)
-                 : reg_create(rq->srv->st, rt->kind, rt->ns, obj, false, &out, &e)) != 0) {
+        (dry_run ? explained_create(rq, rt, obj, &w, &out, &warnings, &e)
+                 : reg_create_as(rq->srv->st, rt->kind, rt->ns, obj, &w, false, &out, &e)) != 0) {
         json_decref(obj);
         rs->warnings = warnings;
         resp_err(rs, &e);
@@ -717,7 +744,7 @@ static const char *spec_replicas_path(const api_kind *k)
     return k->scale ? k->scale->spec_replicas : "spec.replicas";
 }
 
-static json_t *scale_of(const api_kind *k, const json_t *obj)
+json_t *rest_scale_of(const api_kind *k, const json_t *obj)
 {
     const json_t *meta = json_object_get(obj, "metadata");
     char sel[1024];
@@ -771,7 +798,7 @@ static int set_path(json_t *obj, const char *dotted, json_t *v)
 static json_t *mutate_scale(const json_t *cur, void *ctx, api_err *e)
 {
     scale_ctx *sc = ctx;
-    json_t *scale = scale_of(sc->kind, cur), *want;
+    json_t *scale = rest_scale_of(sc->kind, cur), *want;
     if (sc->body)
         want = json_incref(sc->body);
     else
@@ -815,13 +842,17 @@ static void do_scale(req *rq, resp *rs, const route *rt, bool write, bool patch)
         rc = out ? 0 : -1;
     } else {
         scale_ctx sc = {rq, rt->kind, NULL};
-        if (!patch && !(sc.body = decode_body(rq, rt, false, &e))) {
+        char manager[FM_MANAGER_MAX + 1];
+        reg_writer w = {manager, false};
+        if (rest_field_manager(rq, patch ? "PatchOptions" : "UpdateOptions", manager,
+                               sizeof manager, &e) != 0 ||
+            (!patch && !(sc.body = decode_body(rq, rt, false, &e)))) {
             resp_err(rs, &e);
             api_err_clear(&e);
             return;
         }
-        rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, "scale", mutate_scale, &sc,
-                        is_dry_run(rq), &out, &e);
+        rc = reg_update_as(rq->srv->st, rt->kind, rt->ns, rt->name, "scale", mutate_scale, &sc,
+                           &w, is_dry_run(rq), &out, NULL, &e);
         json_decref(sc.body);
     }
     if (rc != 0) {
@@ -829,7 +860,7 @@ static void do_scale(req *rq, resp *rs, const route *rt, bool write, bool patch)
         api_err_clear(&e);
         return;
     }
-    resp_json(rs, 200, scale_of(rt->kind, out));
+    resp_json(rs, 200, rest_scale_of(rt->kind, out));
     json_decref(out);
 }
 
@@ -863,6 +894,20 @@ static json_t *mutate_patch(const json_t *cur, void *ctx, api_err *e)
     return nw;
 }
 
+static bool query_present(const req *rq, const char *name)
+{
+    return rq->query(rq, name) != NULL;
+}
+
+/* upstream's 422 on an options kind: "PatchOptions.meta.k8s.io \"\" is
+ * invalid: force: Forbidden: ..." */
+static int forbid(api_err *e, const char *opts, const char *field, const char *why)
+{
+    json_t *causes = json_array();
+    ferr_add(causes, FERR_FORBIDDEN, field, NULL, why);
+    return api_err_invalid(e, "meta.k8s.io", opts, "", causes);
+}
+
 static bool sub_allowed(const route *rt)
 {
     if (!rt->sub[0]) return true;
@@ -884,7 +929,14 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
     fv_mode fv;
     int rc;
     bool dry_run = is_dry_run(rq);
-    if (field_validation(rq, patch ? "PatchOptions" : "UpdateOptions", &fv, &e) != 0) {
+    const char *opts = patch ? "PatchOptions" : "UpdateOptions";
+    char manager[FM_MANAGER_MAX + 1];
+    reg_writer w = {manager, false};
+    if (patch && patch_is_apply(rq->content_type)) return rest_apply(rq, rs, rt->kind, rt->ns, rt->name, rt->sub);
+    if (field_validation(rq, opts, &fv, &e) != 0 ||
+        rest_field_manager(rq, opts, manager, sizeof manager, &e) != 0 ||
+        (patch && query_present(rq, "force") &&
+         forbid(&e, opts, "force", "may not be specified for non-apply patch") != 0)) {
         resp_err(rs, &e);
         api_err_clear(&e);
         return;
@@ -905,10 +957,10 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
         }
         patch_ctx pc = {rq, rt->kind, rt->ns, fv, NULL};
         reg_explain *x = dry_run ? reg_explain_begin() : NULL;
-        rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_patch, &pc,
-                        dry_run, &out, &e);
+        rc = reg_update_as(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_patch, &pc,
+                           &w, dry_run, &out, NULL, &e);
         warnings = pc.warnings;
-        if (x) explain_warnings(x, rc, &e, &warnings);
+        if (x) rest_explain_warnings(x, rc, &e, &warnings);
     } else {
         if (!json_content(rq)) return unsupported_media(rs, rq);
         body = decode_body(rq, rt, true, &e);
@@ -918,9 +970,9 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
                  : -1;
         reg_explain *x = rc == 0 && dry_run ? reg_explain_begin() : NULL;
         if (rc == 0)
-            rc = reg_update(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, rest_replace, body,
-                            dry_run, &out, &e);
-        if (x) explain_warnings(x, rc, &e, &warnings);
+            rc = reg_update_as(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, rest_replace,
+                               body, &w, dry_run, &out, NULL, &e);
+        if (x) rest_explain_warnings(x, rc, &e, &warnings);
     }
     json_decref(body);
     if (rc != 0) {
@@ -1225,6 +1277,8 @@ void rest_handle(req *rq, resp *rs)
         do_update(rq, rs, &rt, false);
     } else if (!strcmp(m, "PATCH")) {
         rq->verb = "PATCH";
+        if (is_scale(&rt) && patch_is_apply(rq->content_type))
+            return rest_apply(rq, rs, rt.kind, rt.ns, rt.name, rt.sub);
         if (is_scale(&rt)) return do_scale(rq, rs, &rt, true, true);
         do_update(rq, rs, &rt, true);
     } else if (!strcmp(m, "DELETE")) {

@@ -18,6 +18,7 @@
 #define MAX_BODY_BYTES (3 * 1024 * 1024) /* upstream's request size limit */
 
 typedef struct metrics metrics;
+struct reg_explain;
 
 typedef struct server {
     store *st;
@@ -40,6 +41,7 @@ typedef struct req {
     size_t body_len;
     const char *content_type;
     const char *accept;
+    const char *user_agent; /* may be NULL */
     const auth_user *user;
     /* Query parameters, URL-decoded, by name (NULL when absent). */
     const char *(*query)(const struct req *r, const char *name);
@@ -96,6 +98,28 @@ int rest_typed_object(const api_kind *k, json_t *obj, json_t **warnings, api_err
 
 /* reg_mutate_fn of a replacement (PUT): the object `ctx` (a json_t *) as it is. */
 json_t *rest_replace(const json_t *cur, void *ctx, api_err *e);
+
+/* The request's field manager: fieldManager, or its user agent's prefix
+ * (api/fieldmanager.h) into buf; 0, or -1 with upstream's 422 on `opts`
+ * ("CreateOptions", "PatchOptions", ...) for a fieldManager that is too long
+ * or not printable. */
+int rest_field_manager(const req *rq, const char *opts, char *buf, size_t n, api_err *e);
+
+/* The fieldValidation directive (422 on `opts` for an unknown one); *strict
+ * when it is Strict. */
+int rest_field_validation(const req *rq, const char *opts, bool *strict, api_err *e);
+
+/* The autoscaling/v1 Scale of a scalable object (caller owns). */
+json_t *rest_scale_of(const api_kind *k, const json_t *obj);
+
+/* A dry run's quota explanation as warnings (registry/explain.h): x from
+ * reg_explain_begin, rc and e the write's outcome. */
+void rest_explain_warnings(struct reg_explain *x, int rc, const api_err *e, json_t **warnings);
+
+/* Server-side apply (server/apply.c): PATCH with application/apply-patch+yaml
+ * on the object or its status (sub) or scale subresource. */
+void rest_apply(req *rq, resp *rs, const api_kind *k, const char *ns, const char *name,
+                const char *sub);
 
 /* allot.dev/v1 QuotaReview (server/quotareview.c): true when the path
  * (decoded segments) is the review's, and rs holds the answer. */
