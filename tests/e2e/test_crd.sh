@@ -97,6 +97,17 @@ expect_contains "storedVersions" "$(k get crd buckets.example.com -o jsonpath='{
 bucket b1 us-east-1 20 | k apply -f - >/dev/null
 bucket b2 eu-west-1 | k create -f - >/dev/null
 expect_eq "default storageGB" "$(k get bucket b2 -o jsonpath='{.spec.storageGB}')" "10"
+# server-side apply of a custom resource: twice, then a second manager's conflict
+bucket b3 us-east-1 30 | k apply --server-side -f - >/dev/null || fail "apply --server-side of a Bucket failed"
+bucket b3 us-east-1 30 | k apply --server-side -f - >/dev/null || fail "a second identical apply failed"
+expect_contains "managedFields" "$(k get bucket b3 -o yaml --show-managed-fields)" "manager: kubectl"
+out=$(bucket b3 us-east-1 40 | k apply --server-side --field-manager=other -f - 2>&1) &&
+  fail "a second manager's conflicting apply of a Bucket succeeded"
+expect_contains "conflict" "$out" 'conflict with "kubectl": .spec.storageGB'
+bucket b3 us-east-1 40 | k apply --server-side --field-manager=other --force-conflicts -f - >/dev/null ||
+  fail "--force-conflicts on a Bucket failed"
+expect_eq "forced storageGB" "$(k get bucket b3 -o jsonpath='{.spec.storageGB}')" "40"
+k delete bucket b3 >/dev/null
 expect_eq "generation on create" "$(k get bucket b2 -o jsonpath='{.metadata.generation}')" "1"
 out=$(bucket bad us-east-1 '"ten"' | k create -f - 2>&1) && fail "a string in storageGB was accepted"
 expect_contains "type error" "$out" \
