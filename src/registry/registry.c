@@ -402,6 +402,20 @@ static int create_locked(store_txn *t, const api_kind *k, const char *ns, json_t
     return 0;
 }
 
+/* create_locked, then *out = obj (0), or obj freed and t ended (-1). */
+static int create_in(store_txn *t, const api_kind *k, const char *ns, json_t *obj, bool generated,
+                     bool dry_run, json_t **out, api_err *e)
+{
+    int rc = create_locked(t, k, ns, obj, generated, dry_run, e);
+    if (rc == 0) {
+        *out = obj;
+        return 0;
+    }
+    if (rc < 0) store_abort(t);
+    json_decref(obj);
+    return -1;
+}
+
 int reg_create_as(store *st, const api_kind *k, const char *ns, const json_t *in,
                   const reg_writer *w, bool dry_run, json_t **out, api_err *e)
 {
@@ -415,14 +429,7 @@ int reg_create_as(store *st, const api_kind *k, const char *ns, const json_t *in
         api_err_set(e, API_INTERNAL, "out of memory");
         goto fail;
     }
-    int rc = create_locked(t, k, ns, obj, generated, dry_run, e);
-    if (rc > 0) {
-        json_decref(obj);
-        return -1;
-    }
-    if (rc < 0) goto fail;
-    *out = obj;
-    return 0;
+    return create_in(t, k, ns, obj, generated, dry_run, out, e);
 fail:
     store_abort(t);
     json_decref(obj);
@@ -633,14 +640,7 @@ static int apply_create(store_txn *t, const api_kind *k, const char *ns, const c
     json_object_set_new(meta, "name", json_string(name));
     json_object_del(meta, "generateName");
     if (create_prepare(k, ns, w, obj, &generated, e) != 0) goto fail;
-    int rc = create_locked(t, k, ns, obj, false, dry_run, e);
-    if (rc > 0) {
-        json_decref(obj);
-        return -1;
-    }
-    if (rc < 0) goto fail;
-    *out = obj;
-    return 0;
+    return create_in(t, k, ns, obj, false, dry_run, out, e);
 fail:
     store_abort(t);
     json_decref(obj);
