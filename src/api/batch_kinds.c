@@ -37,7 +37,8 @@ static void template_defaults(json_t *tmpl)
     static const char *const admission_only[] = {"serviceAccountName", "serviceAccount",
                                                  "preemptionPolicy", "priority", NULL};
     bool had[4];
-    for (int i = 0; admission_only[i]; i++) had[i] = get(spec, admission_only[i]) != NULL;
+    for (int i = 0; admission_only[i]; i++)
+        had[i] = get(spec, admission_only[i]) != NULL;
     json_t *pod = json_pack("{s:O}", "spec", spec);
     if (!pod) return;
     pod_defaults(pod);
@@ -159,16 +160,23 @@ static void validate_template(const json_t *tmpl, const char *path, json_t *caus
 static void validate_job_spec(const json_t *spec, const char *path, json_t *causes)
 {
     char f[256];
-    static const char *const nonneg[] = {"parallelism", "completions", "activeDeadlineSeconds",
-                                         "backoffLimit", "ttlSecondsAfterFinished", NULL};
-    for (int i = 0; nonneg[i]; i++) nonnegative(spec, nonneg[i], path, causes);
+    static const char *const nonneg[] = {"parallelism",
+                                         "completions",
+                                         "activeDeadlineSeconds",
+                                         "backoffLimit",
+                                         "ttlSecondsAfterFinished",
+                                         NULL};
+    for (int i = 0; nonneg[i]; i++)
+        nonnegative(spec, nonneg[i], path, causes);
     json_t *mode = get(spec, "completionMode");
     if (mode && strcmp(str(spec, "completionMode"), "NonIndexed") &&
         strcmp(str(spec, "completionMode"), "Indexed")) {
         snprintf(f, sizeof f, "%s.completionMode", path);
-        ferr_add(causes, FERR_NOT_SUPPORTED, f, mode, "supported values: \"NonIndexed\", \"Indexed\"");
+        ferr_add(causes, FERR_NOT_SUPPORTED, f, mode,
+                 "supported values: \"NonIndexed\", \"Indexed\"");
     }
-    if (!strcmp(str(spec, "completionMode"), "Indexed") && !json_is_integer(get(spec, "completions"))) {
+    if (!strcmp(str(spec, "completionMode"), "Indexed") &&
+        !json_is_integer(get(spec, "completions"))) {
         snprintf(f, sizeof f, "%s.completions", path);
         ferr_add(causes, FERR_REQUIRED, f, NULL, "when completion mode is Indexed");
     }
@@ -198,8 +206,7 @@ void job_validate(const json_t *obj, const json_t *old, json_t *causes)
     if (!json_is_true(get(spec, "manualSelector"))) {
         const char *uid = str(meta, "uid");
         json_t *ml = get(sel, "matchLabels");
-        if (*uid && (json_object_size(ml) != 1 ||
-                     strcmp(str(ml, JOB_LABEL_CONTROLLER_UID), uid) ||
+        if (*uid && (json_object_size(ml) != 1 || strcmp(str(ml, JOB_LABEL_CONTROLLER_UID), uid) ||
                      json_array_size(get(sel, "matchExpressions")))) {
             ferr_add(causes, FERR_INVALID, "spec.selector", sel, "`selector` not auto-generated");
             return;

@@ -86,11 +86,7 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_NodeRuntimeHandlerFeatures, m_NodeFeatures, m_Event, m_EventSource, m_EventSeries, m_Binding,
     m_Deployment, m_DeploymentSpec, m_DeploymentStrategy, m_RollingUpdateDeployment,
     m_DeploymentStatus, m_DeploymentCondition, m_ReplicaSet, m_ReplicaSetSpec, m_ReplicaSetStatus,
-    m_ReplicaSetCondition, m_Job, m_JobSpec, m_JobStatus, m_JobCondition,
-    m_UncountedTerminatedPods, m_PodFailurePolicy, m_PodFailurePolicyRule,
-    m_PodFailurePolicyOnExitCodesRequirement, m_PodFailurePolicyOnPodConditionsPattern,
-    m_SuccessPolicy, m_SuccessPolicyRule, m_CronJob, m_CronJobSpec, m_JobTemplateSpec,
-    m_CronJobStatus, m_PriorityClass, m_StorageClass, m_TopologySelectorTerm,
+    m_ReplicaSetCondition, m_PriorityClass, m_StorageClass, m_TopologySelectorTerm,
     m_TopologySelectorLabelRequirement, m_Scale, m_ScaleSpec, m_ScaleStatus, m_Eviction,
     m_TokenRequest, m_TokenRequestSpec, m_BoundObjectReference, m_TokenRequestStatus,
     m_ResourcePool, m_ResourcePoolSpec, m_ResourcePoolSpecConfiguration, m_ResourcePoolStatus,
@@ -110,6 +106,11 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_CustomResourceSubresourceScale, m_CustomResourceColumnDefinition, m_SelectableField,
     m_CustomResourceConversion, m_WebhookConversion, m_CustomResourceDefinitionStatus,
     m_CustomResourceDefinitionCondition;
+/* batch/v1 */
+static const sch_msg m_Job, m_JobSpec, m_JobStatus, m_JobCondition, m_UncountedTerminatedPods,
+    m_PodFailurePolicy, m_PodFailurePolicyRule, m_PodFailurePolicyOnExitCodesRequirement,
+    m_PodFailurePolicyOnPodConditionsPattern, m_SuccessPolicy, m_SuccessPolicyRule, m_CronJob,
+    m_CronJobSpec, m_JobTemplateSpec, m_CronJobStatus;
 
 /* ---- k8s.io/apimachinery/pkg/apis/meta/v1 ---- */
 #define SCH_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -478,9 +479,9 @@ DEF(PodFailurePolicyOnExitCodesRequirement, SK(1, "containerName"), S(2, "operat
 DEF(PodFailurePolicyOnPodConditionsPattern, S(1, "type"), S(2, "status"));
 DEF(SuccessPolicy, RM(1, "rules", SuccessPolicyRule));
 DEF(SuccessPolicyRule, SK(1, "succeededIndexes"), I32K(2, "succeededCount"));
-DEF(JobStatus, RM(1, "conditions", JobCondition), TIME(2, "startTime"),
-    TIME(3, "completionTime"), I32(4, "active"), I32(5, "succeeded"), I32(6, "failed"),
-    I32K(11, "terminating"), SK(7, "completedIndexes"), SK(10, "failedIndexes"),
+DEF(JobStatus, RM(1, "conditions", JobCondition), TIME(2, "startTime"), TIME(3, "completionTime"),
+    I32(4, "active"), I32(5, "succeeded"), I32(6, "failed"), I32K(11, "terminating"),
+    SK(7, "completedIndexes"), SK(10, "failedIndexes"),
     M(8, "uncountedTerminatedPods", UncountedTerminatedPods), I32K(9, "ready"));
 DEF(JobCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastProbeTime"),
     TIME(4, "lastTransitionTime"), S(5, "reason"), S(6, "message"));
@@ -614,8 +615,7 @@ DEF(SelfSubjectRulesReview, META, M(2, "spec", SelfSubjectRulesReviewSpec),
 DEF(SelfSubjectRulesReviewSpec, S(1, "namespace"));
 DEF(SubjectRulesReviewStatus, RM(1, "resourceRules", ResourceRule),
     RM(2, "nonResourceRules", NonResourceRule), BK(3, "incomplete"), S(4, "evaluationError"));
-DEF(ResourceRule, RS(1, "verbs"), RS(2, "apiGroups"), RS(3, "resources"),
-    RS(4, "resourceNames"));
+DEF(ResourceRule, RS(1, "verbs"), RS(2, "apiGroups"), RS(3, "resources"), RS(4, "resourceNames"));
 DEF(NonResourceRule, RS(1, "verbs"), RS(2, "nonResourceURLs"));
 DEF(SelfSubjectReview, META, M(2, "status", SelfSubjectReviewStatus));
 DEF(SelfSubjectReviewStatus, M(1, "userInfo", UserInfo));

@@ -1337,7 +1337,8 @@ static const table_col deployment_cols[] = {
 static const table_col job_cols[] = {
     COL_NAME,
     COL("Status", "string", "Status of the job."),
-    COL("Completions", "string", "The completion status of the job: succeeded pods over completions."),
+    COL("Completions", "string",
+        "The completion status of the job: succeeded pods over completions."),
     COL("Duration", "string", "Time required to complete the job."),
     COL_AGE,
     WIDE("Containers", "string", DESC_CONTAINERS),

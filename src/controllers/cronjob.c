@@ -152,8 +152,8 @@ static int delete_job(cj_ctrl *c, const json_t *cj, const json_t *job)
     api_err e;
     api_err_init(&e);
     const char *name = sget(job, "metadata", "name");
-    int rc = reg_delete(c->st, c->jobs, sget(job, "metadata", "namespace"), name, &o, &out, &gone,
-                        &e);
+    int rc =
+        reg_delete(c->st, c->jobs, sget(job, "metadata", "namespace"), name, &o, &out, &gone, &e);
     if (rc == 0)
         record(c, cj, "Normal", "SuccessfulDelete", "Deleted job %s", name);
     else if (e.code != API_NOT_FOUND)
@@ -488,7 +488,8 @@ static void cj_fini(void *self)
     if (!c) return;
     const char *k;
     void *v;
-    for (size_t it = 0; strmap_next(c->wake, &it, &k, &v);) free(v);
+    for (size_t it = 0; strmap_next(c->wake, &it, &k, &v);)
+        free(v);
     strmap_free(c->wake);
     ctrl_set_free(&c->dirty);
     free(c);

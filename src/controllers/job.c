@@ -44,8 +44,8 @@
 #define WORKERS 4
 
 typedef struct job_rec { /* per Job key, in memory */
-    int64_t wake_ms;      /* 0: none */
-    int32_t failures;     /* pod failures since the last success */
+    int64_t wake_ms;     /* 0: none */
+    int32_t failures;    /* pod failures since the last success */
     int64_t last_failure_ms;
     int64_t create_after_ms; /* a failed create: wait (unless a pod finished) */
 } job_rec;
@@ -215,7 +215,8 @@ typedef struct pod_list {
 
 static void pods_free(pod_list *l)
 {
-    for (size_t i = 0; i < l->n; i++) json_decref(l->v[i].pod);
+    for (size_t i = 0; i < l->n; i++)
+        json_decref(l->v[i].pod);
     free(l->v);
 }
 
@@ -322,9 +323,9 @@ static int write_status(job_ctrl *c, const json_t *job, const json_t *want)
     json_t *out = NULL;
     api_err e;
     api_err_init(&e);
-    int rc = reg_update(c->st, c->jobs, sget(job, "metadata", "namespace"),
-                        sget(job, "metadata", "name"), "status", mutate_status, &s, false, &out,
-                        &e);
+    int rc =
+        reg_update(c->st, c->jobs, sget(job, "metadata", "namespace"),
+                   sget(job, "metadata", "name"), "status", mutate_status, &s, false, &out, &e);
     if (rc != 0 && e.code != API_CONFLICT && e.code != API_NOT_FOUND)
         log_msg(LOG_WARN, "job status write failed", "\"job\":\"%s\",\"error\":\"%s\"",
                 sget(job, "metadata", "name"), e.message);
@@ -358,10 +359,9 @@ static bool set_condition(json_t *status, const char *type, const char *st, cons
         json_object_set_new(cnd, "lastTransitionTime", json_string(now));
         return true;
     }
-    json_array_append_new(conds, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", type,
-                                           "status", st, "lastProbeTime", now,
-                                           "lastTransitionTime", now, "reason", reason, "message",
-                                           message));
+    json_array_append_new(conds, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", type, "status",
+                                           st, "lastProbeTime", now, "lastTransitionTime", now,
+                                           "reason", reason, "message", message));
     return true;
 }
 
@@ -408,8 +408,8 @@ static bool ttl_expired(job_ctrl *c, const char *key, const json_t *job)
 {
     json_t *ttl = json_object_get(json_object_get(job, "spec"), "ttlSecondsAfterFinished");
     if (!json_is_integer(ttl)) return false;
-    const json_t *fin = condition_true(job, "Complete") ? condition(job, "Complete")
-                                                         : condition(job, "Failed");
+    const json_t *fin =
+        condition_true(job, "Complete") ? condition(job, "Complete") : condition(job, "Failed");
     int64_t at = parse_time(json_string_value(json_object_get(fin, "lastTransitionTime")));
     if (at < 0) return false;
     int64_t left = at + json_integer_value(ttl) - now_unix();
@@ -478,10 +478,9 @@ static void sync_job(job_ctrl *c, const char *key)
         if (!p->fin || (!p->succeeded && !p->failed)) continue;
         if (in_list(usucc, p->uid) || in_list(ufail, p->uid)) continue;
         /* a Job suspended or finished deletes its pods: not failures */
-        if (p->failed && !p->succeeded && p->deleting && (finished || being_deleted ||
-                                                          json_is_true(json_object_get(
-                                                              json_object_get(job, "spec"),
-                                                              "suspend"))) &&
+        if (p->failed && !p->succeeded && p->deleting &&
+            (finished || being_deleted ||
+             json_is_true(json_object_get(json_object_get(job, "spec"), "suspend"))) &&
             strcmp(sget(p->pod, "status", "phase"), "Failed"))
             continue;
         json_array_append_new(p->succeeded ? usucc : ufail, json_string(p->uid));
@@ -494,8 +493,7 @@ static void sync_job(job_ctrl *c, const char *key)
     for (size_t i = 0; i < pods.n; i++) {
         pod_view *p = &pods.v[i];
         if (p->fin && (p->succeeded || p->failed) &&
-            ctrl_remove_finalizer(c->st, c->pods, ns, p->name, p->uid, JOB_TRACKING_FINALIZER) ==
-                0)
+            ctrl_remove_finalizer(c->st, c->pods, ns, p->name, p->uid, JOB_TRACKING_FINALIZER) == 0)
             p->fin = false;
     }
     int32_t moved_s = 0, moved_f = 0;
@@ -518,8 +516,7 @@ static void sync_job(job_ctrl *c, const char *key)
     for (size_t i = 0; i < pods.n; i++) {
         pod_view *p = &pods.v[i];
         if (p->fin && p->deleting && !in_list(usucc, p->uid) && !in_list(ufail, p->uid) &&
-            ctrl_remove_finalizer(c->st, c->pods, ns, p->name, p->uid, JOB_TRACKING_FINALIZER) ==
-                0)
+            ctrl_remove_finalizer(c->st, c->pods, ns, p->name, p->uid, JOB_TRACKING_FINALIZER) == 0)
             p->fin = false;
     }
     int32_t succeeded = spec_int(status, "succeeded", 0) + moved_s;
@@ -587,7 +584,7 @@ static void sync_job(job_ctrl *c, const char *key)
     int32_t removed = 0;
     if (out.remove > 0) {
         const char **keys = calloc((size_t)out.remove, sizeof *keys);
-        char (*kbuf)[600] = calloc((size_t)out.remove, sizeof *kbuf);
+        char(*kbuf)[600] = calloc((size_t)out.remove, sizeof *kbuf);
         size_t nk = 0;
         for (int want_ready = 0; want_ready < 2 && keys && kbuf; want_ready++)
             for (size_t i = 0; i < pods.n && nk < (size_t)out.remove; i++)
@@ -624,7 +621,8 @@ static void sync_job(job_ctrl *c, const char *key)
         api_err_init(&first);
         podctl_expect_creations(c->pc, key, out.create);
         size_t ok = podctl_slow_start(c->pc, (size_t)out.create, 1, create_one, &cc, &first);
-        for (size_t i = ok; i < (size_t)out.create; i++) podctl_creation_observed(c->pc, key);
+        for (size_t i = ok; i < (size_t)out.create; i++)
+            podctl_creation_observed(c->pc, key);
         created = (int32_t)ok;
         if (ok < (size_t)out.create && !podctl_namespace_terminating(&first)) {
             int64_t d = podctl_backoff_failure(c->pc, key);
@@ -675,7 +673,8 @@ out:
 static void job_flush(void *self)
 {
     job_ctrl *c = self;
-    for (size_t i = 0; i < c->dirty.n && !atomic_load(c->stop); i++) sync_job(c, c->dirty.v[i]);
+    for (size_t i = 0; i < c->dirty.n && !atomic_load(c->stop); i++)
+        sync_job(c, c->dirty.v[i]);
     ctrl_set_clear(&c->dirty);
     for (size_t i = 0; i < c->orphans.n && !atomic_load(c->stop); i++)
         check_orphan(c, c->orphans.v[i]);
@@ -740,12 +739,13 @@ static void job_fini(void *self)
     podctl_free(c->pc);
     const char *k;
     void *v;
-    for (size_t it = 0; strmap_next(c->recs, &it, &k, &v);) free(v);
+    for (size_t it = 0; strmap_next(c->recs, &it, &k, &v);)
+        free(v);
     strmap_free(c->recs);
     ctrl_set_free(&c->dirty);
     ctrl_set_free(&c->orphans);
     free(c);
 }
 
-const ctrl_def ctrl_job_def = {"job",    job_init,   job_fini, job_event,
+const ctrl_def ctrl_job_def = {"job",     job_init,   job_fini, job_event,
                                job_flush, job_resync, job_tick};

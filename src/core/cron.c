@@ -49,8 +49,7 @@ static int parse_int(const char *s, size_t n, int *out, char *err, size_t errlen
     return 0;
 }
 
-static int int_or_name(const char *s, size_t n, const bounds *b, int *out, char *err,
-                       size_t errlen)
+static int int_or_name(const char *s, size_t n, const bounds *b, int *out, char *err, size_t errlen)
 {
     if (b->names)
         for (int i = 0; b->names[i]; i++)
@@ -100,8 +99,7 @@ static int parse_range(const char *s, size_t n, const bounds *b, uint64_t *bits,
         return -1;
     }
     if (end > b->max) {
-        snprintf(err, errlen, "end of range (%d) above maximum (%d): %.*s", end, b->max, (int)n,
-                 s);
+        snprintf(err, errlen, "end of range (%d) above maximum (%d): %.*s", end, b->max, (int)n, s);
         return -1;
     }
     if (start > end) {
@@ -113,7 +111,8 @@ static int parse_range(const char *s, size_t n, const bounds *b, uint64_t *bits,
         snprintf(err, errlen, "step of range should be a positive number: %.*s", (int)n, s);
         return -1;
     }
-    for (int v = start; v <= end; v += step) *bits |= 1ULL << v;
+    for (int v = start; v <= end; v += step)
+        *bits |= 1ULL << v;
     if (is_star) *star = true;
     return 0;
 }
@@ -146,14 +145,17 @@ int cron_parse(const char *spec, cron_sched *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     const char *p = spec ? spec : "";
-    while (isspace((unsigned char)*p)) p++;
+    while (isspace((unsigned char)*p))
+        p++;
     if (!*p) {
         snprintf(err, errlen, "empty spec string");
         return -1;
     }
     if (!strncmp(p, "TZ=", 3) || !strncmp(p, "CRON_TZ=", 8)) {
-        while (*p && !isspace((unsigned char)*p)) p++;
-        while (isspace((unsigned char)*p)) p++;
+        while (*p && !isspace((unsigned char)*p))
+            p++;
+        while (isspace((unsigned char)*p))
+            p++;
     }
     if (*p == '@') {
         size_t n = strcspn(p, " \t\n\r\f\v");
@@ -166,7 +168,8 @@ int cron_parse(const char *spec, cron_sched *out, char *err, size_t errlen)
     const char *f[8];
     size_t fl[8], nf = 0, total = 0;
     for (const char *q = p; *q;) {
-        while (isspace((unsigned char)*q)) q++;
+        while (isspace((unsigned char)*q))
+            q++;
         if (!*q) break;
         size_t n = strcspn(q, " \t\n\r\f\v");
         if (nf < 8) {
@@ -181,7 +184,8 @@ int cron_parse(const char *spec, cron_sched *out, char *err, size_t errlen)
         size_t off = 0;
         list[0] = '\0';
         for (const char *q = p; *q && off < sizeof list - 1;) {
-            while (isspace((unsigned char)*q)) q++;
+            while (isspace((unsigned char)*q))
+                q++;
             if (!*q) break;
             size_t n = strcspn(q, " \t\n\r\f\v");
             int w = snprintf(list + off, sizeof list - off, "%s%.*s", off ? " " : "", (int)n, q);

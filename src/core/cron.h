@@ -31,7 +31,7 @@
 typedef struct cron_sched {
     uint64_t minute; /* bit n: minute n */
     uint32_t hour;
-    uint32_t dom; /* bits 1..31 */
+    uint32_t dom;   /* bits 1..31 */
     uint16_t month; /* bits 1..12 */
     uint8_t dow;    /* bits 0..6 */
     bool dom_star, dow_star;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cj_due_times(const cron_sched *s, const tz_zone *z, int64_t earliest, int64_t now,
-                  int64_t sds, cj_due *out)
+void cj_due_times(const cron_sched *s, const tz_zone *z, int64_t earliest, int64_t now, int64_t sds,
+                  cj_due *out)
 {
     memset(out, 0, sizeof *out);
     out->scheduled = -1;

@@ -32,8 +32,8 @@ typedef struct cj_due {
 } cj_due;
 
 /* sds < 0: no startingDeadlineSeconds. */
-void cj_due_times(const cron_sched *s, const tz_zone *z, int64_t earliest, int64_t now,
-                  int64_t sds, cj_due *out);
+void cj_due_times(const cron_sched *s, const tz_zone *z, int64_t earliest, int64_t now, int64_t sds,
+                  cj_due *out);
 
 typedef enum { CJ_RUN, CJ_SKIP, CJ_REPLACE } cj_action;
 /* policy "Allow" | "Forbid" | "Replace" (anything else: Allow). */

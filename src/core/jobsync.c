@@ -7,7 +7,8 @@ int64_t job_backoff_ms(int32_t n)
 {
     if (n <= 0) return 0;
     int64_t d = JOB_BACKOFF_BASE_MS;
-    for (int32_t i = 1; i < n && d < JOB_BACKOFF_MAX_MS; i++) d *= 2;
+    for (int32_t i = 1; i < n && d < JOB_BACKOFF_MAX_MS; i++)
+        d *= 2;
     return d < JOB_BACKOFF_MAX_MS ? d : JOB_BACKOFF_MAX_MS;
 }
 
@@ -58,9 +59,9 @@ void job_decide(const job_in *in, job_out *out)
     }
 
     /* 3. success */
-    bool done = in->success_criteria ||
-                (in->completions >= 0 ? in->succeeded >= in->completions
-                                      : in->succeeded > 0 && in->active == 0);
+    bool done =
+        in->success_criteria || (in->completions >= 0 ? in->succeeded >= in->completions
+                                                      : in->succeeded > 0 && in->active == 0);
     if (done) {
         out->state = JOB_SUCCEEDING;
         out->reason = JOB_REASON_COMPLETIONS;
@@ -93,8 +94,8 @@ void job_decide(const job_in *in, job_out *out)
     int32_t diff = want - in->active;
     if (diff > JOB_BURST) diff = JOB_BURST;
     if (diff > 0 && in->failures_since_success > 0) {
-        int64_t left = in->last_failure_ms + job_backoff_ms(in->failures_since_success) -
-                       in->now_ms;
+        int64_t left =
+            in->last_failure_ms + job_backoff_ms(in->failures_since_success) - in->now_ms;
         if (left > 0) {
             wake_at(out, left);
             return;

@@ -42,19 +42,19 @@
 
 typedef struct job_in {
     int32_t parallelism;
-    int32_t completions;    /* -1: not set */
-    int32_t backoff_limit;  /* defaulted */
+    int32_t completions;     /* -1: not set */
+    int32_t backoff_limit;   /* defaulted */
     int64_t active_deadline; /* seconds; -1: not set */
     bool suspend;
     bool finished;       /* a Complete or Failed condition is True */
     bool failure_target; /* FailureTarget True already: its reason below */
     const char *failure_reason;
-    bool success_criteria; /* SuccessCriteriaMet True already */
-    int64_t start_time;    /* Unix seconds; -1: not started */
-    int64_t now;           /* Unix seconds */
-    int32_t active;        /* pods neither terminal nor being deleted */
-    int32_t terminating;   /* pods being deleted, not yet gone */
-    int32_t succeeded, failed; /* counted and uncounted */
+    bool success_criteria;          /* SuccessCriteriaMet True already */
+    int64_t start_time;             /* Unix seconds; -1: not started */
+    int64_t now;                    /* Unix seconds */
+    int32_t active;                 /* pods neither terminal nor being deleted */
+    int32_t terminating;            /* pods being deleted, not yet gone */
+    int32_t succeeded, failed;      /* counted and uncounted */
     int32_t failures_since_success; /* for the backoff */
     int64_t last_failure_ms;        /* any monotonic clock, with now_ms */
     int64_t now_ms;
@@ -66,11 +66,11 @@ typedef struct job_out {
     job_state state;
     const char *reason; /* FailureTarget/Failed, or SuccessCriteriaMet/Complete */
     const char *message;
-    bool set_target;    /* add FailureTarget or SuccessCriteriaMet now */
-    bool set_final;     /* add Failed or Complete now (no pod left active or terminating) */
-    int32_t create;     /* pods to create now */
-    int32_t remove;     /* active pods to delete now (the not-ready first) */
-    int64_t wake_ms;    /* > 0: sync again this many ms from now (backoff, deadline) */
+    bool set_target; /* add FailureTarget or SuccessCriteriaMet now */
+    bool set_final;  /* add Failed or Complete now (no pod left active or terminating) */
+    int32_t create;  /* pods to create now */
+    int32_t remove;  /* active pods to delete now (the not-ready first) */
+    int64_t wake_ms; /* > 0: sync again this many ms from now (backoff, deadline) */
 } job_out;
 
 void job_decide(const job_in *in, job_out *out);

@@ -73,7 +73,8 @@ static const char *skip_name(const char *p)
         return q ? q + 1 : NULL;
     }
     const char *s = p;
-    while (isalpha((unsigned char)*p)) p++;
+    while (isalpha((unsigned char)*p))
+        p++;
     return p - s >= 3 ? p : NULL;
 }
 
@@ -86,7 +87,8 @@ static const char *parse_hms(const char *p, int32_t *out)
     int32_t v[3] = {0, 0, 0};
     for (int i = 0; i < 3; i++) {
         if (!isdigit((unsigned char)*p)) return NULL;
-        while (isdigit((unsigned char)*p)) v[i] = v[i] * 10 + (*p++ - '0');
+        while (isdigit((unsigned char)*p))
+            v[i] = v[i] * 10 + (*p++ - '0');
         if (*p != ':' || i == 2) break;
         p++;
     }
@@ -99,7 +101,8 @@ static const char *parse_date(const char *p, rule_date *r)
     if (*p != 'M') return NULL; /* Jn and n forms: not used by the tz database */
     if (sscanf(p, "M%d.%d.%d", &r->mon, &r->week, &r->wday) != 3) return NULL;
     p++;
-    while (isdigit((unsigned char)*p) || *p == '.') p++;
+    while (isdigit((unsigned char)*p) || *p == '.')
+        p++;
     r->secs = 7200;
     if (*p == '/') p = parse_hms(p + 1, &r->secs);
     return p;
@@ -137,7 +140,8 @@ static int64_t rule_day(int y, const rule_date *r)
     int64_t d = first + ((r->wday - wd_first + 7) % 7) + (int64_t)(r->week - 1) * 7;
     int ny = r->mon == 12 ? y + 1 : y, nm = r->mon == 12 ? 1 : r->mon + 1;
     int64_t next = tz_days_from_civil(ny, nm, 1);
-    while (d >= next) d -= 7; /* week 5: the last such day */
+    while (d >= next)
+        d -= 7; /* week 5: the last such day */
     return d;
 }
 
@@ -205,9 +209,11 @@ tz_zone *tz_parse(const unsigned char *data, size_t len, char *err, size_t errle
         for (size_t i = 0; i < timecnt; i++)
             z->trans[i] = tsize == 8 ? be64(p + i * 8) : (int32_t)be32(p + i * 4);
         p += (size_t)timecnt * tsize;
-        for (size_t i = 0; i < timecnt; i++) z->idx[i] = p[i] < typecnt ? p[i] : 0;
+        for (size_t i = 0; i < timecnt; i++)
+            z->idx[i] = p[i] < typecnt ? p[i] : 0;
         p += timecnt;
-        for (size_t i = 0; i < typecnt; i++) z->off[i] = (int32_t)be32(p + i * 6);
+        for (size_t i = 0; i < typecnt; i++)
+            z->off[i] = (int32_t)be32(p + i * 6);
         z->first_off = typecnt ? z->off[0] : 0;
         const unsigned char *end = h + 44 + body;
         if (tsize == 8 && end < data + len && *end == '\n') {

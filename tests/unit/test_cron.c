@@ -96,14 +96,15 @@ static void test_next_utc(void **state)
     (void)state;
     int64_t t = utc(2024, 5, 10, 12, 34) + 17;
     next_is("* * * * *", NULL, t, utc(2024, 5, 10, 12, 35));
-    next_is("* * * * *", NULL, utc(2024, 5, 10, 12, 35), utc(2024, 5, 10, 12, 36)); /* strictly after */
+    next_is("* * * * *", NULL, utc(2024, 5, 10, 12, 35),
+            utc(2024, 5, 10, 12, 36)); /* strictly after */
     next_is("*/1 * * * *", NULL, t, utc(2024, 5, 10, 12, 35));
     next_is("0 * * * *", NULL, t, utc(2024, 5, 10, 13, 0));
     next_is("30 2 * * *", NULL, t, utc(2024, 5, 11, 2, 30));
     next_is("0 0 1 * *", NULL, t, utc(2024, 6, 1, 0, 0));
     next_is("@yearly", NULL, t, utc(2025, 1, 1, 0, 0));
     next_is("0 0 29 2 *", NULL, t, utc(2028, 2, 29, 0, 0));
-    next_is("0 0 30 2 *", NULL, t, -1); /* never */
+    next_is("0 0 30 2 *", NULL, t, -1);                      /* never */
     next_is("0 9 * * MON", NULL, t, utc(2024, 5, 13, 9, 0)); /* 2024-05-10 is a Friday */
     /* day of month OR day of week when both are restricted */
     next_is("0 0 13 * 5", NULL, utc(2024, 5, 11, 0, 0), utc(2024, 5, 13, 0, 0));
@@ -111,8 +112,8 @@ static void test_next_utc(void **state)
     /* AND when one is a star */
     next_is("0 0 * * 5", NULL, utc(2024, 5, 11, 0, 0), utc(2024, 5, 17, 0, 0));
     next_is("0 0 13 * *", NULL, utc(2024, 5, 13, 0, 0), utc(2024, 6, 13, 0, 0));
-    /* "*/1" keeps the star (robfig clears it only for a step above 1): AND */
-    next_is("0 0 13 * */1", NULL, utc(2024, 5, 11, 0, 0), utc(2024, 5, 13, 0, 0));
+    /* "*/ 1 " keeps the star (robfig clears it only for a step above 1): AND */
+        next_is("0 0 13 * */1", NULL, utc(2024, 5, 11, 0, 0), utc(2024, 5, 13, 0, 0));
     next_is("0 12 * 2 *", NULL, utc(2024, 12, 31, 23, 59), utc(2025, 2, 1, 12, 0));
 }
 

@@ -16,8 +16,13 @@
 
 static job_in base(void)
 {
-    job_in in = {.parallelism = 3, .completions = 10, .backoff_limit = 6, .active_deadline = -1,
-                 .start_time = 1000, .now = 1010, .now_ms = 100000};
+    job_in in = {.parallelism = 3,
+                 .completions = 10,
+                 .backoff_limit = 6,
+                 .active_deadline = -1,
+                 .start_time = 1000,
+                 .now = 1010,
+                 .now_ms = 100000};
     return in;
 }
 
@@ -191,7 +196,8 @@ static void test_cron_policy_names_history(void **state)
     assert_int_equal(cj_history(j, 6, 1, 1), 3);
     assert_true(j[0].remove && j[2].remove && j[4].remove);
     assert_false(j[1].remove || j[3].remove || j[5].remove);
-    for (int i = 0; i < 6; i++) j[i].remove = false;
+    for (int i = 0; i < 6; i++)
+        j[i].remove = false;
     assert_int_equal(cj_history(j, 6, 0, -1), 3); /* limit 0 removes all; -1 none */
     assert_false(j[4].remove);
 }
