@@ -112,8 +112,9 @@ static void test_next_utc(void **state)
     /* AND when one is a star */
     next_is("0 0 * * 5", NULL, utc(2024, 5, 11, 0, 0), utc(2024, 5, 17, 0, 0));
     next_is("0 0 13 * *", NULL, utc(2024, 5, 13, 0, 0), utc(2024, 6, 13, 0, 0));
-    /* "*/ 1 " keeps the star (robfig clears it only for a step above 1): AND */
-        next_is("0 0 13 * */1", NULL, utc(2024, 5, 11, 0, 0), utc(2024, 5, 13, 0, 0));
+    /* a star with step 1 stays a star (robfig clears it only for a step
+     * above 1): AND */
+    next_is("0 0 13 * */1", NULL, utc(2024, 5, 11, 0, 0), utc(2024, 5, 13, 0, 0));
     next_is("0 12 * 2 *", NULL, utc(2024, 12, 31, 23, 59), utc(2025, 2, 1, 12, 0));
 }
 
