@@ -94,6 +94,7 @@ void job_defaults(json_t *obj)
     json_t *tl = get(get(get(spec, "template"), "metadata"), "labels");
     if (json_object_size(tl) && !json_object_size(get(meta, "labels")))
         json_object_set_new(meta, "labels", json_deep_copy(tl));
+    json_object_ensure(obj, "status"); /* upstream's empty JobStatus: {} */
 }
 
 void cronjob_defaults(json_t *obj)
@@ -105,6 +106,7 @@ void cronjob_defaults(json_t *obj)
     json_default_new(spec, "failedJobsHistoryLimit", json_integer(1));
     json_t *jt = get(spec, "jobTemplate");
     template_defaults(get(get(jt, "spec"), "template"));
+    json_object_ensure(obj, "status");
 }
 
 /* ---- validation ---- */

@@ -44,8 +44,20 @@ typedef struct cj_ctrl {
     const atomic_bool *stop;
     const api_kind *cronjobs, *jobs;
     ctrl_set dirty;
-    strmap *wake; /* cronjob key -> int64_t* (Unix ms) */
+    strmap *wake; /* cronjob key -> cj_wake* */
 } cj_ctrl;
+
+typedef struct cj_wake {
+    char *key;  /* owned: the map's key */
+    int64_t at; /* Unix ms; 0: none */
+} cj_wake;
+
+static void wake_free(cj_wake *w)
+{
+    if (!w) return;
+    free(w->key);
+    free(w);
+}
 
 static const char *sget(const json_t *o, const char *a, const char *b)
 {
@@ -68,21 +80,20 @@ static int64_t now_ms(void)
 
 static void wake_at(cj_ctrl *c, const char *key, int64_t at_ms)
 {
-    int64_t *w = strmap_get(c->wake, key);
+    cj_wake *w = strmap_get(c->wake, key);
     if (!w) {
-        if (!(w = malloc(sizeof *w))) return;
-        *w = 0;
-        if (strmap_put(c->wake, key, w, NULL) != 0) {
-            free(w);
+        if (!(w = calloc(1, sizeof *w))) return;
+        if (!(w->key = strdup(key)) || strmap_put(c->wake, w->key, w, NULL) != 0) {
+            wake_free(w);
             return;
         }
     }
-    if (*w == 0 || at_ms < *w) *w = at_ms;
+    if (w->at == 0 || at_ms < w->at) w->at = at_ms;
 }
 
 static void wake_forget(cj_ctrl *c, const char *key)
 {
-    free(strmap_del(c->wake, key));
+    wake_free(strmap_del(c->wake, key));
 }
 
 static bool cond_true(const json_t *job, const char *type)
@@ -441,9 +452,9 @@ static void cj_tick(void *self)
     const char *k;
     void *v;
     for (size_t it = 0; strmap_next(c->wake, &it, &k, &v);) {
-        int64_t *w = v;
-        if (*w && *w <= now) {
-            *w = 0;
+        cj_wake *w = v;
+        if (w->at && w->at <= now) {
+            w->at = 0;
             ctrl_set_add(&c->dirty, k);
         }
     }
@@ -489,7 +500,7 @@ static void cj_fini(void *self)
     const char *k;
     void *v;
     for (size_t it = 0; strmap_next(c->wake, &it, &k, &v);)
-        free(v);
+        wake_free(v);
     strmap_free(c->wake);
     ctrl_set_free(&c->dirty);
     free(c);

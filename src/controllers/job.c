@@ -44,6 +44,7 @@
 #define WORKERS 4
 
 typedef struct job_rec { /* per Job key, in memory */
+    char *key;           /* owned: the recs map's key */
     int64_t wake_ms;     /* 0: none */
     int32_t failures;    /* pod failures since the last success */
     int64_t last_failure_ms;
@@ -84,16 +85,24 @@ static job_rec *rec_of(job_ctrl *c, const char *key)
     job_rec *r = strmap_get(c->recs, key);
     if (r) return r;
     r = calloc(1, sizeof *r);
-    if (r && strmap_put(c->recs, key, r, NULL) != 0) {
+    if (r && (!(r->key = strdup(key)) || strmap_put(c->recs, r->key, r, NULL) != 0)) {
+        free(r->key);
         free(r);
         r = NULL;
     }
     return r;
 }
 
+static void rec_free(job_rec *r)
+{
+    if (!r) return;
+    free(r->key);
+    free(r);
+}
+
 static void rec_forget(job_ctrl *c, const char *key)
 {
-    free(strmap_del(c->recs, key));
+    rec_free(strmap_del(c->recs, key));
     podctl_forget(c->pc, key);
 }
 
@@ -740,7 +749,7 @@ static void job_fini(void *self)
     const char *k;
     void *v;
     for (size_t it = 0; strmap_next(c->recs, &it, &k, &v);)
-        free(v);
+        rec_free(v);
     strmap_free(c->recs);
     ctrl_set_free(&c->dirty);
     ctrl_set_free(&c->orphans);
