@@ -1,6 +1,7 @@
 /* kinds.c - the table of served kinds (see kinds.h). */
 #include "api/kinds.h"
 
+#include "api/batch_kinds.h"
 #include "api/core_validation.h"
 #include "api/crd.h"
 #include "api/custom_quota_kinds.h"
@@ -59,6 +60,10 @@ static const api_field node_fields[] = {{"spec.unschedulable", "spec.unschedulab
 static const api_field replicas_fields[] = {{"status.replicas", "status.replicas", "0"},
                                             {NULL, NULL, NULL}};
 
+/* upstream's Job field selector: status.successful */
+static const api_field job_fields[] = {{"status.successful", "status.succeeded", "0"},
+                                       {NULL, NULL, NULL}};
+
 #define CORE "", "v1"
 static const api_kind builtin[] = {
     {CORE, "Namespace", "namespaces", "namespace", "ns", NULL, false, API_SUB_STATUS,
@@ -101,6 +106,11 @@ static const api_kind builtin[] = {
      API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, NULL, deployment_defaults, NULL},
     {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", "rs", "all", true,
      API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults, NULL},
+    /* batch/v1 (api/batch_kinds.h) */
+    {"batch", "v1", "Job", "jobs", "job", NULL, "all", true, API_SUB_STATUS, API_NAME_SUBDOMAIN,
+     job_fields, job_defaults, job_validate, NULL, job_validate_update},
+    {"batch", "v1", "CronJob", "cronjobs", "cronjob", "cj", "all", true, API_SUB_STATUS,
+     API_NAME_SUBDOMAIN, NULL, cronjob_defaults, cronjob_validate},
     /* Capsule's CRDs (api/pool_kinds.h): custom resources, named as DNS subdomains. */
     {POOL_GROUP, POOL_VERSION, "ResourcePool", "resourcepools", "resourcepool", "quotapool", NULL,
      false, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, resourcepool_defaults, resourcepool_validate},

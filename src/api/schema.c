@@ -125,6 +125,11 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_CustomResourceSubresourceScale, m_CustomResourceColumnDefinition, m_SelectableField,
     m_CustomResourceConversion, m_WebhookConversion, m_CustomResourceDefinitionStatus,
     m_CustomResourceDefinitionCondition;
+/* batch/v1 */
+static const sch_msg m_Job, m_JobSpec, m_JobStatus, m_JobCondition, m_UncountedTerminatedPods,
+    m_PodFailurePolicy, m_PodFailurePolicyRule, m_PodFailurePolicyOnExitCodesRequirement,
+    m_PodFailurePolicyOnPodConditionsPattern, m_SuccessPolicy, m_SuccessPolicyRule, m_CronJob,
+    m_CronJobSpec, m_JobTemplateSpec, m_CronJobStatus;
 
 /* ---- k8s.io/apimachinery/pkg/apis/meta/v1 ---- */
 #define SCH_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -485,6 +490,40 @@ DEF(ReplicaSetStatus, I32K(1, "replicas"), I32(2, "fullyLabeledReplicas"), I32(4
 DEF(ReplicaSetCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastTransitionTime"),
     S(4, "reason"), S(5, "message"));
 
+/* ---- k8s.io/api/batch/v1 ---- */
+#undef SCH_PKG
+#define SCH_PKG "io.k8s.api.batch.v1"
+DEF(Job, META, M(2, "spec", JobSpec), M(3, "status", JobStatus));
+DEF(JobSpec, I32K(1, "parallelism"), I32K(2, "completions"), I64K(3, "activeDeadlineSeconds"),
+    M(11, "podFailurePolicy", PodFailurePolicy), M(16, "successPolicy", SuccessPolicy),
+    I32K(7, "backoffLimit"), I32K(12, "backoffLimitPerIndex"), I32K(13, "maxFailedIndexes"),
+    M(4, "selector", LabelSelector), BK(5, "manualSelector"), M(6, "template", PodTemplateSpec),
+    I32K(8, "ttlSecondsAfterFinished"), SK(9, "completionMode"), BK(10, "suspend"),
+    SK(14, "podReplacementPolicy"), SK(15, "managedBy"));
+DEF(PodFailurePolicy, RM(1, "rules", PodFailurePolicyRule));
+DEF(PodFailurePolicyRule, S(1, "action"),
+    M(2, "onExitCodes", PodFailurePolicyOnExitCodesRequirement),
+    RM(3, "onPodConditions", PodFailurePolicyOnPodConditionsPattern));
+DEF(PodFailurePolicyOnExitCodesRequirement, SK(1, "containerName"), S(2, "operator"),
+    RI32(3, "values"));
+DEF(PodFailurePolicyOnPodConditionsPattern, S(1, "type"), S(2, "status"));
+DEF(SuccessPolicy, RM(1, "rules", SuccessPolicyRule));
+DEF(SuccessPolicyRule, SK(1, "succeededIndexes"), I32K(2, "succeededCount"));
+DEF(JobStatus, RM(1, "conditions", JobCondition), TIME(2, "startTime"), TIME(3, "completionTime"),
+    I32(4, "active"), I32(5, "succeeded"), I32(6, "failed"), I32K(11, "terminating"),
+    SK(7, "completedIndexes"), SK(10, "failedIndexes"),
+    M(8, "uncountedTerminatedPods", UncountedTerminatedPods), I32K(9, "ready"));
+DEF(JobCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastProbeTime"),
+    TIME(4, "lastTransitionTime"), S(5, "reason"), S(6, "message"));
+DEF(UncountedTerminatedPods, RS(1, "succeeded"), RS(2, "failed"));
+DEF(CronJob, META, M(2, "spec", CronJobSpec), M(3, "status", CronJobStatus));
+DEF(CronJobSpec, S(1, "schedule"), SK(8, "timeZone"), I64K(2, "startingDeadlineSeconds"),
+    S(3, "concurrencyPolicy"), BK(4, "suspend"), M(5, "jobTemplate", JobTemplateSpec),
+    I32K(6, "successfulJobsHistoryLimit"), I32K(7, "failedJobsHistoryLimit"));
+DEF(JobTemplateSpec, META, M(2, "spec", JobSpec));
+DEF(CronJobStatus, RM(1, "active", ObjectReference), TIME(4, "lastScheduleTime"),
+    TIME(5, "lastSuccessfulTime"));
+
 /* ---- scheduling.k8s.io/v1, storage.k8s.io/v1, autoscaling/v1, policy/v1 ---- */
 #undef SCH_PKG
 #define SCH_PKG "io.k8s.api.scheduling.v1"
@@ -667,6 +706,8 @@ static const struct {
     {"v1", "Binding", &m_Binding},
     {"apps/v1", "Deployment", &m_Deployment},
     {"apps/v1", "ReplicaSet", &m_ReplicaSet},
+    {"batch/v1", "Job", &m_Job},
+    {"batch/v1", "CronJob", &m_CronJob},
     {"scheduling.k8s.io/v1", "PriorityClass", &m_PriorityClass},
     {"storage.k8s.io/v1", "StorageClass", &m_StorageClass},
     {"autoscaling/v1", "Scale", &m_Scale},

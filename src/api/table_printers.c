@@ -830,6 +830,69 @@ static void deployment_row(const json_t *o, int64_t now, json_t *cells)
 
 /* The first condition of `type` in the array at `path`, or NULL
  * (".status.conditions[?(@.type=="Ready")]"). */
+/* ---- batch/v1: printJob, printCronJob ---- */
+
+static bool job_has_condition(const json_t *o, const char *type)
+{
+    return has_condition(api_json_path(o, "status.conditions"), type, "True");
+}
+
+static void job_row(const json_t *o, int64_t now, json_t *cells)
+{
+    char buf[64], dur[32] = "";
+    json_t *comp = api_json_path(o, "spec.completions");
+    json_int_t succeeded = ji(o, "status.succeeded", 0), par = ji(o, "spec.parallelism", 0);
+    if (json_is_integer(comp))
+        snprintf(buf, sizeof buf, "%lld/%lld", (long long)succeeded,
+                 (long long)json_integer_value(comp));
+    else if (par > 1)
+        snprintf(buf, sizeof buf, "%lld/1 of %lld", (long long)succeeded, (long long)par);
+    else
+        snprintf(buf, sizeof buf, "%lld/1", (long long)succeeded);
+    int64_t start, end;
+    if (table_parse_time(api_json_path(o, "status.startTime"), &start)) {
+        if (!table_parse_time(api_json_path(o, "status.completionTime"), &end)) end = now;
+        table_human_duration(end - start, dur, sizeof dur);
+    }
+    const char *status = "Running";
+    if (job_has_condition(o, "Complete"))
+        status = "Complete";
+    else if (job_has_condition(o, "Failed"))
+        status = "Failed";
+    else if (api_json_path(o, "metadata.deletionTimestamp"))
+        status = "Terminating";
+    else if (job_has_condition(o, "SuccessCriteriaMet"))
+        status = "SuccessCriteriaMet";
+    else if (job_has_condition(o, "Suspended"))
+        status = "Suspended";
+    else if (job_has_condition(o, "FailureTarget"))
+        status = "FailureTarget";
+    cell_name(cells, o);
+    cell_s(cells, status);
+    cell_s(cells, buf);
+    cell_s(cells, dur);
+    cell_age(cells, o, now);
+    cell_containers(cells, o, "spec.template.spec.containers");
+    cell_label_selector(cells, api_json_path(o, "spec.selector"));
+}
+
+static void cronjob_row(const json_t *o, int64_t now, json_t *cells)
+{
+    char last[32] = "<none>";
+    json_t *lst = api_json_path(o, "status.lastScheduleTime");
+    if (lst) table_since(lst, now, last, sizeof last);
+    json_t *tz = api_json_path(o, "spec.timeZone"), *susp = api_json_path(o, "spec.suspend");
+    cell_name(cells, o);
+    cell_s(cells, js(o, "spec.schedule"));
+    cell_s(cells, json_is_string(tz) ? json_string_value(tz) : "<none>");
+    cell_s(cells, !json_is_boolean(susp) ? "<unset>" : json_is_true(susp) ? "True" : "False");
+    cell_i(cells, (json_int_t)jlen(o, "status.active"));
+    cell_s(cells, last);
+    cell_age(cells, o, now);
+    cell_containers(cells, o, "spec.jobTemplate.spec.template.spec.containers");
+    cell_label_selector(cells, api_json_path(o, "spec.jobTemplate.spec.selector"));
+}
+
 static const json_t *condition_of(const json_t *o, const char *path, const char *type)
 {
     size_t i;
@@ -1271,6 +1334,36 @@ static const table_col deployment_cols[] = {
     COL_END,
 };
 
+static const table_col job_cols[] = {
+    COL_NAME,
+    COL("Status", "string", "Status of the job."),
+    COL("Completions", "string",
+        "The completion status of the job: succeeded pods over completions."),
+    COL("Duration", "string", "Time required to complete the job."),
+    COL_AGE,
+    WIDE("Containers", "string", DESC_CONTAINERS),
+    WIDE("Images", "string", DESC_IMAGES),
+    WIDE("Selector", "string",
+         "A label query over pods that should match the pod count. Normally, the system sets "
+         "this field for you."),
+    COL_END,
+};
+static const table_col cronjob_cols[] = {
+    COL_NAME,
+    COL("Schedule", "string", "The schedule in Cron format."),
+    COL("Timezone", "string", "The time zone name for the given schedule."),
+    COL("Suspend", "boolean", "Whether subsequent executions are suspended."),
+    COL("Active", "integer", "The number of running jobs."),
+    COL("Last Schedule", "string", "When the job was last successfully scheduled."),
+    COL_AGE,
+    WIDE("Containers", "string", DESC_CONTAINERS),
+    WIDE("Images", "string", DESC_IMAGES),
+    WIDE("Selector", "string",
+         "A label query over pods that should match the pod count. Normally, the system sets "
+         "this field for you."),
+    COL_END,
+};
+
 /* Capsule's printer columns (types as its CRDs declare them), described in
  * our words. */
 #define COL_CRD_AGE                                                                                \
@@ -1358,6 +1451,8 @@ static const table_printer printers[] = {
     {"storage.k8s.io", "storageclasses", storageclass_cols, storageclass_row, NULL},
     {"apps", "deployments", deployment_cols, deployment_row, NULL},
     {"apps", "replicasets", rs_cols, rs_row, NULL},
+    {"batch", "jobs", job_cols, job_row, NULL},
+    {"batch", "cronjobs", cronjob_cols, cronjob_row, NULL},
     {"capsule.clastix.io", "resourcepools", resourcepool_cols, resourcepool_row, NULL},
     {"capsule.clastix.io", "resourcepoolclaims", resourcepoolclaim_cols, resourcepoolclaim_row,
      NULL},

@@ -50,10 +50,16 @@ typedef struct ctrl_def {
     void (*event)(void *self, const store_event *ev);
     void (*flush)(void *self);
     void (*resync)(void *self);
+    /* Optional: called after every wait for events (at least every
+     * CTRL_WAIT_MS), for work that is due at a time rather than on an
+     * event (a Job's backoff, deadline or TTL). */
+    void (*tick)(void *self);
 } ctrl_def;
 
 extern const ctrl_def ctrl_namespace_def;
 extern const ctrl_def ctrl_gc_def;
+extern const ctrl_def ctrl_job_def;     /* job.c */
+extern const ctrl_def ctrl_cronjob_def; /* cronjob.c */
 
 /* Whether metadata.finalizers of obj holds f. */
 bool ctrl_has_finalizer(const json_t *obj, const char *f);
