@@ -22,6 +22,7 @@
 #include "testutil.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -297,6 +298,10 @@ static void test_concurrent_readers(void **st)
     atomic_store(&stop_readers, false);
     for (int i = 0; i < 3; i++)
         assert_int_equal(pthread_create(&th[i], NULL, reader, NULL), 0);
+    /* the readers are running before the table changes (on a loaded
+     * machine the 200 rounds could otherwise end before any reader ran) */
+    while (atomic_load(&reads) == 0)
+        sched_yield();
     char name[64], err[512];
     for (int round = 0; round < 200; round++) {
         /* new definitions (new slots), changes and removals */
