@@ -6,12 +6,16 @@
  *  - namespace (namespace.c): empties a terminating namespace, then removes it;
  *  - garbage collector (gc.c): follows metadata.ownerReferences (Background,
  *    Foreground and Orphan propagation).
+ * and the workload controllers run what users ask of workloads:
+ *  - replicaset (replicaset.c): ReplicaSets and ReplicationControllers keep
+ *    their number of pods (making them through podcontrol.h);
+ *  - deployment (deployment.c): Deployments roll out ReplicaSets.
  *
  * Each controller is one thread that follows every store event through a watch
  * and rescans everything at start and every CTRL_RESYNC_SECONDS, so a restart in
  * the middle of a deletion resumes. Controllers write only through the registry
- * (reg_delete, reg_update), so finalizers, admission and quota apply to them as to
- * any client; the one exception is the namespace's own removal, which must check
+ * (reg_create, reg_delete, reg_update), so finalizers, admission and quota apply
+ * to them as to any client; the one exception is the namespace's own removal, which must check
  * emptiness and delete in a single store transaction.
  */
 #ifndef ALLOT_CONTROLLERS_CONTROLLERS_H
@@ -42,6 +46,9 @@ void controllers_stop(controllers *c);
 /* One controller as the runner drives it. The runner opens a watch on every key,
  * calls resync, then for each batch of events calls event once per event and
  * flush once after the batch (so work triggered by many events runs once).
+ * tick (optional) runs after every wait for events, at least every
+ * CTRL_WAIT_MS: for work due at a time rather than on an event (backoff,
+ * minReadySeconds, progress deadlines).
  * `stop` turns true at shutdown: long loops check it between items. */
 typedef struct ctrl_def {
     const char *name;
@@ -50,10 +57,15 @@ typedef struct ctrl_def {
     void (*event)(void *self, const store_event *ev);
     void (*flush)(void *self);
     void (*resync)(void *self);
+    void (*tick)(void *self);
 } ctrl_def;
 
 extern const ctrl_def ctrl_namespace_def;
 extern const ctrl_def ctrl_gc_def;
+/* ReplicaSets and ReplicationControllers (replicaset.c). */
+extern const ctrl_def ctrl_replicaset_def;
+/* Deployments (deployment.c). */
+extern const ctrl_def ctrl_deployment_def;
 
 /* Whether metadata.finalizers of obj holds f. */
 bool ctrl_has_finalizer(const json_t *obj, const char *f);

@@ -575,7 +575,8 @@ typedef struct ctrl_thread {
     bool running;
 } ctrl_thread;
 
-static const ctrl_def *const all_defs[] = {&ctrl_namespace_def, &ctrl_gc_def};
+static const ctrl_def *const all_defs[] = {&ctrl_namespace_def, &ctrl_gc_def, &ctrl_replicaset_def,
+                                           &ctrl_deployment_def};
 #define NCTRL (sizeof all_defs / sizeof *all_defs)
 
 struct controllers {
@@ -648,6 +649,7 @@ static void *ctrl_main(void *arg)
         store_event ev;
         int rc = store_watch_next(w, &ev, CTRL_WAIT_MS);
         if (rc == 1) rc = run_batch(ct, w, &ev);
+        if (ct->def->tick && !atomic_load(&c->stop)) ct->def->tick(ct->self);
         if (rc < 0) { /* fell out of history or store closing: start over */
             store_watch_close(w);
             w = NULL;

@@ -1,6 +1,8 @@
 /* rollout.c - pure decisions of the workload controllers (see rollout.h). */
 #include "core/rollout.h"
 
+#include "core/quantity.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -326,6 +328,35 @@ bool ro_pod_available(bool ready, int64_t ready_since, int32_t min_ready, int64_
 int64_t ro_available_at(int64_t ready_since, int32_t min_ready)
 {
     return ready_since + (int64_t)(min_ready > 0 ? min_ready : 0) * 1000 + 1;
+}
+
+/* ---- quota ---- */
+
+/* -1 a < b, 0 equal, 1 a > b, 2 when either does not parse. */
+static int qty_order(const json_t *a, const json_t *b)
+{
+    qty qa, qb;
+    if (qty_from_json(a, &qa) != 0 || qty_from_json(b, &qb) != 0) return 2;
+    return qty_cmp(&qa, &qb);
+}
+
+bool ro_quota_freer(const json_t *before, const json_t *after)
+{
+    if (!before || !after) return false;
+    const json_t *hb = json_object_get(json_object_get(before, "spec"), "hard");
+    const json_t *ha = json_object_get(json_object_get(after, "spec"), "hard");
+    const json_t *ub = json_object_get(json_object_get(before, "status"), "used");
+    const json_t *ua = json_object_get(json_object_get(after, "status"), "used");
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)hb, k, v)
+    {
+        const json_t *now = json_object_get(ha, k);
+        if (!now || qty_order(now, v) == 1) return true; /* removed or raised */
+        const json_t *was_used = json_object_get(ub, k), *used = json_object_get(ua, k);
+        if (was_used && used && qty_order(used, was_used) == -1) return true;
+    }
+    return false;
 }
 
 /* ---- the pod-template hash ---- */

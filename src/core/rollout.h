@@ -141,6 +141,15 @@ bool ro_pod_available(bool ready, int64_t ready_since, int32_t min_ready, int64_
 /* When a pod ready since ready_since becomes available (ms), for a requeue. */
 int64_t ro_available_at(int64_t ready_since, int32_t min_ready);
 
+/* ---- quota ---- */
+
+/* Whether a ResourceQuota's change from `before` to `after` may let a
+ * refused create through: a hard limit raised or removed (spec.hard), or
+ * usage lowered (status.used), for any resource. A controller whose creates
+ * the quota refused tries again then, rather than only on its backoff
+ * timer. NULL before (a new quota): false. */
+bool ro_quota_freer(const json_t *before, const json_t *after);
+
 /* ---- the pod-template hash ---- */
 
 #define RO_HASH_LABEL "pod-template-hash"
