@@ -95,8 +95,10 @@ struct rset {
     char parent[UID_MAX]; /* its controllerRef's uid (a Deployment), "" when none */
     bool deleting;
     /* sync state */
-    int64_t due;    /* monotonic ms when it should be synced again, 0: not */
-    char *fail_msg; /* the last manage error (ReplicaFailure), NULL: none */
+    int64_t due;      /* monotonic ms when it should be synced again, 0: not */
+    int64_t retry_at; /* after a failure: no manage before (monotonic ms), unless woken */
+    bool woken;       /* room may have been freed since the failure: try once */
+    char *fail_msg;   /* the last manage error (ReplicaFailure), NULL: none */
     const char *fail_reason;
     bool quota_wait; /* that error was a quota refusal: a freed quota wakes it */
     setlist *nslist; /* its namespace's list, and its place there */
@@ -471,6 +473,7 @@ static void set_seen(rsc *c, const store_obj *o, bool rc)
     if (changed) {
         podctl_backoff_reset(pc_of(c, s), s->key); /* a new spec: try at once */
         s->due = 0;
+        s->retry_at = 0;
         mark(c, s);
     }
 }
@@ -493,6 +496,18 @@ static void mark_matching(rsc *c, const rpod *p)
     setlist *l = strmap_get(c->ns_sets, p->ns);
     for (size_t i = 0; l && i < l->n; i++)
         if (l->v[i]->sel && sel_matches(l->v[i]->sel, p->labels)) mark(c, l->v[i]);
+}
+
+/* Room for pods may have been freed in namespace ns (a pod removed or
+ * finished, a quota raised): the sets waiting on quota there try again. */
+static void wake_quota_waiters(rsc *c, const char *ns)
+{
+    setlist *l = strmap_get(c->ns_sets, ns);
+    for (size_t i = 0; l && i < l->n; i++)
+        if (l->v[i]->quota_wait) {
+            l->v[i]->woken = true;
+            mark(c, l->v[i]);
+        }
 }
 
 static void pod_seen(rsc *c, const store_obj *o)
@@ -521,7 +536,9 @@ static void pod_seen(rsc *c, const store_obj *o)
         copy_uid(old_owner, p->owner);
         old_labels = json_incref(p->labels);
     }
+    bool was_terminal = !fresh && p->terminal;
     pod_read(p, pod);
+    if (p->terminal && !was_terminal && !fresh) wake_quota_waiters(c, p->ns);
     p->rv = o->rv;
     json_decref(pod);
     pod_index(c, p);
@@ -555,6 +572,7 @@ static void pod_gone(rsc *c, const char *key, int64_t rv)
         podctl_deletion_observed(pc_of(c, s), s->key, p->key);
         mark(c, s);
     }
+    wake_quota_waiters(c, p->ns);
     strmap_del(c->pods, key);
     pod_free(p);
 }
@@ -569,10 +587,7 @@ static void quota_seen(rsc *c, const store_event *ev)
         json_decref(before);
         json_decref(after);
     }
-    if (!freer) return;
-    setlist *l = strmap_get(c->ns_sets, ev->obj->ns);
-    for (size_t i = 0; l && i < l->n; i++)
-        if (l->v[i]->quota_wait) mark(c, l->v[i]);
+    if (freer) wake_quota_waiters(c, ev->obj->ns);
 }
 
 static bool has_prefix(const char *s, const char *p)
@@ -1015,17 +1030,22 @@ static void sync_set(rsc *c, rset *s)
         free(pods.v);
         return;
     }
-    bool managed = needs && !s->deleting;
-    int64_t diff = (int64_t)pods.n - s->replicas;
+    /* Backing off after a failure: the set's own pod events do not make it
+     * try again before its time, only room freed in its namespace does. */
+    bool managed = needs && !s->deleting && (!s->retry_at || mono >= s->retry_at || s->woken);
     if (managed) {
+        s->woken = false;
+        int64_t diff = (int64_t)pods.n - s->replicas;
         if (manage(c, s, &pods, &e) != 0) {
             set_failure(s, &e, diff < 0 ? "FailedCreate" : "FailedDelete");
-            s->due = mono + podctl_backoff_failure(pc, s->key);
+            s->retry_at = mono + podctl_backoff_failure(pc, s->key);
+            s->due = s->retry_at;
         } else {
             free(s->fail_msg);
             s->fail_msg = NULL;
             s->quota_wait = false;
             podctl_backoff_reset(pc, s->key);
+            s->retry_at = 0;
             s->due = 0;
         }
     }

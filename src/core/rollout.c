@@ -190,6 +190,7 @@ static int32_t fraction(const ro_rs *r, const ro_deploy *d, int32_t status_repli
 
 void ro_proportional(const ro_deploy *d, ro_rs *rs, size_t n, int32_t status_replicas)
 {
+    if (n == 0) return;
     int64_t sum = 0;
     for (size_t i = 0; i < n; i++) {
         rs[i].target = rs[i].replicas;
