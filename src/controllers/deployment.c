@@ -497,8 +497,9 @@ static int pod_facts(const store_obj *o, char owner[UID_MAX], bool *live)
         int n;
         while ((n = jt_next(refs, &it, &e)) > 0) {
             jt_val ctl, uid;
-            if (jt_member(e, "controller", 10, &ctl) < 0) return -1;
-            if (jt_kind(ctl) != 't') continue;
+            int has = jt_member(e, "controller", 10, &ctl);
+            if (has < 0) return -1;
+            if (has == 0 || jt_kind(ctl) != 't') continue;
             const char *s;
             size_t len;
             if (jt_member(e, "uid", 3, &uid) != 1 || jt_string(uid, &s, &len) != 0 ||
