@@ -683,8 +683,12 @@ static int rs_write(dctl *c, drs *r, scale_ctx *x)
     api_err_init(&e);
     int rc = reg_update(c->st, c->rs_kind, r->ns, r->name, "", scale_mutate, x, false, &out, &e);
     if (rc == 0) {
+        /* `out` may carry the set's status written meanwhile, whose own
+         * (older) event will be ignored: look again */
         rs_put(c, r->key, r->ns, r->name, out, rv_of(out));
         json_decref(out);
+        dep *d = dep_by_uid(c, r->parent);
+        if (d) mark_key(c, d->key);
     } else if (e.code != API_CONFLICT && e.code != API_NOT_FOUND) {
         log_msg(LOG_WARN, "replica set update failed", "\"replicaset\":\"%s\",\"error\":\"%s\"",
                 r->key, e.message);
@@ -1659,6 +1663,18 @@ static json_t *status_mutate(const json_t *cur, void *arg, api_err *e)
     return obj;
 }
 
+/* The cache takes what a write returned (its reference): it may hold a
+ * spec changed meanwhile, whose own (older) event will be ignored, so any
+ * change beyond status queues another sync. */
+static void take_written(dctl *c, dep *dp, json_t *out)
+{
+    bool moved = !same_but_status(dp->obj, out);
+    json_decref(dp->obj);
+    dp->obj = out;
+    dp->rv = rv_of(out);
+    if (moved) mark_key(c, dp->key);
+}
+
 /* The working copy's revision annotation and status, where they differ from
  * the stored Deployment. */
 static void write_back(view *v)
@@ -1673,9 +1689,7 @@ static void write_back(view *v)
         d_ctx x = {dp->uid, rev};
         if (reg_update(c->st, c->d_kind, dp->ns, dp->name, "", ann_mutate, &x, false, &out, &e) ==
             0) {
-            json_decref(dp->obj);
-            dp->obj = out;
-            dp->rv = rv_of(out);
+            take_written(c, dp, out);
         } else {
             v->failed = true;
         }
@@ -1687,9 +1701,7 @@ static void write_back(view *v)
         out = NULL;
         if (reg_update(c->st, c->d_kind, dp->ns, dp->name, "status", status_mutate, &x, false, &out,
                        &e) == 0) {
-            json_decref(dp->obj);
-            dp->obj = out;
-            dp->rv = rv_of(out);
+            take_written(c, dp, out);
         } else if (e.code != API_NOT_FOUND) {
             v->failed = true;
         }
@@ -1762,14 +1774,21 @@ static void sync_dep(dctl *c, dep *dp)
     json_decref(v.d);
 }
 
+/* Sync the queued Deployments; a sync may queue its Deployment again (its
+ * writes returned objects newer than what it decided on): a few rounds here,
+ * the rest at the next tick. */
 static void dc_flush(void *self)
 {
     dctl *c = self;
-    for (size_t i = 0; i < c->dirty.n && !atomic_load(c->stop); i++) {
-        dep *d = strmap_get(c->deps, c->dirty.v[i]);
-        if (d) sync_dep(c, d);
+    for (int round = 0; round < 3 && c->dirty.n && !atomic_load(c->stop); round++) {
+        ctrl_set work = c->dirty;
+        c->dirty = (ctrl_set){0};
+        for (size_t i = 0; i < work.n && !atomic_load(c->stop); i++) {
+            dep *d = strmap_get(c->deps, work.v[i]);
+            if (d) sync_dep(c, d);
+        }
+        ctrl_set_free(&work);
     }
-    ctrl_set_clear(&c->dirty);
 }
 
 static void dc_tick(void *self)

@@ -389,8 +389,43 @@ static sel_t *selector_of(const json_t *obj, bool rc)
     return sel;
 }
 
-/* A set added or changed: its cache entry, and whether it needs a sync
- * (anything but its status moved). */
+/* Take obj (a reference is kept) as the set's latest version at revision
+ * rv; queue a sync unless only its status moved (upstream enqueues every
+ * update; a change of status alone is mostly our own write). `known`: the set
+ * had a version before. */
+static void set_apply(rsc *c, rset *s, json_t *obj, int64_t rv, bool known)
+{
+    bool changed = true;
+    if (known) {
+        const json_t *old = s->obj;
+        const char *meta[] = {"deletionTimestamp", "ownerReferences"};
+        changed = json_integer_value(jget(obj, "metadata", "generation")) != s->generation;
+        for (size_t i = 0; i < 2 && !changed; i++) {
+            const json_t *a = jget(obj, "metadata", meta[i]), *b = jget(old, "metadata", meta[i]);
+            changed = !json_equal(a ? a : json_null(), b ? b : json_null());
+        }
+    }
+    json_decref(s->obj);
+    s->obj = obj;
+    s->rv = rv;
+    s->generation = json_integer_value(jget(obj, "metadata", "generation"));
+    sel_free(s->sel);
+    s->sel = selector_of(obj, s->rc);
+    const json_t *r = jget(obj, "spec", "replicas");
+    s->replicas = json_is_integer(r) ? (int32_t)json_integer_value(r) : 1;
+    s->min_ready = (int32_t)json_integer_value(jget(obj, "spec", "minReadySeconds"));
+    const json_t *ref = controller_ref(obj);
+    copy_uid(s->parent, ref ? json_string_value(json_object_get(ref, "uid")) : NULL);
+    s->deleting = jget(obj, "metadata", "deletionTimestamp") != NULL;
+    if (changed) {
+        podctl_backoff_reset(pc_of(c, s), s->key); /* a new spec: try at once */
+        s->due = 0;
+        s->retry_at = 0;
+        mark(c, s);
+    }
+}
+
+/* A set added or changed: its cache entry. */
 static void set_seen(rsc *c, const store_obj *o, bool rc)
 {
     json_t *obj = store_obj_parse(o);
@@ -408,7 +443,7 @@ static void set_seen(rsc *c, const store_obj *o, bool rc)
         set_free(s);
         s = NULL;
     }
-    bool changed = true;
+    bool fresh_set = !s;
     if (!s) {
         if (!(s = calloc(1, sizeof *s)) || !(s->key = strdup(o->key)) || !(s->ns = strdup(o->ns)) ||
             !(s->name = strdup(o->name)) || strmap_put(c->sets, s->key, s, NULL) != 0) {
@@ -440,42 +475,8 @@ static void set_seen(rsc *c, const store_obj *o, bool rc)
                 l->v[l->n++] = s;
             }
         }
-    } else {
-        /* upstream enqueues every update; a change of status alone (our own
-         * writes, mostly) needs no sync */
-        const json_t *old = s->obj;
-        changed = json_integer_value(jget(obj, "metadata", "generation")) != s->generation ||
-                  !json_equal(jget(obj, "metadata", "deletionTimestamp")
-                                  ? jget(obj, "metadata", "deletionTimestamp")
-                                  : json_null(),
-                              jget(old, "metadata", "deletionTimestamp")
-                                  ? jget(old, "metadata", "deletionTimestamp")
-                                  : json_null()) ||
-                  !json_equal(jget(obj, "metadata", "ownerReferences")
-                                  ? jget(obj, "metadata", "ownerReferences")
-                                  : json_null(),
-                              jget(old, "metadata", "ownerReferences")
-                                  ? jget(old, "metadata", "ownerReferences")
-                                  : json_null());
     }
-    json_decref(s->obj);
-    s->obj = obj;
-    s->rv = o->rv;
-    s->generation = json_integer_value(jget(obj, "metadata", "generation"));
-    sel_free(s->sel);
-    s->sel = selector_of(obj, rc);
-    const json_t *r = jget(obj, "spec", "replicas");
-    s->replicas = json_is_integer(r) ? (int32_t)json_integer_value(r) : 1;
-    s->min_ready = (int32_t)json_integer_value(jget(obj, "spec", "minReadySeconds"));
-    const json_t *ref = controller_ref(obj);
-    copy_uid(s->parent, ref ? json_string_value(json_object_get(ref, "uid")) : NULL);
-    s->deleting = jget(obj, "metadata", "deletionTimestamp") != NULL;
-    if (changed) {
-        podctl_backoff_reset(pc_of(c, s), s->key); /* a new spec: try at once */
-        s->due = 0;
-        s->retry_at = 0;
-        mark(c, s);
-    }
+    set_apply(c, s, obj, o->rv, !fresh_set);
 }
 
 static void set_gone(rsc *c, const char *key, int64_t rv)
@@ -994,9 +995,9 @@ static void write_status(rsc *c, rset *s, json_t *status)
         /* the cache takes what was written: a sync before its event arrives
          * must not write it again */
         const char *rv = jstr(out, "metadata", "resourceVersion");
-        json_decref(s->obj);
-        s->obj = out;
-        if (rv) s->rv = strtoll(rv, NULL, 10);
+        /* `out` may hold a spec written meanwhile (its event, older than
+         * this write, will be ignored): set_apply queues a sync for it */
+        set_apply(c, s, out, rv ? strtoll(rv, NULL, 10) : s->rv, true);
     } else if (e.code != API_NOT_FOUND && e.code != API_CONFLICT) {
         log_msg(LOG_WARN, "replicaset status write failed", "\"set\":\"%s\",\"error\":\"%s\"",
                 s->key, e.message);
@@ -1065,14 +1066,20 @@ static void sync_set(rsc *c, rset *s)
     }
 }
 
+/* Sync the queued sets; a sync may queue more (a write that returned a spec
+ * changed meanwhile): a few rounds here, the rest at the next tick. */
 static void rsc_flush(void *self)
 {
     rsc *c = self;
-    for (size_t i = 0; i < c->dirty.n && !atomic_load(c->stop); i++) {
-        rset *s = strmap_get(c->sets, c->dirty.v[i]);
-        if (s) sync_set(c, s);
+    for (int round = 0; round < 3 && c->dirty.n && !atomic_load(c->stop); round++) {
+        ctrl_set work = c->dirty;
+        c->dirty = (ctrl_set){0};
+        for (size_t i = 0; i < work.n && !atomic_load(c->stop); i++) {
+            rset *s = strmap_get(c->sets, work.v[i]);
+            if (s) sync_set(c, s);
+        }
+        ctrl_set_free(&work);
     }
-    ctrl_set_clear(&c->dirty);
 }
 
 static void rsc_tick(void *self)
