@@ -8,11 +8,13 @@ and no version may show status.used above status.hard for any resource (the
 ReplicaSet controller creates pods through the same admission as any client,
 so a burst of syncs can never push a quota past hard).
 
-Checked once settled (bounded wait: every Deployment and ReplicaSet has
-observed its generation, no pod is terminating or unscheduled, each
-ReplicaSet's status.replicas equals its pods): no ReplicaSet has more pods
-than its spec.replicas (expectations keep a burst from over-creating), and
-each quota's status.used.pods equals the pods stored in its namespace.
+Then every Deployment is scaled to 2 (8 pods a namespace, with their surge
+within the quota) and, once every rollout has completed (bounded wait: each
+Deployment's replicas, updated and available replicas are 2, every
+generation observed, no pod terminating or unscheduled, each ReplicaSet's
+status.replicas equal to its pods): no ReplicaSet has more pods than its
+spec.replicas (expectations keep a burst from over-creating), and each
+quota's status.used.pods equals the pods stored in its namespace.
 
 OPS (env ALLOT_DEPLOY_RACE_OPS, 2000 by default) requests in all.
 under AddressSanitizer on 2 cores.
@@ -36,6 +38,7 @@ ALLOTD = os.environ["ALLOTD"]
 NAMESPACES, PER_NS, CLIENTS = 5, 4, 8
 OPS = int(os.environ.get("ALLOT_DEPLOY_RACE_OPS") or 2000)
 MAX_REPLICAS = 8
+FINAL = 2  # then every Deployment to 2: 8 pods (and 4 surge) fit the quota, so all complete
 HARD = {"pods": "12", "requests.cpu": "1500m"}  # each pod asks for 100m: 15 by cpu, 12 by count
 
 
@@ -102,17 +105,22 @@ class QuotaWatcher(threading.Thread):
 
 
 def unsettled(core, apps, namespaces):
-    """Why the Deployments are not settled yet ("" when they are)."""
+    """Why the Deployments have not all completed their rollout at FINAL
+    replicas yet ("" when they have)."""
     for ns in namespaces:
         pods = core.list_namespaced_pod(ns).items
         for p in pods:
             if p.metadata.deletion_timestamp or not p.spec.node_name:
                 return f"pod {ns}/{p.metadata.name} terminating or unscheduled"
         for d in apps.list_namespaced_deployment(ns).items:
-            if (d.status.observed_generation or 0) < d.metadata.generation:
+            st = d.status
+            if not st or (st.observed_generation or 0) < d.metadata.generation:
                 return f"deployment {ns}/{d.metadata.name} generation not observed"
+            if not (st.replicas == st.updated_replicas == st.available_replicas == FINAL):
+                return (f"deployment {ns}/{d.metadata.name} at {st.replicas} replicas, "
+                        f"{st.updated_replicas} updated, {st.available_replicas} available")
         for rs in apps.list_namespaced_replica_set(ns).items:
-            if (rs.status.observed_generation or 0) < rs.metadata.generation:
+            if not rs.status or (rs.status.observed_generation or 0) < rs.metadata.generation:
                 return f"replicaset {ns}/{rs.metadata.name} generation not observed"
             mine = [p for p in pods if any(r.uid == rs.metadata.uid and r.controller
                                            for r in p.metadata.owner_references or [])]
@@ -174,6 +182,8 @@ def main():
         t0 = time.monotonic()
         with ThreadPoolExecutor(max_workers=CLIENTS) as pool:
             list(pool.map(op, plan))
+            list(pool.map(lambda t: apps.patch_namespaced_deployment_scale(
+                t[1], t[0], {"spec": {"replicas": FINAL}}), targets))
         t1 = time.monotonic()
         why = [""]
 
@@ -182,7 +192,7 @@ def main():
             return not why[0]
 
         assert wait_until(120, settled, step=0.25), \
-            f"the Deployments did not settle within 120 s: {why[0]}"
+            f"the Deployments did not complete within 120 s: {why[0]}"
         t2 = time.monotonic()
         over = []
         for ns in namespaces:
@@ -191,7 +201,11 @@ def main():
                 mine = [p for p in pods if any(r.uid == rs.metadata.uid and r.controller
                                                for r in p.metadata.owner_references or [])]
                 if len(mine) > rs.spec.replicas:
-                    over.append(f"{ns}/{rs.metadata.name}: {len(mine)} pods > {rs.spec.replicas} replicas")
+                    evs = core.list_namespaced_event(
+                        ns, field_selector=f"involvedObject.name={rs.metadata.name}").items
+                    over.append(f"{ns}/{rs.metadata.name}: {len(mine)} pods > {rs.spec.replicas} "
+                                f"replicas; status {rs.status}; events "
+                                + "; ".join(f"{e.reason} x{e.count} {e.message}" for e in evs))
             q = core.read_namespaced_resource_quota("q", ns)
             active = [p for p in pods if p.status.phase not in ("Succeeded", "Failed")]
             assert q.status.used["pods"] == str(len(active)), \
