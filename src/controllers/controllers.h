@@ -75,10 +75,14 @@ bool ctrl_has_finalizer(const json_t *obj, const char *f);
 int ctrl_remove_finalizer(store *st, const api_kind *k, const char *ns, const char *name,
                           const char *uid, const char *f);
 
-/* A set of strings (namespaces or keys to revisit after a batch of events). */
+/* A set of strings (namespaces or keys to revisit after a batch of events),
+ * in the order added. Past a few dozen members a hash index keeps adding
+ * O(1) (a burst of 10,000 new pods is 10,000 adds). Zero-initialised is
+ * empty; a set may be moved by copying the struct and zeroing the source. */
 typedef struct ctrl_set {
     char **v;
     size_t n, cap;
+    struct strmap *idx; /* member -> itself, once n passes CTRL_SET_INDEX_AT */
 } ctrl_set;
 void ctrl_set_add(ctrl_set *s, const char *str);
 void ctrl_set_clear(ctrl_set *s); /* empties; keeps the array */
