@@ -42,6 +42,7 @@
 #include "controllers/controllers.h"
 #include "controllers/podcontrol.h"
 
+#include "core/evfilter.h"
 #include "core/jsontext.h"
 #include "core/rfc3339.h"
 #include "core/rollout.h"
@@ -116,6 +117,7 @@ typedef struct dctl {
     const api_kind *d_kind, *rs_kind;
     char d_prefix[128], rs_prefix[128];
     event_recorder *rec;
+    evfilter *filter;  /* client-go's spam filter for our Events */
     strmap *deps;      /* key -> dep */
     strmap *deps_uid;  /* uid -> dep */
     strmap *sets;      /* key -> drs */
@@ -621,6 +623,8 @@ static void dc_event(void *self, const store_event *ev)
 
 static void record(dctl *c, const json_t *d, const char *type, const char *reason, const char *msg)
 {
+    const char *uid = jstr(d, "metadata", "uid");
+    if (!evfilter_allow(c->filter, uid ? uid : "", mono_ms())) return;
     event_recorder_emit(c->rec, event_new(d, type, reason, msg, COMPONENT));
 }
 
@@ -1870,6 +1874,7 @@ static void dc_fini(void *self)
     dctl *c = self;
     if (!c) return;
     event_recorder_stop(c->rec);
+    evfilter_free(c->filter);
     clear_caches(c);
     strmap_free(c->sets);
     rslists_free(c->by_parent);
@@ -1900,6 +1905,7 @@ static void *dc_init(store *st, const atomic_bool *stop)
     api_kind_store_resource(c->rs_kind, c->rs_prefix, sizeof c->rs_prefix - 1);
     strcat(c->rs_prefix, "/");
     c->rec = event_recorder_start(st);
+    c->filter = evfilter_new(EVFILTER_BURST, EVFILTER_REFILL_MS, EVFILTER_MAX_KEYS);
     c->deps = strmap_new();
     c->deps_uid = strmap_new();
     c->sets = strmap_new();
@@ -1908,8 +1914,8 @@ static void *dc_init(store *st, const atomic_bool *stop)
     c->pods = strmap_new();
     c->live = strmap_new();
     c->sets_uid = strmap_new();
-    if (!c->rec || !c->sets_uid || !c->deps || !c->deps_uid || !c->sets || !c->by_parent ||
-        !c->orphans || !c->pods || !c->live)
+    if (!c->rec || !c->filter || !c->sets_uid || !c->deps || !c->deps_uid || !c->sets ||
+        !c->by_parent || !c->orphans || !c->pods || !c->live)
         goto fail;
     return c;
 fail:
