@@ -272,7 +272,7 @@ void replicationcontroller_validate(const json_t *obj, const json_t *old, json_t
     if (json_object_size(sel) == 0) ferr_add(causes, FERR_REQUIRED, "spec.selector", NULL, NULL);
     val_labels(sel, "spec.selector", causes);
     nonnegative(causes, json_object_get(spec, "replicas"), "spec.replicas");
-    json_t *ls = json_pack("{s:O}", "matchLabels", sel ? sel : json_object());
+    json_t *ls = sel ? json_pack("{s:O}", "matchLabels", sel) : json_pack("{s:{}}", "matchLabels");
     char err[256];
     sel_t *s = ls ? sel_from_json(ls, err, sizeof err) : NULL;
     json_decref(ls);

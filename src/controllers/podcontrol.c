@@ -305,7 +305,12 @@ json_t *podctl_pod_from_template(const json_t *tmpl, const json_t *owner, const 
                             "metadata", "generateName", prefix, "namespace", ns);
     json_t *meta = json_object_get(pod, "metadata");
     json_t *ref = podctl_controller_ref(owner);
-    json_t *refs = ref ? json_array() : NULL;
+    if (!ref) {
+        api_err_set(e, API_INTERNAL, "the owner has no apiVersion, kind, name or uid");
+        json_decref(pod);
+        return NULL;
+    }
+    json_t *refs = json_array();
     if (!refs) {
         json_decref(ref);
     } else if (json_array_append_new(refs, ref) != 0) { /* takes ref either way */
@@ -314,15 +319,23 @@ json_t *podctl_pod_from_template(const json_t *tmpl, const json_t *owner, const 
     }
     json_t *spec = json_deep_copy(json_object_get(tmpl, "spec"));
     if (!spec) spec = json_object();
-    /* the set_new calls take refs and spec whatever happens */
-    if (!pod || !refs || !spec || json_object_set_new(meta, "ownerReferences", refs) != 0 ||
-        json_object_set_new(pod, "spec", spec) != 0 || copy_member(meta, tmeta, "labels") != 0 ||
+    if (!pod || !refs || !spec) {
+        json_decref(pod);
+        json_decref(refs);
+        json_decref(spec);
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
+    /* json_object_set_new takes its value whatever it returns */
+    if (json_object_set_new(meta, "ownerReferences", refs) != 0) {
+        json_decref(spec);
+        json_decref(pod);
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
+    if (json_object_set_new(pod, "spec", spec) != 0 || copy_member(meta, tmeta, "labels") != 0 ||
         copy_member(meta, tmeta, "annotations") != 0 ||
         copy_member(meta, tmeta, "finalizers") != 0) {
-        if (!pod || !refs || !spec) {
-            json_decref(refs);
-            json_decref(spec);
-        }
         json_decref(pod);
         api_err_set(e, API_INTERNAL, "out of memory");
         return NULL;
