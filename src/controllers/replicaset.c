@@ -108,7 +108,7 @@ struct rset {
     bool woken;       /* room may have been freed since the failure: try once */
     char *fail_msg;   /* the last manage error (ReplicaFailure), NULL: none */
     const char *fail_reason;
-    bool quota_wait; /* that error was a quota refusal: a freed quota wakes it */
+    bool quota_wait; /* that error was admission's 403: room freed in the namespace wakes it */
     setlist *nslist; /* its namespace's list, and its place there */
     size_t nsidx;
 };
@@ -1047,7 +1047,9 @@ static void set_failure(rset *s, const api_err *e, const char *reason)
     free(s->fail_msg);
     s->fail_msg = strdup(e->message);
     s->fail_reason = reason;
-    s->quota_wait = e->code == API_FORBIDDEN && strstr(e->message, "exceeded quota") != NULL;
+    /* an admission refusal (ResourceQuota, a pool, a custom quota): room
+     * freed in the namespace may let the next one through */
+    s->quota_wait = e->code == API_FORBIDDEN;
 }
 
 static void sync_set(rsc *c, rset *s)
