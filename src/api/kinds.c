@@ -1,6 +1,7 @@
 /* kinds.c - the table of served kinds (see kinds.h). */
 #include "api/kinds.h"
 
+#include "api/apps_validation.h"
 #include "api/batch_kinds.h"
 #include "api/core_validation.h"
 #include "api/crd.h"
@@ -92,8 +93,8 @@ static const api_kind builtin[] = {
     {CORE, "Secret", "secrets", "secret", NULL, NULL, true, 0, API_NAME_SUBDOMAIN, secret_fields,
      secret_defaults, NULL},
     {CORE, "ReplicationController", "replicationcontrollers", "replicationcontroller", "rc", "all",
-     true, API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults,
-     NULL},
+     true, API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields,
+     replicationcontroller_defaults, replicationcontroller_validate},
     {CORE, "ServiceAccount", "serviceaccounts", "serviceaccount", "sa", NULL, true, API_SUB_TOKEN,
      API_NAME_SUBDOMAIN, NULL, NULL, NULL},
     {CORE, "Event", "events", "event", "ev", NULL, true, 0, API_NAME_PATH, event_fields, NULL,
@@ -102,10 +103,18 @@ static const api_kind builtin[] = {
      false, 0, API_NAME_SUBDOMAIN, NULL, priorityclass_defaults, priorityclass_validate},
     {"storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", "sc", NULL, false, 0,
      API_NAME_SUBDOMAIN, NULL, storageclass_defaults, NULL},
+    /* apps/v1 (api/apps_validation.h): the selector is immutable. */
     {"apps", "v1", "Deployment", "deployments", "deployment", "deploy", "all", true,
-     API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, NULL, deployment_defaults, NULL},
+     API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, NULL, deployment_defaults,
+     deployment_validate, NULL, apps_validate_update},
     {"apps", "v1", "ReplicaSet", "replicasets", "replicaset", "rs", "all", true,
-     API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults, NULL},
+     API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields, replicas_defaults,
+     replicaset_validate, NULL, apps_validate_update},
+    {"apps", "v1", "StatefulSet", "statefulsets", "statefulset", "sts", "all", true,
+     API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, NULL, statefulset_defaults,
+     statefulset_validate, NULL, apps_validate_update},
+    {"apps", "v1", "DaemonSet", "daemonsets", "daemonset", "ds", "all", true, API_SUB_STATUS,
+     API_NAME_SUBDOMAIN, NULL, daemonset_defaults, daemonset_validate, NULL, apps_validate_update},
     /* batch/v1 (api/batch_kinds.h) */
     {"batch", "v1", "Job", "jobs", "job", NULL, "all", true, API_SUB_STATUS, API_NAME_SUBDOMAIN,
      job_fields, job_defaults, job_validate, NULL, job_validate_update},

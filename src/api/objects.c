@@ -68,7 +68,9 @@ static void default_string(json_t *obj, const char *key, const char *value)
     if (!is_set(obj, key)) json_object_set_new(obj, key, json_string(value));
 }
 
-static void container_defaults(json_t *c)
+/* SetDefaults_Container (and, for a pod's containers, SetDefaults_Pod's copy
+ * of limits into missing requests: pods only, templates keep what they say). */
+static void container_defaults(json_t *c, bool copy_limits)
 {
     if (!json_is_object(c)) return;
     default_string(c, "terminationMessagePath", "/dev/termination-log");
@@ -79,7 +81,7 @@ static void container_defaults(json_t *c)
             json_string(pull_policy(json_string_value(json_object_get(c, "image")))));
     json_t *res = json_object_ensure(c, "resources");
     json_t *limits = json_object_get(res, "limits");
-    if (json_is_object(limits) && json_object_size(limits) > 0) {
+    if (copy_limits && json_is_object(limits) && json_object_size(limits) > 0) {
         /* SetDefaults_Pod: limits fill in missing requests. */
         json_t *req = json_object_ensure(res, "requests");
         const char *k;
@@ -98,11 +100,30 @@ static void container_defaults(json_t *c)
     }
 }
 
-static void containers_defaults(json_t *list)
+static void containers_defaults(json_t *list, bool copy_limits)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(list, i, c) container_defaults(c);
+    json_array_foreach(list, i, c) container_defaults(c, copy_limits);
+}
+
+/* SetDefaults_PodSpec: what a pod's spec and every pod template's get. */
+static void pod_spec_defaults(json_t *spec, bool pod)
+{
+    default_string(spec, "restartPolicy", "Always");
+    default_string(spec, "dnsPolicy", "ClusterFirst");
+    if (!is_set(spec, "terminationGracePeriodSeconds"))
+        json_object_set_new(spec, "terminationGracePeriodSeconds", json_integer(30));
+    default_string(spec, "schedulerName", "default-scheduler");
+    if (!is_set(spec, "securityContext"))
+        json_object_set_new(spec, "securityContext", json_object());
+    containers_defaults(json_object_get(spec, "containers"), pod);
+    containers_defaults(json_object_get(spec, "initContainers"), pod);
+}
+
+void pod_template_defaults(json_t *tmpl)
+{
+    if (json_is_object(tmpl)) pod_spec_defaults(json_object_ensure(tmpl, "spec"), false);
 }
 
 /* Upstream's ComputePodQOS (pkg/apis/core/helper/qos), from the spec alone:
@@ -130,21 +151,13 @@ const char *pod_qos_class(const json_t *pod)
 void pod_defaults(json_t *obj)
 {
     json_t *spec = json_object_ensure(obj, "spec");
-    default_string(spec, "restartPolicy", "Always");
-    default_string(spec, "dnsPolicy", "ClusterFirst");
-    if (!is_set(spec, "terminationGracePeriodSeconds"))
-        json_object_set_new(spec, "terminationGracePeriodSeconds", json_integer(30));
-    default_string(spec, "schedulerName", "default-scheduler");
-    if (!is_set(spec, "securityContext"))
-        json_object_set_new(spec, "securityContext", json_object());
+    pod_spec_defaults(spec, true);
     if (!is_set(spec, "enableServiceLinks"))
         json_object_set_new(spec, "enableServiceLinks", json_true());
     default_string(spec, "serviceAccountName", "default");
     if (!is_set(spec, "serviceAccount"))
         json_object_set(spec, "serviceAccount", json_object_get(spec, "serviceAccountName"));
     default_string(spec, "preemptionPolicy", "PreemptLowerPriority");
-    containers_defaults(json_object_get(spec, "containers"));
-    containers_defaults(json_object_get(spec, "initContainers"));
     json_t *status = json_object_ensure(obj, "status");
     default_string(status, "phase", "Pending");
     /* Upstream derives status.qosClass once, in PrepareForCreate, and keeps it
@@ -190,7 +203,39 @@ void secret_defaults(json_t *obj)
 
 void replicas_defaults(json_t *obj)
 {
-    json_default_new(json_object_ensure(obj, "spec"), "replicas", json_integer(1));
+    json_t *spec = json_object_ensure(obj, "spec");
+    json_default_new(spec, "replicas", json_integer(1));
+    pod_template_defaults(json_object_get(spec, "template"));
+}
+
+/* SetDefaults_ReplicationController: the selector, and the object's labels,
+ * default to the template's labels. */
+void replicationcontroller_defaults(json_t *obj)
+{
+    replicas_defaults(obj);
+    json_t *spec = json_object_get(obj, "spec");
+    json_t *labels =
+        json_object_get(json_object_get(json_object_get(spec, "template"), "metadata"), "labels");
+    if (!json_is_object(labels)) return;
+    if (json_object_size(json_object_get(spec, "selector")) == 0)
+        json_object_set_new(spec, "selector", json_deep_copy(labels));
+    json_t *meta = json_object_ensure(obj, "metadata");
+    if (json_object_size(json_object_get(meta, "labels")) == 0)
+        json_object_set_new(meta, "labels", json_deep_copy(labels));
+}
+
+/* Default `key` of a strategy object: {type, rollingUpdate{...}} with the
+ * rolling update's values when the type is (or defaults to) rolling. */
+static void rolling_defaults(json_t *spec, const char *key, const char *rolling,
+                             const char *const *names, const json_t *const *values)
+{
+    json_t *st = json_object_ensure(spec, key);
+    default_string(st, "type", rolling);
+    const char *type = json_string_value(json_object_get(st, "type"));
+    if (!type || strcmp(type, rolling) != 0) return;
+    json_t *ru = json_object_ensure(st, "rollingUpdate");
+    for (size_t i = 0; names[i]; i++)
+        json_default_new(ru, names[i], json_deep_copy(values[i]));
 }
 
 void deployment_defaults(json_t *obj)
@@ -199,9 +244,42 @@ void deployment_defaults(json_t *obj)
     json_default_new(spec, "replicas", json_integer(1));
     json_default_new(spec, "revisionHistoryLimit", json_integer(10));
     json_default_new(spec, "progressDeadlineSeconds", json_integer(600));
-    json_default_new(spec, "strategy",
-                     json_pack("{s:s, s:{s:s, s:s}}", "type", "RollingUpdate", "rollingUpdate",
-                               "maxUnavailable", "25%", "maxSurge", "25%"));
+    json_t *pct = json_string("25%");
+    const char *const names[] = {"maxUnavailable", "maxSurge", NULL};
+    const json_t *const values[] = {pct, pct};
+    rolling_defaults(spec, "strategy", "RollingUpdate", names, values);
+    json_decref(pct);
+    pod_template_defaults(json_object_get(spec, "template"));
+}
+
+void statefulset_defaults(json_t *obj)
+{
+    json_t *spec = json_object_ensure(obj, "spec");
+    json_default_new(spec, "replicas", json_integer(1));
+    default_string(spec, "podManagementPolicy", "OrderedReady");
+    json_default_new(spec, "revisionHistoryLimit", json_integer(10));
+    json_t *zero = json_integer(0);
+    const char *const names[] = {"partition", NULL};
+    const json_t *const values[] = {zero};
+    rolling_defaults(spec, "updateStrategy", "RollingUpdate", names, values);
+    json_decref(zero);
+    json_t *ret = json_object_ensure(spec, "persistentVolumeClaimRetentionPolicy");
+    default_string(ret, "whenDeleted", "Retain");
+    default_string(ret, "whenScaled", "Retain");
+    pod_template_defaults(json_object_get(spec, "template"));
+}
+
+void daemonset_defaults(json_t *obj)
+{
+    json_t *spec = json_object_ensure(obj, "spec");
+    json_default_new(spec, "revisionHistoryLimit", json_integer(10));
+    json_t *one = json_integer(1), *zero = json_integer(0);
+    const char *const names[] = {"maxUnavailable", "maxSurge", NULL};
+    const json_t *const values[] = {one, zero};
+    rolling_defaults(spec, "updateStrategy", "RollingUpdate", names, values);
+    json_decref(one);
+    json_decref(zero);
+    pod_template_defaults(json_object_get(spec, "template"));
 }
 
 void priorityclass_defaults(json_t *obj)

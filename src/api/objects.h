@@ -11,8 +11,17 @@ void pod_validate(const json_t *obj, const json_t *old, json_t *causes);
 void service_defaults(json_t *obj);
 void pvc_defaults(json_t *obj);
 void secret_defaults(json_t *obj);
-void replicas_defaults(json_t *obj);
+void replicas_defaults(json_t *obj); /* ReplicaSet */
+void replicationcontroller_defaults(json_t *obj);
 void deployment_defaults(json_t *obj);
+void statefulset_defaults(json_t *obj);
+void daemonset_defaults(json_t *obj);
+/* SetDefaults_PodSpec for a PodTemplateSpec's spec (every workload's
+ * template): restartPolicy, dnsPolicy, grace period, scheduler, security
+ * context, container defaults. The pod-only defaults (service account,
+ * service links, preemption policy, requests from limits) come when a pod
+ * is made from it. NULL or a non-object is left alone. */
+void pod_template_defaults(json_t *tmpl);
 void priorityclass_defaults(json_t *obj);
 void storageclass_defaults(json_t *obj);
 

@@ -105,7 +105,11 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_NodeRuntimeHandlerFeatures, m_NodeFeatures, m_Event, m_EventSource, m_EventSeries, m_Binding,
     m_Deployment, m_DeploymentSpec, m_DeploymentStrategy, m_RollingUpdateDeployment,
     m_DeploymentStatus, m_DeploymentCondition, m_ReplicaSet, m_ReplicaSetSpec, m_ReplicaSetStatus,
-    m_ReplicaSetCondition, m_PriorityClass, m_StorageClass, m_TopologySelectorTerm,
+    m_ReplicaSetCondition, m_StatefulSet, m_StatefulSetSpec, m_StatefulSetUpdateStrategy,
+    m_RollingUpdateStatefulSetStrategy, m_StatefulSetPersistentVolumeClaimRetentionPolicy,
+    m_StatefulSetOrdinals, m_StatefulSetStatus, m_StatefulSetCondition, m_DaemonSet,
+    m_DaemonSetSpec, m_DaemonSetUpdateStrategy, m_RollingUpdateDaemonSet, m_DaemonSetStatus,
+    m_DaemonSetCondition, m_PriorityClass, m_StorageClass, m_TopologySelectorTerm,
     m_TopologySelectorLabelRequirement, m_Scale, m_ScaleSpec, m_ScaleStatus, m_Eviction,
     m_TokenRequest, m_TokenRequestSpec, m_BoundObjectReference, m_TokenRequestStatus,
     m_ResourcePool, m_ResourcePoolSpec, m_ResourcePoolSpecConfiguration, m_ResourcePoolStatus,
@@ -489,6 +493,37 @@ DEF(ReplicaSetStatus, I32K(1, "replicas"), I32(2, "fullyLabeledReplicas"), I32(4
     RMK(6, "conditions", ReplicaSetCondition, LKEY("type")));
 DEF(ReplicaSetCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastTransitionTime"),
     S(4, "reason"), S(5, "message"));
+DEF(StatefulSet, META, M(2, "spec", StatefulSetSpec), M(3, "status", StatefulSetStatus));
+DEF(StatefulSetSpec, I32K(1, "replicas"), M(2, "selector", LabelSelector),
+    M(3, "template", PodTemplateSpec), RM(4, "volumeClaimTemplates", PersistentVolumeClaim),
+    S(5, "serviceName"), S(6, "podManagementPolicy"),
+    M(7, "updateStrategy", StatefulSetUpdateStrategy), I32K(8, "revisionHistoryLimit"),
+    I32(9, "minReadySeconds"),
+    M(10, "persistentVolumeClaimRetentionPolicy", StatefulSetPersistentVolumeClaimRetentionPolicy),
+    M(11, "ordinals", StatefulSetOrdinals));
+DEF(StatefulSetUpdateStrategy, S(1, "type"),
+    M(2, "rollingUpdate", RollingUpdateStatefulSetStrategy));
+DEF(RollingUpdateStatefulSetStrategy, I32K(1, "partition"), IOS(2, "maxUnavailable"));
+DEF(StatefulSetPersistentVolumeClaimRetentionPolicy, S(1, "whenDeleted"), S(2, "whenScaled"));
+DEF(StatefulSetOrdinals, I32K(1, "start"));
+DEF(StatefulSetStatus, I64(1, "observedGeneration"), I32K(2, "replicas"), I32(3, "readyReplicas"),
+    I32(4, "currentReplicas"), I32(5, "updatedReplicas"), S(6, "currentRevision"),
+    S(7, "updateRevision"), I32K(9, "collisionCount"), RM(10, "conditions", StatefulSetCondition),
+    I32(11, "availableReplicas"));
+DEF(StatefulSetCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastTransitionTime"),
+    S(4, "reason"), S(5, "message"));
+DEF(DaemonSet, META, M(2, "spec", DaemonSetSpec), M(3, "status", DaemonSetStatus));
+DEF(DaemonSetSpec, M(1, "selector", LabelSelector), M(2, "template", PodTemplateSpec),
+    M(3, "updateStrategy", DaemonSetUpdateStrategy), I32(4, "minReadySeconds"),
+    I32K(6, "revisionHistoryLimit"));
+DEF(DaemonSetUpdateStrategy, S(1, "type"), M(2, "rollingUpdate", RollingUpdateDaemonSet));
+DEF(RollingUpdateDaemonSet, IOS(1, "maxUnavailable"), IOS(2, "maxSurge"));
+DEF(DaemonSetStatus, I32K(1, "currentNumberScheduled"), I32K(2, "numberMisscheduled"),
+    I32K(3, "desiredNumberScheduled"), I32K(4, "numberReady"), I64(5, "observedGeneration"),
+    I32(6, "updatedNumberScheduled"), I32(7, "numberAvailable"), I32(8, "numberUnavailable"),
+    I32K(9, "collisionCount"), RM(10, "conditions", DaemonSetCondition));
+DEF(DaemonSetCondition, SK(1, "type"), SK(2, "status"), TIME(3, "lastTransitionTime"),
+    S(4, "reason"), S(5, "message"));
 
 /* ---- k8s.io/api/batch/v1 ---- */
 #undef SCH_PKG
@@ -706,6 +741,8 @@ static const struct {
     {"v1", "Binding", &m_Binding},
     {"apps/v1", "Deployment", &m_Deployment},
     {"apps/v1", "ReplicaSet", &m_ReplicaSet},
+    {"apps/v1", "StatefulSet", &m_StatefulSet},
+    {"apps/v1", "DaemonSet", &m_DaemonSet},
     {"batch/v1", "Job", &m_Job},
     {"batch/v1", "CronJob", &m_CronJob},
     {"scheduling.k8s.io/v1", "PriorityClass", &m_PriorityClass},

@@ -822,6 +822,33 @@ static void deployment_row(const json_t *o, int64_t now, json_t *cells)
     tbuf_free(&sel);
 }
 
+/* printStatefulSet: READY is ready/desired. */
+static void statefulset_row(const json_t *o, int64_t now, json_t *cells)
+{
+    char ready[64];
+    snprintf(ready, sizeof ready, "%lld/%lld", (long long)ji(o, "status.readyReplicas", 0),
+             (long long)ji(o, "spec.replicas", 1));
+    cell_name(cells, o);
+    cell_s(cells, ready);
+    cell_age(cells, o, now);
+    cell_containers(cells, o, "spec.template.spec.containers");
+}
+
+/* printDaemonSet: NODE SELECTOR is the template's nodeSelector as labels. */
+static void daemonset_row(const json_t *o, int64_t now, json_t *cells)
+{
+    cell_name(cells, o);
+    cell_i(cells, ji(o, "status.desiredNumberScheduled", 0));
+    cell_i(cells, ji(o, "status.currentNumberScheduled", 0));
+    cell_i(cells, ji(o, "status.numberReady", 0));
+    cell_i(cells, ji(o, "status.updatedNumberScheduled", 0));
+    cell_i(cells, ji(o, "status.numberAvailable", 0));
+    cell_labels(cells, api_json_path(o, "spec.template.spec.nodeSelector"));
+    cell_age(cells, o, now);
+    cell_containers(cells, o, "spec.template.spec.containers");
+    cell_label_selector(cells, api_json_path(o, "spec.selector"));
+}
+
 /* ---- capsule.clastix.io: ResourcePool, ResourcePoolClaim ----
  * Custom resources print as the apiserver prints any CRD: the columns of
  * the CRD's additionalPrinterColumns (Capsule's, as spec section 1.1 lists
@@ -1334,6 +1361,47 @@ static const table_col deployment_cols[] = {
     COL_END,
 };
 
+static const table_col statefulset_cols[] = {
+    COL_NAME,
+    COL("Ready", "string", "Number of the pod with ready state"),
+    COL_AGE,
+    WIDE("Containers", "string", DESC_CONTAINERS),
+    WIDE("Images", "string", DESC_IMAGES),
+    COL_END,
+};
+
+static const table_col daemonset_cols[] = {
+    COL_NAME,
+    COL("Desired", "integer",
+        "The total number of nodes that should be running the daemon pod (including nodes "
+        "correctly running the daemon pod). More info: "
+        "https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/"),
+    COL("Current", "integer",
+        "The number of nodes that are running at least 1 daemon pod and are supposed to run the "
+        "daemon pod. More info: "
+        "https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/"),
+    COL("Ready", "integer",
+        "numberReady is the number of nodes that should be running the daemon pod and have one or "
+        "more of the daemon pod running with a Ready Condition."),
+    COL("Up-to-date", "integer", "The total number of nodes that are running updated daemon pod"),
+    COL("Available", "integer",
+        "The number of nodes that should be running the daemon pod and have one or more of the "
+        "daemon pod running and available (ready for at least spec.minReadySeconds)"),
+    COL("Node Selector", "string",
+        "NodeSelector is a selector which must be true for the pod to fit on a node. Selector "
+        "which must match a node's labels for the pod to be scheduled on that node. More info: "
+        "https://kubernetes.io/docs/concepts/configuration/assign-pod-node/"),
+    COL_AGE,
+    WIDE("Containers", "string", DESC_CONTAINERS),
+    WIDE("Images", "string", DESC_IMAGES),
+    WIDE("Selector", "string",
+         "A label query over pods that are managed by the daemon set. Must match in order to be "
+         "controlled. It must match the pod template's labels. More info: "
+         "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/"
+         "#label-selectors"),
+    COL_END,
+};
+
 static const table_col job_cols[] = {
     COL_NAME,
     COL("Status", "string", "Status of the job."),
@@ -1451,6 +1519,8 @@ static const table_printer printers[] = {
     {"storage.k8s.io", "storageclasses", storageclass_cols, storageclass_row, NULL},
     {"apps", "deployments", deployment_cols, deployment_row, NULL},
     {"apps", "replicasets", rs_cols, rs_row, NULL},
+    {"apps", "statefulsets", statefulset_cols, statefulset_row, NULL},
+    {"apps", "daemonsets", daemonset_cols, daemonset_row, NULL},
     {"batch", "jobs", job_cols, job_row, NULL},
     {"batch", "cronjobs", cronjob_cols, cronjob_row, NULL},
     {"capsule.clastix.io", "resourcepools", resourcepool_cols, resourcepool_row, NULL},

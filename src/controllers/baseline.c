@@ -43,8 +43,8 @@
 /* Upstream's annotation on kube-root-ca.crt (rootcacertpublisher/publisher.go). */
 #define CA_DESCRIPTION_ANNOTATION "kubernetes.io/description"
 #define CA_DESCRIPTION                                                                             \
-    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal "     \
-    "endpoints such as the internal service IP or kubernetes.default.svc. No other usage is "     \
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal "      \
+    "endpoints such as the internal service IP or kubernetes.default.svc. No other usage is "      \
     "guaranteed across distributions of Kubernetes clusters."
 
 /* A namespace waiting for a sync. */
@@ -164,8 +164,8 @@ static sync_result ensure_sa(baseline *b, const char *ns)
         json_decref(cur);
         return SYNC_DONE;
     }
-    json_t *sa = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind",
-                           "ServiceAccount", "metadata", "name", BASELINE_SA_NAME, "namespace", ns);
+    json_t *sa = json_pack("{s:s, s:s, s:{s:s, s:s}}", "apiVersion", "v1", "kind", "ServiceAccount",
+                           "metadata", "name", BASELINE_SA_NAME, "namespace", ns);
     sync_result r = sa ? create(b, K_SA, ns, sa) : SYNC_RETRY;
     json_decref(sa);
     return r;
@@ -222,10 +222,10 @@ static sync_result ensure_ca(baseline *b, const char *ns)
         api_err_clear(&e);
         return r;
     }
-    json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:o}", "apiVersion", "v1", "kind",
-                           "ConfigMap", "metadata", "name", BASELINE_CA_CONFIGMAP, "namespace", ns,
-                           "annotations", CA_DESCRIPTION_ANNOTATION, CA_DESCRIPTION, "data",
-                           ca_data(b));
+    json_t *cm =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:o}", "apiVersion", "v1", "kind", "ConfigMap",
+                  "metadata", "name", BASELINE_CA_CONFIGMAP, "namespace", ns, "annotations",
+                  CA_DESCRIPTION_ANNOTATION, CA_DESCRIPTION, "data", ca_data(b));
     sync_result r = cm ? create(b, K_CM, ns, cm) : SYNC_RETRY;
     json_decref(cm);
     return r;
@@ -321,8 +321,8 @@ static void run_due(baseline *b)
 static store_watch *open_watch(baseline *b)
 {
     bool expired = false;
-    store_watch *w = store_watch_open_filtered(b->st, "", store_revision(b->st), watch_filter, b,
-                                               &expired);
+    store_watch *w =
+        store_watch_open_filtered(b->st, "", store_revision(b->st), watch_filter, b, &expired);
     enqueue_all(b); /* after the watch opens: a change after the list is still an event */
     return w;
 }

@@ -6,12 +6,16 @@
  *  - namespace (namespace.c): empties a terminating namespace, then removes it;
  *  - garbage collector (gc.c): follows metadata.ownerReferences (Background,
  *    Foreground and Orphan propagation).
+ * and the workload controllers run what users ask of workloads:
+ *  - replicaset (replicaset.c): ReplicaSets and ReplicationControllers keep
+ *    their number of pods (making them through podcontrol.h);
+ *  - deployment (deployment.c): Deployments roll out ReplicaSets.
  *
  * Each controller is one thread that follows every store event through a watch
  * and rescans everything at start and every CTRL_RESYNC_SECONDS, so a restart in
  * the middle of a deletion resumes. Controllers write only through the registry
- * (reg_delete, reg_update), so finalizers, admission and quota apply to them as to
- * any client; the one exception is the namespace's own removal, which must check
+ * (reg_create, reg_delete, reg_update), so finalizers, admission and quota apply
+ * to them as to any client; the one exception is the namespace's own removal, which must check
  * emptiness and delete in a single store transaction.
  */
 #ifndef ALLOT_CONTROLLERS_CONTROLLERS_H
@@ -42,6 +46,9 @@ void controllers_stop(controllers *c);
 /* One controller as the runner drives it. The runner opens a watch on every key,
  * calls resync, then for each batch of events calls event once per event and
  * flush once after the batch (so work triggered by many events runs once).
+ * tick (optional) runs after every wait for events, at least every
+ * CTRL_WAIT_MS: for work due at a time rather than on an event (backoff,
+ * minReadySeconds, progress deadlines).
  * `stop` turns true at shutdown: long loops check it between items. */
 typedef struct ctrl_def {
     const char *name;
@@ -50,14 +57,15 @@ typedef struct ctrl_def {
     void (*event)(void *self, const store_event *ev);
     void (*flush)(void *self);
     void (*resync)(void *self);
-    /* Optional: called after every wait for events (at least every
-     * CTRL_WAIT_MS), for work that is due at a time rather than on an
-     * event (a Job's backoff, deadline or TTL). */
-    void (*tick)(void *self);
+    void (*tick)(void *self); /* optional: Jobs' backoff, deadlines and TTL too */
 } ctrl_def;
 
 extern const ctrl_def ctrl_namespace_def;
 extern const ctrl_def ctrl_gc_def;
+/* ReplicaSets and ReplicationControllers (replicaset.c). */
+extern const ctrl_def ctrl_replicaset_def;
+/* Deployments (deployment.c). */
+extern const ctrl_def ctrl_deployment_def;
 extern const ctrl_def ctrl_job_def;     /* job.c */
 extern const ctrl_def ctrl_cronjob_def; /* cronjob.c */
 
@@ -69,10 +77,14 @@ bool ctrl_has_finalizer(const json_t *obj, const char *f);
 int ctrl_remove_finalizer(store *st, const api_kind *k, const char *ns, const char *name,
                           const char *uid, const char *f);
 
-/* A set of strings (namespaces or keys to revisit after a batch of events). */
+/* A set of strings (namespaces or keys to revisit after a batch of events),
+ * in the order added. Past a few dozen members a hash index keeps adding
+ * O(1) (a burst of 10,000 new pods is 10,000 adds). Zero-initialised is
+ * empty; a set may be moved by copying the struct and zeroing the source. */
 typedef struct ctrl_set {
     char **v;
     size_t n, cap;
+    struct strmap *idx; /* member -> itself, once n passes CTRL_SET_INDEX_AT */
 } ctrl_set;
 void ctrl_set_add(ctrl_set *s, const char *str);
 void ctrl_set_clear(ctrl_set *s); /* empties; keeps the array */

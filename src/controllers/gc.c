@@ -19,6 +19,7 @@
  */
 #include "controllers/controllers.h"
 
+#include "core/strmap.h"
 #include "registry/registry.h"
 
 #include <stdio.h>
@@ -34,6 +35,10 @@ typedef struct gc_ctrl {
     ctrl_set deleted; /* "<uid>/<ns>" of owners deleted ("" ns: cluster-scoped) */
     ctrl_set check;   /* keys of dependents whose owners may be gone */
     ctrl_set owners;  /* keys of owners that may be deleting in Foreground or Orphan mode */
+    /* While a flush checks dependents: each owner's state, looked up once
+     * ("<key>\n<uid>" -> owner_state + 1; keys owned). 10,000 new pods of one
+     * ReplicaSet read and parse it once, not 10,000 times. NULL otherwise. */
+    strmap *owner_cache;
 } gc_ctrl;
 
 typedef struct gc_dep {
@@ -199,6 +204,31 @@ static owner_state owner_lookup(store *st, const json_t *ref, const char *dep_ns
     return s;
 }
 
+/* owner_lookup through the flush's cache, when there is one. */
+static owner_state owner_state_of(gc_ctrl *g, const json_t *ref, const char *dep_ns)
+{
+    const char *uid = json_string_value(json_object_get(ref, "uid"));
+    char key[768], ck[900];
+    if (!g->owner_cache || !uid || !owner_key(ref, dep_ns, key, sizeof key))
+        return owner_lookup(g->st, ref, dep_ns);
+    snprintf(ck, sizeof ck, "%s\n%s", key, uid);
+    intptr_t v = (intptr_t)strmap_get(g->owner_cache, ck);
+    if (v) return (owner_state)(v - 1);
+    owner_state s = owner_lookup(g->st, ref, dep_ns);
+    char *k = strdup(ck);
+    if (k && strmap_put(g->owner_cache, k, (void *)(intptr_t)(s + 1), NULL) != 0) free(k);
+    return s;
+}
+
+static void owner_cache_drop(gc_ctrl *g)
+{
+    const char *k;
+    for (size_t it = 0; g->owner_cache && strmap_next(g->owner_cache, &it, &k, NULL);)
+        free((char *)k);
+    strmap_free(g->owner_cache);
+    g->owner_cache = NULL;
+}
+
 /* ---- writes ---- */
 
 typedef struct unown {
@@ -278,7 +308,7 @@ static bool attempt_delete(gc_ctrl *g, const gc_dep *d)
     json_t *gone_uids = json_array(), *ref;
     json_array_foreach(owner_refs(d->obj), i, ref)
     {
-        owner_state s = owner_lookup(g->st, ref, d->o->ns);
+        owner_state s = owner_state_of(g, ref, d->o->ns);
         const char *u = json_string_value(json_object_get(ref, "uid"));
         if (s == OWNER_SOLID)
             solid++;
@@ -461,8 +491,12 @@ static void gc_flush(void *self)
 {
     gc_ctrl *g = self;
     owners_deleted(g);
+    /* the owners' states are read once for the whole batch: one that changes
+     * meanwhile sends an event, and the next flush looks again */
+    g->owner_cache = g->check.n > 1 ? strmap_new() : NULL;
     for (size_t i = 0; i < g->check.n && !atomic_load(g->stop); i++)
         check_dependent(g, g->check.v[i]);
+    owner_cache_drop(g);
     /* attempt_delete may add owners, so index, never cache, n */
     for (size_t i = 0; i < g->owners.n && !atomic_load(g->stop); i++)
         process_owner(g, g->owners.v[i]);

@@ -16,6 +16,8 @@
  */
 #include "controllers/controllers.h"
 
+#include "core/strmap.h"
+
 #include "api/objects.h"
 #include "registry/registry.h"
 
@@ -86,10 +88,16 @@ bool ctrl_meta_may_have(const store_obj *o, const char *key)
     return ctrl_meta_member(o, key, &v) != 0;
 }
 
+#define CTRL_SET_INDEX_AT 32
+
 void ctrl_set_add(ctrl_set *s, const char *str)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->v[i], str) == 0) return;
+    if (s->idx) {
+        if (strmap_get(s->idx, str)) return;
+    } else {
+        for (size_t i = 0; i < s->n; i++)
+            if (strcmp(s->v[i], str) == 0) return;
+    }
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
         char **v = realloc(s->v, cap * sizeof *v);
@@ -98,7 +106,19 @@ void ctrl_set_add(ctrl_set *s, const char *str)
         s->cap = cap;
     }
     char *dup = strdup(str);
-    if (dup) s->v[s->n++] = dup;
+    if (!dup) return;
+    s->v[s->n++] = dup;
+    if (!s->idx && s->n > CTRL_SET_INDEX_AT && (s->idx = strmap_new())) {
+        for (size_t i = 0; i < s->n; i++)
+            if (strmap_put(s->idx, s->v[i], s->v[i], NULL) != 0) {
+                strmap_free(s->idx); /* without the index: linear again */
+                s->idx = NULL;
+                break;
+            }
+    } else if (s->idx && strmap_put(s->idx, dup, dup, NULL) != 0) {
+        strmap_free(s->idx);
+        s->idx = NULL;
+    }
 }
 
 void ctrl_set_clear(ctrl_set *s)
@@ -106,6 +126,8 @@ void ctrl_set_clear(ctrl_set *s)
     for (size_t i = 0; i < s->n; i++)
         free(s->v[i]);
     s->n = 0;
+    strmap_free(s->idx);
+    s->idx = NULL;
 }
 
 void ctrl_set_free(ctrl_set *s)
@@ -575,8 +597,8 @@ typedef struct ctrl_thread {
     bool running;
 } ctrl_thread;
 
-static const ctrl_def *const all_defs[] = {&ctrl_namespace_def, &ctrl_gc_def, &ctrl_job_def,
-                                           &ctrl_cronjob_def};
+static const ctrl_def *const all_defs[] = {&ctrl_namespace_def, &ctrl_gc_def, &ctrl_replicaset_def,
+                                           &ctrl_deployment_def, &ctrl_job_def, &ctrl_cronjob_def};
 #define NCTRL (sizeof all_defs / sizeof *all_defs)
 
 struct controllers {

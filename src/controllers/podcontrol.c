@@ -10,6 +10,7 @@
 #include "controllers/podcontrol.h"
 
 #include "api/kinds.h"
+#include "core/evfilter.h"
 #include "core/expect.h"
 #include "core/rollout.h"
 #include "core/strmap.h"
@@ -56,6 +57,8 @@ struct podctl {
     pthread_t threads[MAX_WORKERS];
     int nthreads;
 
+    pthread_mutex_t fmu; /* the Event spam filter */
+    evfilter *filter;
     pthread_mutex_t emu; /* expectations and backoff */
     expect_set *exp;
     strmap *backoff; /* owner key -> backoff */
@@ -204,9 +207,11 @@ podctl *podctl_new(store *st, const char *component, int workers, char *err, siz
     pthread_mutex_init(&pc->mu, NULL);
     pthread_cond_init(&pc->work_cv, NULL);
     pthread_mutex_init(&pc->emu, NULL);
+    pthread_mutex_init(&pc->fmu, NULL);
+    pc->filter = evfilter_new(EVFILTER_BURST, EVFILTER_REFILL_MS, EVFILTER_MAX_KEYS);
     pc->pods = api_kind_find("", "v1", "pods");
     if (!(pc->component = strdup(component)) || !(pc->exp = expect_new(EXPECT_TTL_MS)) ||
-        !(pc->backoff = strmap_new()) || !pc->pods) {
+        !(pc->backoff = strmap_new()) || !pc->pods || !pc->filter) {
         snprintf(err, errlen, "out of memory");
         podctl_free(pc);
         return NULL;
@@ -240,6 +245,7 @@ void podctl_free(podctl *pc)
         pthread_join(pc->threads[i], NULL);
     event_recorder_stop(pc->rec);
     expect_free(pc->exp);
+    evfilter_free(pc->filter);
     void *v;
     for (size_t it = 0; pc->backoff && strmap_next(pc->backoff, &it, NULL, &v);) {
         free(((backoff *)v)->key);
@@ -249,6 +255,7 @@ void podctl_free(podctl *pc)
     pthread_cond_destroy(&pc->work_cv);
     pthread_mutex_destroy(&pc->mu);
     pthread_mutex_destroy(&pc->emu);
+    pthread_mutex_destroy(&pc->fmu);
     free(pc->component);
     free(pc);
 }
@@ -298,7 +305,12 @@ json_t *podctl_pod_from_template(const json_t *tmpl, const json_t *owner, const 
                             "metadata", "generateName", prefix, "namespace", ns);
     json_t *meta = json_object_get(pod, "metadata");
     json_t *ref = podctl_controller_ref(owner);
-    json_t *refs = ref ? json_array() : NULL;
+    if (!ref) {
+        api_err_set(e, API_INTERNAL, "the owner has no apiVersion, kind, name or uid");
+        json_decref(pod);
+        return NULL;
+    }
+    json_t *refs = json_array();
     if (!refs) {
         json_decref(ref);
     } else if (json_array_append_new(refs, ref) != 0) { /* takes ref either way */
@@ -307,15 +319,23 @@ json_t *podctl_pod_from_template(const json_t *tmpl, const json_t *owner, const 
     }
     json_t *spec = json_deep_copy(json_object_get(tmpl, "spec"));
     if (!spec) spec = json_object();
-    /* the set_new calls take refs and spec whatever happens */
-    if (!pod || !refs || !spec || json_object_set_new(meta, "ownerReferences", refs) != 0 ||
-        json_object_set_new(pod, "spec", spec) != 0 || copy_member(meta, tmeta, "labels") != 0 ||
+    if (!pod || !refs || !spec) {
+        json_decref(pod);
+        json_decref(refs);
+        json_decref(spec);
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
+    /* json_object_set_new takes its value whatever it returns */
+    if (json_object_set_new(meta, "ownerReferences", refs) != 0) {
+        json_decref(spec);
+        json_decref(pod);
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
+    if (json_object_set_new(pod, "spec", spec) != 0 || copy_member(meta, tmeta, "labels") != 0 ||
         copy_member(meta, tmeta, "annotations") != 0 ||
         copy_member(meta, tmeta, "finalizers") != 0) {
-        if (!pod || !refs || !spec) {
-            json_decref(refs);
-            json_decref(spec);
-        }
         json_decref(pod);
         api_err_set(e, API_INTERNAL, "out of memory");
         return NULL;
@@ -338,6 +358,11 @@ bool podctl_namespace_terminating(const api_err *e)
 static void record(podctl *pc, const json_t *owner, const char *type, const char *reason,
                    const char *fmt, const char *arg)
 {
+    const char *uid = meta_str(owner, "uid");
+    pthread_mutex_lock(&pc->fmu);
+    bool allowed = evfilter_allow(pc->filter, uid ? uid : "", podctl_now_ms());
+    pthread_mutex_unlock(&pc->fmu);
+    if (!allowed) return;
     size_t n = strlen(fmt) + strlen(arg) + 1;
     char *msg = malloc(n);
     if (!msg) return;

@@ -23,9 +23,10 @@
 #    except what another actor does (the node agent finishing a pod, the
 #    namespace controller removing a namespace), with bounded waits.
 # Capsule's Deployments (N6, N7, N24, G1, G4 scale, G7) are played with plain
-# pods created and deleted to the same replica counts: allotd stores
-# apps/v1 Deployments and ReplicaSets but runs no controller for them (the
-# Deployment form waits for the workloads issue). G13/G14 use allotd's node
+# pods created and deleted to the same replica counts (written before allotd
+# ran a Deployment controller; plain pods keep their names, and so the
+# expected messages, fixed; tests/e2e/test_deployments.sh drives real
+# Deployments at a quota). G13/G14 use allotd's node
 # agent (scheduler and node agent on, their defaults) with a Node tainted so
 # that only their pods (which tolerate the taint) are bound: a pod annotated
 # allot.dev/run-duration completes (Succeeded), one with

@@ -15,12 +15,14 @@ k create namespace ssa >/dev/null
 
 rv() { k get "$1" "$2" -n ssa -o jsonpath='{.metadata.resourceVersion}'; }
 # managers KIND NAME: "manager/operation[/subresource]" per entry, sorted
+# the entries of the clients (allot's own controllers write as "allotd", as
+# upstream's as kube-controller-manager: a Deployment's revision and status)
 managers() {
   k get "$1" "$2" -n ssa -o json --show-managed-fields |
     /usr/bin/python3 -c 'import json,sys
 o=json.load(sys.stdin)
 print(" ".join(sorted(e["manager"]+"/"+e["operation"]+("/"+e["subresource"] if e.get("subresource") else "")
-                      for e in o["metadata"].get("managedFields",[]))))'
+                      for e in o["metadata"].get("managedFields",[]) if e["manager"] != "allotd")))'
 }
 # fields KIND NAME MANAGER: that manager's fieldsV1, compact, keys sorted
 fields() {
@@ -194,9 +196,17 @@ expect_contains "diff shows it" "$(cat "$E2E_DIR/diff1")" "+  replicas: 2"
 expect_eq "diff wrote nothing" "$(k get deploy csa -n ssa -o jsonpath='{.spec.replicas}')" 4
 
 # --- subresources: status, scale ---
-r=$(api PATCH "/apis/apps/v1/namespaces/ssa/deployments/web/status?fieldManager=ctl" \
-  -H 'Content-Type: application/apply-patch+yaml' \
-  --data-binary $'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nstatus:\n  observedGeneration: 1\n')
+# the deployment controller owns the status it writes (as allotd): a status
+# apply conflicts with it, as with kube-controller-manager, unless forced
+status_apply() {
+  api PATCH "/apis/apps/v1/namespaces/ssa/deployments/web/status?fieldManager=ctl$1" \
+    -H 'Content-Type: application/apply-patch+yaml' \
+    --data-binary $'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nstatus:\n  observedGeneration: 1\n'
+}
+r=$(status_apply "")
+expect_eq "status apply against the controller" "$(echo "$r" | tail -1)" 409
+expect_contains "status conflict" "$(echo "$r" | sed '$d')" 'conflict with \"allotd\" with subresource \"status\" using apps/v1: .status.observedGeneration'
+r=$(status_apply "&force=true")
 expect_eq "status apply" "$(echo "$r" | tail -1)" 200
 expect_contains "status manager" "$(managers deploy web)" "ctl/Apply/status"
 r=$(api PATCH "/apis/apps/v1/namespaces/ssa/deployments/web/scale?fieldManager=hpa" \
@@ -218,14 +228,16 @@ r=$(api PATCH "/api/v1/namespaces/ssa/configmaps/dry?fieldManager=m&dryRun=All" 
   --data-binary $'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dry\ndata:\n  a: "1"\n')
 expect_eq "dry-run apply of a new object" "$(echo "$r" | tail -1)" 201
 k get cm dry -n ssa >/dev/null 2>&1 && fail "a dry run created the object"
-k create quota pods -n ssa --hard=pods=1 >/dev/null
-pod() { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: ssa}\nspec:\n  containers: [{name: c, image: nginx}]\n' "$1"; }
+# (a namespace of its own: the Deployments above have pods in ssa)
+k create namespace ssaq >/dev/null
+k create quota pods -n ssaq --hard=pods=1 >/dev/null
+pod() { printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: ssaq}\nspec:\n  containers: [{name: c, image: nginx}]\n' "$1"; }
 pod p1 | k apply --server-side -f - >/dev/null
-wait_until 20 sh -c "kubectl get quota pods -n ssa -o jsonpath='{.status.used.pods}' | grep -qx 1" ||
+wait_until 20 sh -c "kubectl get quota pods -n ssaq -o jsonpath='{.status.used.pods}' | grep -qx 1" ||
   fail "quota did not count p1"
 if out=$(pod p2 | k apply --server-side -f - 2>&1); then fail "apply over quota accepted: $out"; fi
 expect_contains "quota's 403" "$out" 'pods "p2" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=1, limited: pods=1'
-k get pod p2 -n ssa >/dev/null 2>&1 && fail "p2 exists"
+k get pod p2 -n ssaq >/dev/null 2>&1 && fail "p2 exists"
 
 # --- requests upstream refuses ---
 apply_raw() { api PATCH "/api/v1/namespaces/ssa/configmaps/conf$1" -H 'Content-Type: application/apply-patch+yaml' --data-binary "$2"; }

@@ -37,7 +37,9 @@ static int setup(void **state)
     f->ns = api_kind_find("", "v1", "namespaces");
     f->pod = api_kind_find("", "v1", "pods");
     f->cm = api_kind_find("", "v1", "configmaps");
-    f->rs = api_kind_find("apps", "v1", "replicasets");
+    /* The owner in these tests: a kind no controller acts on (a ReplicaSet
+     * would have its controller make, adopt and release pods). */
+    f->rs = api_kind_find("", "v1", "configmaps");
     *state = f;
     return 0;
 }
@@ -254,22 +256,18 @@ static void test_namespace_deletion_resumes_at_start(void **state)
     assert_false(exists(f, f->cm, "team", "c1"));
 }
 
-/* Many objects, half owned by a ReplicaSet: both controllers delete at once
+/* Many objects, half owned by a ConfigMap: both controllers delete at once
  * and the namespace still goes (within the bounded wait). */
 static void test_namespace_many_objects(void **state)
 {
     fixture *f = *state;
     char rs[64], name[32];
     create_ns(f, "big");
-    create(f, f->rs, "big",
-           json_pack("{s:{s:s}, s:{s:i, s:{s:{s:s}}}}", "metadata", "name", "web", "spec",
-                     "replicas", 1, "selector", "matchLabels", "app", "web"),
-           rs);
+    create(f, f->rs, "big", json_pack("{s:{s:s}}", "metadata", "name", "web"), rs);
     for (int i = 0; i < 400; i++) {
         snprintf(name, sizeof name, "p%d", i);
         create(f, f->pod, "big",
-               pod_json(name, i % 2 ? owned_by("apps/v1", "ReplicaSet", "web", rs, true) : NULL),
-               NULL);
+               pod_json(name, i % 2 ? owned_by("v1", "ConfigMap", "web", rs, true) : NULL), NULL);
     }
     start(f);
     del(f, f->ns, "", "big", NULL);
@@ -281,10 +279,7 @@ static void test_namespace_many_objects(void **state)
 
 static void create_rs(fixture *f, const char *ns, const char *name, char uid[64])
 {
-    create(f, f->rs, ns,
-           json_pack("{s:{s:s}, s:{s:i, s:{s:{s:s}}}}", "metadata", "name", name, "spec",
-                     "replicas", 1, "selector", "matchLabels", "app", "web"),
-           uid);
+    create(f, f->rs, ns, json_pack("{s:{s:s}}", "metadata", "name", name), uid);
 }
 
 static void test_gc_background(void **state)
@@ -293,10 +288,10 @@ static void test_gc_background(void **state)
     char rs[64];
     create_ns(f, "team");
     create_rs(f, "team", "web", rs);
-    create(f, f->pod, "team", pod_json("web-1", owned_by("apps/v1", "ReplicaSet", "web", rs, true)),
+    create(f, f->pod, "team", pod_json("web-1", owned_by("v1", "ConfigMap", "web", rs, true)),
            NULL);
-    create(f, f->pod, "team",
-           pod_json("web-2", owned_by("apps/v1", "ReplicaSet", "web", rs, false)), NULL);
+    create(f, f->pod, "team", pod_json("web-2", owned_by("v1", "ConfigMap", "web", rs, false)),
+           NULL);
     create(f, f->pod, "team", pod_json("lonely", NULL), NULL);
     start(f);
 
@@ -315,8 +310,8 @@ static void test_gc_keeps_dependent_with_live_owner(void **state)
     create_rs(f, "team", "a", a);
     create_rs(f, "team", "b", b);
     json_t *refs = json_pack("{s:[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}]}", "ownerReferences",
-                             "apiVersion", "apps/v1", "kind", "ReplicaSet", "name", "a", "uid", a,
-                             "apiVersion", "apps/v1", "kind", "ReplicaSet", "name", "b", "uid", b);
+                             "apiVersion", "v1", "kind", "ConfigMap", "name", "a", "uid", a,
+                             "apiVersion", "v1", "kind", "ConfigMap", "name", "b", "uid", b);
     create(f, f->pod, "team", pod_json("shared", refs), NULL);
     start(f);
 
@@ -340,11 +335,11 @@ static void test_gc_foreground(void **state)
     char rs[64];
     create_ns(f, "team");
     create_rs(f, "team", "web", rs);
-    json_t *meta = owned_by("apps/v1", "ReplicaSet", "web", rs, true);
+    json_t *meta = owned_by("v1", "ConfigMap", "web", rs, true);
     json_object_set_new(meta, "finalizers", json_pack("[s]", "example.com/hold"));
     create(f, f->pod, "team", pod_json("web-held", meta), NULL);
-    create(f, f->pod, "team",
-           pod_json("web-free", owned_by("apps/v1", "ReplicaSet", "web", rs, true)), NULL);
+    create(f, f->pod, "team", pod_json("web-free", owned_by("v1", "ConfigMap", "web", rs, true)),
+           NULL);
     start(f);
 
     del(f, f->rs, "team", "web", "Foreground");
@@ -370,7 +365,7 @@ static void test_gc_foreground_nonblocking(void **state)
     char rs[64];
     create_ns(f, "team");
     create_rs(f, "team", "web", rs);
-    json_t *meta = owned_by("apps/v1", "ReplicaSet", "web", rs, false);
+    json_t *meta = owned_by("v1", "ConfigMap", "web", rs, false);
     json_object_set_new(meta, "finalizers", json_pack("[s]", "example.com/hold"));
     create(f, f->pod, "team", pod_json("web-held", meta), NULL);
     start(f);
@@ -386,7 +381,7 @@ static void test_gc_orphan(void **state)
     char rs[64];
     create_ns(f, "team");
     create_rs(f, "team", "web", rs);
-    create(f, f->pod, "team", pod_json("web-1", owned_by("apps/v1", "ReplicaSet", "web", rs, true)),
+    create(f, f->pod, "team", pod_json("web-1", owned_by("v1", "ConfigMap", "web", rs, true)),
            NULL);
     start(f);
 
@@ -406,7 +401,7 @@ static void test_gc_dangling_at_start(void **state)
     char rs[64];
     create_ns(f, "team");
     create_rs(f, "team", "web", rs);
-    create(f, f->pod, "team", pod_json("web-1", owned_by("apps/v1", "ReplicaSet", "web", rs, true)),
+    create(f, f->pod, "team", pod_json("web-1", owned_by("v1", "ConfigMap", "web", rs, true)),
            NULL);
     create(f, f->pod, "team", pod_json("lonely", NULL), NULL);
     del(f, f->rs, "team", "web", NULL);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "controllers/podcontrol.h"
+#include "core/evfilter.h"
 #include "core/expect.h"
 #include "core/rollout.h"
 #include "registry/admission.h"
@@ -103,6 +104,26 @@ static void test_batch_sizes_and_backoff(void **state)
     assert_int_equal(ro_backoff_ms(3, 1000, 60000), 4000);
     assert_int_equal(ro_backoff_ms(7, 1000, 60000), 60000);
     assert_int_equal(ro_backoff_ms(1000, 1000, 60000), 60000);
+}
+
+/* client-go's spam filter: a burst of 25 per key, then one per 300 s */
+static void test_event_spam_filter(void **state)
+{
+    (void)state;
+    evfilter *f = evfilter_new(EVFILTER_BURST, EVFILTER_REFILL_MS, 3);
+    assert_non_null(f);
+    for (int i = 0; i < 25; i++)
+        assert_true(evfilter_allow(f, "rs-a", 1000));
+    assert_false(evfilter_allow(f, "rs-a", 1000));
+    assert_true(evfilter_allow(f, "rs-b", 1000)); /* another object: its own bucket */
+    assert_false(evfilter_allow(f, "rs-a", 1000 + 299 * 1000));
+    assert_true(evfilter_allow(f, "rs-a", 1000 + 300 * 1000)); /* one token back */
+    assert_false(evfilter_allow(f, "rs-a", 1000 + 300 * 1000));
+    /* past max_keys every bucket starts over (a bound, not an LRU) */
+    assert_true(evfilter_allow(f, "rs-c", 2000));
+    assert_true(evfilter_allow(f, "rs-d", 2000));
+    assert_true(evfilter_allow(f, "rs-a", 2000));
+    evfilter_free(f);
 }
 
 /* ---- podcontrol ---- */
@@ -318,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_expect_creations),
         cmocka_unit_test(test_expect_deletions_tracked_by_key),
         cmocka_unit_test(test_batch_sizes_and_backoff),
+        cmocka_unit_test(test_event_spam_filter),
         cmocka_unit_test_setup_teardown(test_pod_from_template, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_start_stops_at_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batches_and_parallel, setup, teardown),

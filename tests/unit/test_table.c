@@ -655,6 +655,36 @@ static void test_deployment(void **state)
                  "['d','0/0',0,0,'3h','','','']");
 }
 
+static void test_statefulset(void **state)
+{
+    expect_columns("apps", "statefulsets", "['Name','Ready','Age','Containers','Images']",
+                   "['Containers','Images']");
+    expect_cells("apps", "statefulsets",
+                 "{'metadata':{'name':'db','creationTimestamp':'" T_5M "'},'spec':{'replicas':3,"
+                 "'template':{'spec':{'containers':[{'name':'pg','image':'postgres:16'}]}}},"
+                 "'status':{'replicas':3,'readyReplicas':1}}",
+                 "['db','1/3','5m','pg','postgres:16']");
+}
+
+static void test_daemonset(void **state)
+{
+    expect_columns("apps", "daemonsets",
+                   "['Name','Desired','Current','Ready','Up-to-date','Available','Node Selector',"
+                   "'Age','Containers','Images','Selector']",
+                   "['Containers','Images','Selector']");
+    expect_cells("apps", "daemonsets",
+                 "{'metadata':{'name':'agent','creationTimestamp':'" T_5M "'},'spec':{"
+                 "'selector':{'matchLabels':{'app':'agent'}},'template':{'spec':{'nodeSelector':{"
+                 "'kubernetes.io/os':'linux'},'containers':[{'name':'a','image':'agent:1'}]}}},"
+                 "'status':{'desiredNumberScheduled':3,'currentNumberScheduled':3,"
+                 "'numberReady':2,'updatedNumberScheduled':3,'numberAvailable':2}}",
+                 "['agent',3,3,2,3,2,'kubernetes.io/os=linux','5m','a','agent:1','app=agent']");
+    expect_cells("apps", "daemonsets",
+                 "{'metadata':{'name':'agent','creationTimestamp':'" T_5M "'},'spec':{"
+                 "'selector':{'matchLabels':{'app':'agent'}}}}",
+                 "['agent',0,0,0,0,0,'<none>','5m','','','app=agent']");
+}
+
 static void test_event(void **state)
 {
     expect_columns("", "events",
@@ -747,6 +777,8 @@ int main(void)
         cmocka_unit_test(test_replication_controller),
         cmocka_unit_test(test_replicaset),
         cmocka_unit_test(test_deployment),
+        cmocka_unit_test(test_statefulset),
+        cmocka_unit_test(test_daemonset),
         cmocka_unit_test(test_event),
         cmocka_unit_test(test_priorityclass),
         cmocka_unit_test(test_storageclass),
