@@ -597,8 +597,9 @@ typedef struct ctrl_thread {
     bool running;
 } ctrl_thread;
 
-static const ctrl_def *const all_defs[] = {&ctrl_namespace_def, &ctrl_gc_def, &ctrl_replicaset_def,
-                                           &ctrl_deployment_def, &ctrl_job_def, &ctrl_cronjob_def};
+static const ctrl_def *const all_defs[] = {&ctrl_namespace_def,  &ctrl_gc_def,
+                                           &ctrl_replicaset_def, &ctrl_deployment_def,
+                                           &ctrl_job_def,        &ctrl_cronjob_def};
 #define NCTRL (sizeof all_defs / sizeof *all_defs)
 
 struct controllers {
