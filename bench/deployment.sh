@@ -51,8 +51,6 @@ settle
 pods0=$(metric 'allot_objects{resource="pods"}'); pods0=${pods0:-0}
 bound0=$(metric 'allot_scheduler_attempts_total{result="scheduled"}'); bound0=${bound0:-0}
 [ -z "${PERF:-}" ] || { perf record -g -o "$PERF" -p "$pid" 2>/dev/null & perfpid=$!; }
-cpu() { awk '{print $14 + $15}' /proc/$pid/stat; } # allotd's CPU time, in clock ticks
-cpu0=$(cpu)
 t0=$(date +%s.%N)
 kubectl scale deploy/big -n big --replicas="$REPLICAS" >/dev/null
 created_at= bound_at=
@@ -66,10 +64,7 @@ while :; do
   awk -v a="$t0" -v b="$now" 'BEGIN{exit !(b - a > 120)}' && { echo "timed out: $p pods, $b bound" >&2; exit 1; }
   sleep 0.1
 done
-cpu1=$(cpu)
 [ -z "${PERF:-}" ] || { kill -INT "$perfpid"; wait "$perfpid" || true; }
 awk -v n="$REPLICAS" -v m="$NODES" -v a="$t0" -v c="$created_at" -v b="$bound_at" 'BEGIN{
   printf "deployment 0 -> %d replicas on %d nodes: all created in %.2fs (%.0f pods/s), all bound in %.2fs\n", n, m, c-a, n/(c-a), b-a }'
-awk -v t="$(getconf CLK_TCK)" -v c="$((cpu1 - cpu0))" -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN{
-  printf "allotd CPU until all bound: %.2fs (load average %s: the machine is shared)\n", c/t, l }'
 echo "ready replicas after: $(kubectl get deploy big -n big -o jsonpath='{.status.readyReplicas}'), rss: $(awk '/VmRSS/{printf "%.1f MiB", $2/1024}' /proc/$pid/status)"

@@ -49,7 +49,6 @@
 
 #define DELETION_COST "controller.kubernetes.io/pod-deletion-cost"
 #define WORKERS 16
-#define STATUS_BURST_MS 100
 #define UID_MAX 64
 
 typedef struct rpod rpod;
@@ -104,11 +103,10 @@ struct rset {
     char parent[UID_MAX]; /* its controllerRef's uid (a Deployment), "" when none */
     bool deleting;
     /* sync state */
-    int64_t due;       /* monotonic ms when it should be synced again, 0: not */
-    int64_t retry_at;  /* after a failure: no manage before (monotonic ms), unless woken */
-    int64_t status_at; /* when its status was last written (monotonic ms) */
-    bool woken;        /* room may have been freed since the failure: try once */
-    char *fail_msg;    /* the last manage error (ReplicaFailure), NULL: none */
+    int64_t due;      /* monotonic ms when it should be synced again, 0: not */
+    int64_t retry_at; /* after a failure: no manage before (monotonic ms), unless woken */
+    bool woken;       /* room may have been freed since the failure: try once */
+    char *fail_msg;   /* the last manage error (ReplicaFailure), NULL: none */
     const char *fail_reason;
     bool quota_wait; /* that error was admission's 403: room freed in the namespace wakes it */
     setlist *nslist; /* its namespace's list, and its place there */
@@ -1095,19 +1093,8 @@ static void sync_set(rsc *c, rset *s)
         calc_status(s, &pods, managed, managed ? s->fail_msg : NULL,
                     s->fail_reason ? s->fail_reason : "FailedCreate", now, &next_avail);
     free(pods.v);
-    if (status && !json_equal(status, json_object_get(s->obj, "status"))) {
-        /* While its creates or deletes are still being observed, a set's
-         * counts move with every event: its status is written at most every
-         * STATUS_BURST_MS then (each write waits for the disk on this
-         * thread, which the next burst waits for). */
-        if (!needs && mono - s->status_at < STATUS_BURST_MS) {
-            int64_t at = s->status_at + STATUS_BURST_MS;
-            if (!s->due || at < s->due) s->due = at;
-        } else {
-            write_status(c, s, status);
-            s->status_at = mono;
-        }
-    }
+    if (status && !json_equal(status, json_object_get(s->obj, "status")))
+        write_status(c, s, status);
     json_decref(status);
     /* minReadySeconds: come back when the next ready pod becomes available */
     if (next_avail && !s->fail_msg) {
