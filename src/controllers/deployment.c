@@ -1473,8 +1473,11 @@ static int scale(view *v)
     }
     drs *aol = nactive == 1 ? active : nactive == 0 ? (v->new_rs ? v->new_rs : newest_old) : NULL;
     if (aol) {
-        if (rs_replicas(aol) == want) return 0;
-        return scale_rs_if(v->c, d, aol, want, &scaled);
+        /* Upstream returns here when the set already has `want` replicas,
+         * even if its desired-replicas annotation is stale: every sync is
+         * then a scaling event and the rollout never starts
+         * (kubernetes#138036). scale_rs rewrites a stale annotation. */
+        return scale_rs(v->c, d, aol, want, &scaled);
     }
     /* IsSaturated: the new set is complete; old sets go to 0 */
     if (v->new_rs) {

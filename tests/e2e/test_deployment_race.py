@@ -117,8 +117,14 @@ def unsettled(core, apps, namespaces):
             if not st or (st.observed_generation or 0) < d.metadata.generation:
                 return f"deployment {ns}/{d.metadata.name} generation not observed"
             if not (st.replicas == st.updated_replicas == st.available_replicas == FINAL):
+                sets = [f"{rs.metadata.name} spec {rs.spec.replicas} status "
+                        f"{rs.status.replicas if rs.status else None} annotations "
+                        f"{rs.metadata.annotations}"
+                        for rs in apps.list_namespaced_replica_set(ns).items
+                        if any(r.uid == d.metadata.uid for r in rs.metadata.owner_references or [])]
                 return (f"deployment {ns}/{d.metadata.name} at {st.replicas} replicas, "
-                        f"{st.updated_replicas} updated, {st.available_replicas} available")
+                        f"{st.updated_replicas} updated, {st.available_replicas} available; "
+                        f"its ReplicaSets: " + "; ".join(sets))
         for rs in apps.list_namespaced_replica_set(ns).items:
             if not rs.status or (rs.status.observed_generation or 0) < rs.metadata.generation:
                 return f"replicaset {ns}/{rs.metadata.name} generation not observed"

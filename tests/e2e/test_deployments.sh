@@ -160,6 +160,20 @@ timeout 60 kubectl rollout status deploy/rec -n api --timeout=50s | grep_all 'su
 k get events -n api --field-selector involvedObject.name=rec -o jsonpath='{.items[*].message}' | grep_all 'Scaled down replica set rec-[a-z0-9]* from 2 to 0' \
   || fail "Recreate did not scale the old set to 0"
 
+# ---- 8b. a stale desired-replicas annotation does not stall a rollout ----
+# Upstream's scale() leaves a lone set whose size is right but whose
+# annotation is not, so every sync is a scaling event and the rollout never
+# starts (kubernetes#138036); allot rewrites the annotation.
+k create deployment stale --image=nginx:1.25 --replicas=2 -n api >/dev/null
+timeout 60 kubectl rollout status deploy/stale -n api --timeout=50s >/dev/null || fail "stale"
+rs=$(k get rs -n api -l app=stale -o jsonpath='{.items[0].metadata.name}')
+k annotate rs "$rs" -n api --overwrite deployment.kubernetes.io/desired-replicas=3 >/dev/null
+k set image deploy/stale nginx=nginx:1.26 -n api >/dev/null
+timeout 60 kubectl rollout status deploy/stale -n api --timeout=50s | grep_all 'successfully rolled out' \
+  || fail "rollout after a stale desired-replicas annotation: $(k get rs -n api -l app=stale -o yaml)"
+expect_eq "stale annotation rewritten" "$(k get rs "$rs" -n api -o jsonpath='{.metadata.annotations.deployment\.kubernetes\.io/desired-replicas}')" 2
+k delete deploy stale -n api >/dev/null
+
 # ---- 9. ReplicationController (core/v1, seed 004 counts them) ----
 k create namespace legacy >/dev/null
 k create quota objects -n legacy --hard=replicationcontrollers=1 >/dev/null
