@@ -50,7 +50,11 @@ done
 settle
 pods0=$(metric 'allot_objects{resource="pods"}'); pods0=${pods0:-0}
 bound0=$(metric 'allot_scheduler_attempts_total{result="scheduled"}'); bound0=${bound0:-0}
-[ -z "${PERF:-}" ] || { perf record -g -o "$PERF" -p "$pid" 2>/dev/null & perfpid=$!; }
+[ -z "${PERF:-}" ] || { perf record -F 999 --call-graph dwarf,16384 -o "$PERF" -p "$pid" 2>/dev/null & perfpid=$!; }
+# allotd's CPU time (clock ticks) by thread name: "name ticks" lines
+threads() { for f in /proc/$pid/task/*/stat; do sed 's/^[0-9]* (\(.*\)) [A-Z] /\1 /' "$f" 2>/dev/null |
+  awk '{n=$1; gsub(/ /,"_",n); print n, $12 + $13}'; done | awk '{t[$1]+=$2} END{for (n in t) print n, t[n]}'; }
+cpu0=$(threads)
 t0=$(date +%s.%N)
 kubectl scale deploy/big -n big --replicas="$REPLICAS" >/dev/null
 created_at= bound_at=
@@ -64,7 +68,12 @@ while :; do
   awk -v a="$t0" -v b="$now" 'BEGIN{exit !(b - a > 120)}' && { echo "timed out: $p pods, $b bound" >&2; exit 1; }
   sleep 0.1
 done
+cpu1=$(threads)
 [ -z "${PERF:-}" ] || { kill -INT "$perfpid"; wait "$perfpid" || true; }
 awk -v n="$REPLICAS" -v m="$NODES" -v a="$t0" -v c="$created_at" -v b="$bound_at" 'BEGIN{
   printf "deployment 0 -> %d replicas on %d nodes: all created in %.2fs (%.0f pods/s), all bound in %.2fs\n", n, m, c-a, n/(c-a), b-a }'
+{ echo "$cpu0" | sed 's/^/0 /'; echo "$cpu1" | sed 's/^/1 /'; } | awk -v t="$(getconf CLK_TCK)" \
+  -v l="$(cut -d' ' -f1 /proc/loadavg)" '{v[$2] += ($1 ? $3 : -$3)} END{
+  for (n in v) { all += v[n]; if (v[n] > 0) s = s sprintf(" %s %.2f", n, v[n]/t) }
+  printf "allotd CPU until all bound: %.2fs (load average %s); by thread:%s\n", all/t, l, s }'
 echo "ready replicas after: $(kubectl get deploy big -n big -o jsonpath='{.status.readyReplicas}'), rss: $(awk '/VmRSS/{printf "%.1f MiB", $2/1024}' /proc/$pid/status)"

@@ -58,6 +58,11 @@ typedef struct ctrl_def {
     void (*flush)(void *self);
     void (*resync)(void *self);
     void (*tick)(void *self); /* optional: Jobs' backoff, deadlines and TTL too */
+    /* optional: the events this controller looks at (NULL: every one); the
+     * others never wake its thread. Runs as a store_watch_filter (on the
+     * store's writer thread too): it may read only the event and what init
+     * set and never changes. */
+    bool (*takes)(void *self, const store_event *ev);
 } ctrl_def;
 
 extern const ctrl_def ctrl_namespace_def;
@@ -98,5 +103,9 @@ int ctrl_meta_member(const store_obj *o, const char *key, jt_val *v);
 /* Whether o's metadata may have member key: true also when its text cannot
  * tell (the caller then reads the parsed object). */
 bool ctrl_meta_may_have(const store_obj *o, const char *key);
+/* Whether o's metadata.ownerReferences may name an owner of kind `kind`,
+ * read from its text unparsed (a Job's controller skips the pods of
+ * ReplicaSets without parsing them): false only when it surely does not. */
+bool ctrl_may_be_owned_by(const store_obj *o, const char *kind);
 
 #endif

@@ -123,6 +123,15 @@ static const char *cronjob_owner(const json_t *obj, const char **uid)
     return NULL;
 }
 
+/* CronJobs, and Jobs a CronJob may own. */
+static bool cj_takes(void *self, const store_event *ev)
+{
+    (void)self;
+    const store_obj *o = ev->obj;
+    if (!strncmp(o->key, CJ_PREFIX, strlen(CJ_PREFIX))) return true;
+    return !strncmp(o->key, JOB_PREFIX, strlen(JOB_PREFIX)) && ctrl_may_be_owned_by(o, "CronJob");
+}
+
 static void cj_event(void *self, const store_event *ev)
 {
     cj_ctrl *c = self;
@@ -134,9 +143,7 @@ static void cj_event(void *self, const store_event *ev)
             ctrl_set_add(&c->dirty, o->key);
         return;
     }
-    if (strncmp(o->key, JOB_PREFIX, strlen(JOB_PREFIX)) ||
-        !ctrl_meta_may_have(o, "ownerReferences"))
-        return;
+    if (!cj_takes(c, ev)) return;
     json_t *job = store_obj_parse(o);
     const char *name = cronjob_owner(job, NULL);
     if (name) {
@@ -507,4 +514,4 @@ static void cj_fini(void *self)
 }
 
 const ctrl_def ctrl_cronjob_def = {"cronjob", cj_init,   cj_fini, cj_event,
-                                   cj_flush,  cj_resync, cj_tick};
+                                   cj_flush,  cj_resync, cj_tick, cj_takes};

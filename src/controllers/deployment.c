@@ -600,6 +600,15 @@ static void pod_seen(dctl *c, const store_obj *o, bool gone)
     if (live) live_add(c, owner, 1);
 }
 
+/* Pods, ReplicaSets and Deployments. */
+static bool dc_takes(void *self, const store_event *ev)
+{
+    const dctl *c = self;
+    const char *key = ev->obj->key;
+    return has_prefix(key, "pods/") || has_prefix(key, c->rs_prefix) ||
+           has_prefix(key, c->d_prefix);
+}
+
 static void dc_event(void *self, const store_event *ev)
 {
     dctl *c = self;
@@ -1927,4 +1936,4 @@ fail:
 }
 
 const ctrl_def ctrl_deployment_def = {"deployment", dc_init,   dc_fini, dc_event,
-                                      dc_flush,     dc_resync, dc_tick};
+                                      dc_flush,     dc_resync, dc_tick, dc_takes};

@@ -477,6 +477,10 @@ static void gc_event(void *self, const store_event *ev)
     if (!ctrl_meta_may_have(o, "ownerReferences") &&
         !ctrl_meta_may_have(ev->prev, "ownerReferences"))
         return;
+    if (!ev->prev) { /* new: check_dependent parses it, with its references */
+        ctrl_set_add(&g->check, o->key);
+        return;
+    }
     if (same_owner_text(o, ev->prev)) return; /* most writes: references untouched */
     json_t *obj = store_obj_parse(o), *prev = ev->prev ? store_obj_parse(ev->prev) : NULL;
     if (!json_equal(owner_refs(obj), owner_refs(prev))) {

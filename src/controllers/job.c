@@ -150,6 +150,16 @@ static const char *job_owner(const json_t *pod, const char **uid)
 
 /* ---- events ---- */
 
+/* Jobs, and pods a Job may own (the pods of ReplicaSets are told apart by
+ * their text, without a parse). */
+static bool job_takes(void *self, const store_event *ev)
+{
+    (void)self;
+    const store_obj *o = ev->obj;
+    if (!strncmp(o->key, JOB_PREFIX, strlen(JOB_PREFIX))) return true;
+    return !strncmp(o->key, "pods/", 5) && ctrl_may_be_owned_by(o, "Job");
+}
+
 static void job_event(void *self, const store_event *ev)
 {
     job_ctrl *c = self;
@@ -161,7 +171,7 @@ static void job_event(void *self, const store_event *ev)
             ctrl_set_add(&c->dirty, o->key);
         return;
     }
-    if (strncmp(o->key, "pods/", 5) || !ctrl_meta_may_have(o, "ownerReferences")) return;
+    if (!job_takes(c, ev)) return;
     json_t *pod = store_obj_parse(o);
     const char *name = job_owner(pod, NULL);
     if (name) {
@@ -757,4 +767,4 @@ static void job_fini(void *self)
 }
 
 const ctrl_def ctrl_job_def = {"job",     job_init,   job_fini, job_event,
-                               job_flush, job_resync, job_tick};
+                               job_flush, job_resync, job_tick, job_takes};

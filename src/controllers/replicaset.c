@@ -612,6 +612,15 @@ static bool has_prefix(const char *s, const char *p)
     return strncmp(s, p, strlen(p)) == 0;
 }
 
+/* Pods, ReplicaSets, ReplicationControllers and quotas (room freed). */
+static bool rsc_takes(void *self, const store_event *ev)
+{
+    const rsc *c = self;
+    const char *key = ev->obj->key;
+    return has_prefix(key, "pods/") || has_prefix(key, c->rs_prefix) ||
+           has_prefix(key, c->rc_prefix) || has_prefix(key, "resourcequotas/");
+}
+
 static void rsc_event(void *self, const store_event *ev)
 {
     rsc *c = self;
@@ -1246,4 +1255,4 @@ fail:
 }
 
 const ctrl_def ctrl_replicaset_def = {"replicaset", rsc_init,   rsc_fini, rsc_event,
-                                      rsc_flush,    rsc_resync, rsc_tick};
+                                      rsc_flush,    rsc_resync, rsc_tick, rsc_takes};
