@@ -50,7 +50,7 @@ done
 settle
 pods0=$(metric 'allot_objects{resource="pods"}'); pods0=${pods0:-0}
 bound0=$(metric 'allot_scheduler_attempts_total{result="scheduled"}'); bound0=${bound0:-0}
-[ -z "${PERF:-}" ] || { perf record -F 999 --call-graph dwarf,16384 -o "$PERF" -p "$pid" 2>/dev/null & perfpid=$!; }
+[ -z "${PERF:-}" ] || { perf record -F 499 --call-graph dwarf,16384 -o "$PERF" -p "$pid" 2>/dev/null & perfpid=$!; }
 # allotd's CPU time (clock ticks) by thread name: "name ticks" lines
 threads() { for f in /proc/$pid/task/*/stat; do sed 's/^[0-9]* (\(.*\)) [A-Z] /\1 /' "$f" 2>/dev/null |
   awk '{n=$1; gsub(/ /,"_",n); print n, $12 + $13}'; done | awk '{t[$1]+=$2} END{for (n in t) print n, t[n]}'; }
@@ -62,6 +62,7 @@ created_at= bound_at=
 while :; do
   now=$(date +%s.%N)
   p=$(metric 'allot_objects{resource="pods"}'); b=$(metric 'allot_scheduler_attempts_total{result="scheduled"}')
+  [ -z "${TRACE:-}" ] || echo "trace $now $(( ${p:-0} - pods0 )) $(( ${b:-0} - bound0 ))" >&2
   [ -z "$created_at" ] && [ "$(( ${p:-0} - pods0 ))" -ge "$REPLICAS" ] && created_at=$now
   [ -z "$bound_at" ] && [ "$(( ${b:-0} - bound0 ))" -ge "$REPLICAS" ] && bound_at=$now
   [ -n "$created_at" ] && [ -n "$bound_at" ] && break

@@ -277,7 +277,15 @@ static int32_t max_restarts(const json_t *pod, const char *list, bool sidecars)
     return m;
 }
 
-/* Fill p's facts from the parsed pod. */
+/* What pod_read reads of a pod: a pod event parses only these (its
+ * managedFields and spec are most of its text). */
+static const char *const POD_PARTS[] = {
+    "metadata.uid",         "metadata.ownerReferences",   "metadata.labels",
+    "metadata.annotations", "metadata.creationTimestamp", "metadata.deletionTimestamp",
+    "spec.nodeName",        "spec.initContainers",        "status",
+    NULL};
+
+/* Fill p's facts from the parsed pod (POD_PARTS of it at least). */
 static void pod_read(rpod *p, const json_t *pod)
 {
     copy_uid(p->uid, jstr(pod, "metadata", "uid"));
@@ -531,7 +539,7 @@ static void pod_seen(rsc *c, const store_obj *o)
 {
     rpod *p = strmap_get(c->pods, o->key);
     if (p && p->rv >= o->rv) return; /* a replay of what the cache holds */
-    json_t *pod = store_obj_parse(o);
+    json_t *pod = store_obj_parse_parts(o, POD_PARTS);
     if (!pod) return;
     bool fresh =
         !p || strcmp(p->uid, jstr(pod, "metadata", "uid") ? jstr(pod, "metadata", "uid") : "");

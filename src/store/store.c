@@ -13,6 +13,7 @@
  */
 #include "store/store.h"
 
+#include "core/jsontext.h"
 #include "core/strmap.h"
 
 #include <errno.h>
@@ -163,6 +164,45 @@ json_t *store_obj_doc(store_obj *o)
 json_t *store_obj_parse(const store_obj *o)
 {
     return json_loadb(o->json, o->len, 0, NULL);
+}
+
+json_t *store_obj_parse_parts(const store_obj *o, const char *const *paths)
+{
+    jt_val top = jt_text(o->json, o->len);
+    json_t *out = json_object();
+    if (!out) return NULL;
+    for (; *paths; paths++) {
+        const char *dot = strchr(*paths, '.');
+        size_t alen = dot ? (size_t)(dot - *paths) : strlen(*paths);
+        jt_val v;
+        int r = jt_member(top, *paths, alen, &v);
+        if (r == 1 && dot) r = jt_member(v, dot + 1, strlen(dot + 1), &v);
+        if (r < 0) goto whole;
+        if (r == 0) continue;
+        const char *end = jt_skip(v);
+        json_t *val = end ? json_loadb(v.p, (size_t)(end - v.p), JSON_DECODE_ANY, NULL) : NULL;
+        if (!val) goto whole;
+        json_t *at = out;
+        char up[64];
+        if (dot) {
+            if (alen >= sizeof up) {
+                json_decref(val);
+                goto whole;
+            }
+            memcpy(up, *paths, alen);
+            up[alen] = '\0';
+            at = json_object_get(out, up);
+            if (!at && json_object_set_new(out, up, at = json_object()) != 0) at = NULL;
+        }
+        if (!at || json_object_set_new(at, dot ? dot + 1 : *paths, val) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+whole: /* text jsontext declines: parse it all */
+    json_decref(out);
+    return store_obj_parse(o);
 }
 
 /* Takes ownership of json and idx. */

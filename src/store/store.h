@@ -61,6 +61,14 @@ void store_obj_ref(store_obj *o);
 void store_obj_unref(store_obj *o);
 /* Parse the stored JSON (caller owns the result). */
 json_t *store_obj_parse(const store_obj *o);
+/* Only the members named by `paths` (NULL-terminated; "status" for a whole
+ * top-level member, "metadata.labels" for one inside one; at most two
+ * levels), found in the text without parsing the rest: an object holding
+ * those of them o has, at the same places. For readers that need a few
+ * members of large objects (a pod's managedFields and spec are most of it).
+ * When the text cannot tell (see core/jsontext.h), the whole object. NULL
+ * when out of memory or o is not valid JSON. */
+json_t *store_obj_parse_parts(const store_obj *o, const char *const *paths);
 /* The stored JSON parsed once and kept with the object: a new reference to a
  * value every caller shares and none may modify. For objects read far more
  * often than written (namespaces, priority classes, limit ranges), read
