@@ -344,12 +344,13 @@ static void mark_nodes_ready(node_agent *a)
     free(objs);
 }
 
-static void rescan(node_agent *a)
+static void rescan(node_agent *a, const char *why)
 {
     mark_nodes_ready(a);
     store_obj **objs = NULL;
     size_t n = 0;
     if (store_list(a->st, "pods/", NULL, 0, &objs, &n, NULL, NULL) != 0) return;
+    log_msg(LOG_DEBUG, "node agent rescan", "\"why\":\"%s\",\"pods\":%zu", why, n);
     for (size_t i = 0; i < n; i++) {
         track(a, objs[i]);
         store_obj_unref(objs[i]);
@@ -418,7 +419,7 @@ static store_watch *watch_open(node_agent *a)
     bool expired = false;
     store_watch *w =
         store_watch_open_filtered(a->st, "", store_revision(a->st), takes, NULL, &expired);
-    rescan(a);
+    rescan(a, "watch opened");
     return w;
 }
 
@@ -442,8 +443,8 @@ static void *run(void *arg)
             last_scan = mono_ms();
         }
         if (a->rescan_due || mono_ms() - last_scan >= RESCAN_MS) {
+            rescan(a, a->rescan_due ? "node added or not ready" : "periodic");
             a->rescan_due = false;
-            rescan(a);
             last_scan = mono_ms();
         }
         run_due(a);
