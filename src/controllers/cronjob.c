@@ -216,8 +216,9 @@ static json_t *job_from_template(const json_t *cj, const char *name, int64_t sch
                      "ownerReferences", ref, "spec", spec ? spec : json_object());
 }
 
-static void sync_cronjob(cj_ctrl *c, const char *key)
+static void sync_cronjob(void *self, const char *key) /* workq_sync_fn */
 {
+    cj_ctrl *c = self;
     store_obj *o = store_get(c->st, key);
     if (!o) {
         workq_forget(c->q, key);
@@ -406,31 +407,18 @@ out:
     json_decref(cj);
 }
 
-static void sync_key(void *self, const char *key)
-{
-    sync_cronjob(self, key);
-}
-
 /* The queued CronJobs and those due (after each batch of events and at each
  * tick); due times are on the wall clock, as schedules are. */
 static void cj_flush(void *self)
 {
     cj_ctrl *c = self;
-    workq_run(c->q, now_ms(), sync_key, c, c->stop);
+    workq_run(c->q, now_ms(), sync_cronjob, c, c->stop);
 }
 
 static void cj_resync(void *self)
 {
     cj_ctrl *c = self;
-    store_obj **objs = NULL;
-    size_t n = 0;
-    if (store_list(c->st, CJ_PREFIX, NULL, 0, &objs, &n, NULL, NULL) == 0) {
-        for (size_t i = 0; i < n; i++) {
-            workq_mark(c->q, objs[i]->key);
-            store_obj_unref(objs[i]);
-        }
-        free(objs);
-    }
+    ctrl_mark_listed(c->st, CJ_PREFIX, c->q);
     cj_flush(c);
 }
 

@@ -1736,8 +1736,12 @@ static void paused_conditions(view *v)
                  cond_new("Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed"));
 }
 
-static void sync_dep(dctl *c, dep *dp)
+/* The sync of the Deployment of store key `key` (workq_sync_fn). */
+static void sync_dep(void *self, const char *key)
 {
+    dctl *c = self;
+    dep *dp = strmap_get(c->deps, key);
+    if (!dp) return;
     view v = {.c = c, .dp = dp, .d = json_deep_copy(dp->obj)};
     if (!v.d) return;
     char err[256];
@@ -1783,13 +1787,6 @@ static void sync_dep(dctl *c, dep *dp)
     json_decref(v.d);
 }
 
-static void sync_key(void *self, const char *key)
-{
-    dctl *c = self;
-    dep *d = strmap_get(c->deps, key);
-    if (d) sync_dep(c, d);
-}
-
 /* Sync the queued Deployments and those due (after each batch of events and
  * at each tick); a sync may queue its Deployment again (its writes returned
  * objects newer than what it decided on): a few rounds here, the rest at the
@@ -1797,7 +1794,7 @@ static void sync_key(void *self, const char *key)
 static void dc_flush(void *self)
 {
     dctl *c = self;
-    workq_run(c->q, mono_ms(), sync_key, c, c->stop);
+    workq_run(c->q, mono_ms(), sync_dep, c, c->stop);
 }
 
 /* ---- relist and life ---- */

@@ -439,8 +439,9 @@ static bool ttl_expired(job_ctrl *c, const char *key, const json_t *job)
     return true;
 }
 
-static void sync_job(job_ctrl *c, const char *key)
+static void sync_job(void *self, const char *key) /* workq_sync_fn */
 {
+    job_ctrl *c = self;
     store_obj *o = store_get(c->st, key);
     if (!o) {
         rec_forget(c, key);
@@ -679,17 +680,12 @@ out:
     json_decref(job);
 }
 
-static void sync_key(void *self, const char *key)
-{
-    sync_job(self, key);
-}
-
 /* The queued Jobs and those due (after each batch of events and at each
  * tick), then the pods that may have lost their Job. */
 static void job_flush(void *self)
 {
     job_ctrl *c = self;
-    workq_run(c->q, podctl_now_ms(), sync_key, c, c->stop);
+    workq_run(c->q, podctl_now_ms(), sync_job, c, c->stop);
     for (size_t i = 0; i < c->orphans.n && !atomic_load(c->stop); i++)
         check_orphan(c, c->orphans.v[i]);
     ctrl_set_clear(&c->orphans);
@@ -698,15 +694,7 @@ static void job_flush(void *self)
 static void job_resync(void *self)
 {
     job_ctrl *c = self;
-    store_obj **objs = NULL;
-    size_t n = 0;
-    if (store_list(c->st, JOB_PREFIX, NULL, 0, &objs, &n, NULL, NULL) == 0) {
-        for (size_t i = 0; i < n; i++) {
-            workq_mark(c->q, objs[i]->key);
-            store_obj_unref(objs[i]);
-        }
-        free(objs);
-    }
+    ctrl_mark_listed(c->st, JOB_PREFIX, c->q);
     job_flush(c);
 }
 

@@ -1060,8 +1060,12 @@ static void set_failure(rset *s, const api_err *e, const char *reason)
     s->quota_wait = e->code == API_FORBIDDEN;
 }
 
-static void sync_set(rsc *c, rset *s)
+/* The sync of the set of store key `key` (workq_sync_fn). */
+static void sync_set(void *self, const char *key)
 {
+    rsc *c = self;
+    rset *s = strmap_get(c->sets, key);
+    if (!s) return;
     podctl *pc = pc_of(c, s);
     int64_t mono = podctl_now_ms();
     bool needs = podctl_satisfied(pc, s->key);
@@ -1108,20 +1112,13 @@ static void sync_set(rsc *c, rset *s)
     if (next_avail && !s->fail_msg) workq_due(c->q, s->key, mono + (next_avail - now));
 }
 
-static void sync_key(void *self, const char *key)
-{
-    rsc *c = self;
-    rset *s = strmap_get(c->sets, key);
-    if (s) sync_set(c, s);
-}
-
 /* Sync the queued sets and those due (after each batch of events and at
  * each tick); a sync may queue more (a write that returned a spec changed
  * meanwhile): a few rounds here, the rest at the next tick. */
 static void rsc_flush(void *self)
 {
     rsc *c = self;
-    workq_run(c->q, podctl_now_ms(), sync_key, c, c->stop);
+    workq_run(c->q, podctl_now_ms(), sync_set, c, c->stop);
 }
 
 /* ---- relist ---- */
