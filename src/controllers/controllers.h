@@ -22,6 +22,7 @@
 #define ALLOT_CONTROLLERS_CONTROLLERS_H
 
 #include "api/kinds.h"
+#include "controllers/workq.h"
 #include "core/jsontext.h"
 #include "store/store.h"
 
@@ -48,7 +49,9 @@ void controllers_stop(controllers *c);
  * flush once after the batch (so work triggered by many events runs once).
  * tick (optional) runs after every wait for events, at least every
  * CTRL_WAIT_MS: for work due at a time rather than on an event (backoff,
- * minReadySeconds, progress deadlines).
+ * minReadySeconds, progress deadlines). The workload controllers keep their
+ * queued keys and due times in a workq (workq.h): their flush and tick are
+ * one workq_run, which looks at the keys due, not at every object.
  * `stop` turns true at shutdown: long loops check it between items. */
 typedef struct ctrl_def {
     const char *name;
@@ -94,6 +97,11 @@ typedef struct ctrl_set {
 void ctrl_set_add(ctrl_set *s, const char *str);
 void ctrl_set_clear(ctrl_set *s); /* empties; keeps the array */
 void ctrl_set_free(ctrl_set *s);
+
+/* Queue in q (workq_mark) the key of every object stored under `prefix`: the
+ * resync of a controller that reads its objects at their sync. 0, or -1 when
+ * the store cannot list (nothing queued; the next resync tries again). */
+int ctrl_mark_listed(store *st, const char *prefix, workq *q);
 
 /* Member `key` of stored object o's metadata, found in its text unparsed
  * (core/jsontext.h: metadata comes first, where a search of the whole text

@@ -2,8 +2,8 @@
  * pkg/controller/cronjob (v2).
  *
  * A CronJob's own events and those of the Jobs it controls (controllerRef
- * kind CronJob) mark it dirty; tick syncs CronJobs whose next schedule
- * time has come. A sync:
+ * kind CronJob) queue it (controllers/workq.h); flush and tick also sync
+ * CronJobs whose next schedule time has come. A sync:
  *  1. its Jobs (controllerRef uid): status.active is the unfinished ones;
  *     a Job finished since it was listed active gives SawCompletedJob, and
  *     lastSuccessfulTime follows the latest completionTime;
@@ -23,9 +23,9 @@
 #include "api/kinds.h"
 #include "controllers/controllers.h"
 #include "controllers/podcontrol.h"
+#include "controllers/workq.h"
 #include "core/cronjobsync.h"
 #include "core/rfc3339.h"
-#include "core/strmap.h"
 #include "registry/events.h"
 #include "registry/registry.h"
 #include "server/log.h"
@@ -43,21 +43,8 @@ typedef struct cj_ctrl {
     store *st;
     const atomic_bool *stop;
     const api_kind *cronjobs, *jobs;
-    ctrl_set dirty;
-    strmap *wake; /* cronjob key -> cj_wake* */
+    workq *q; /* cronjob keys to sync, and when (Unix ms: the wall clock) */
 } cj_ctrl;
-
-typedef struct cj_wake {
-    char *key;  /* owned: the map's key */
-    int64_t at; /* Unix ms; 0: none */
-} cj_wake;
-
-static void wake_free(cj_wake *w)
-{
-    if (!w) return;
-    free(w->key);
-    free(w);
-}
 
 static const char *sget(const json_t *o, const char *a, const char *b)
 {
@@ -76,24 +63,6 @@ static int64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void wake_at(cj_ctrl *c, const char *key, int64_t at_ms)
-{
-    cj_wake *w = strmap_get(c->wake, key);
-    if (!w) {
-        if (!(w = calloc(1, sizeof *w))) return;
-        if (!(w->key = strdup(key)) || strmap_put(c->wake, w->key, w, NULL) != 0) {
-            wake_free(w);
-            return;
-        }
-    }
-    if (w->at == 0 || at_ms < w->at) w->at = at_ms;
-}
-
-static void wake_forget(cj_ctrl *c, const char *key)
-{
-    wake_free(strmap_del(c->wake, key));
 }
 
 static bool cond_true(const json_t *job, const char *type)
@@ -138,9 +107,9 @@ static void cj_event(void *self, const store_event *ev)
     const store_obj *o = ev->obj;
     if (!strncmp(o->key, CJ_PREFIX, strlen(CJ_PREFIX))) {
         if (ev->type == STORE_EV_DELETED)
-            wake_forget(c, o->key);
+            workq_forget(c->q, o->key);
         else
-            ctrl_set_add(&c->dirty, o->key);
+            workq_mark(c->q, o->key);
         return;
     }
     if (!cj_takes(c, ev)) return;
@@ -149,7 +118,7 @@ static void cj_event(void *self, const store_event *ev)
     if (name) {
         char key[600];
         snprintf(key, sizeof key, CJ_PREFIX "%s/%s", o->ns, name);
-        ctrl_set_add(&c->dirty, key);
+        workq_mark(c->q, key);
     }
     json_decref(job);
 }
@@ -254,11 +223,12 @@ static json_t *job_from_template(const json_t *cj, const char *name, int64_t sch
                      "ownerReferences", ref, "spec", spec ? spec : json_object());
 }
 
-static void sync_cronjob(cj_ctrl *c, const char *key)
+static void sync_cronjob(void *self, const char *key) /* workq_sync_fn */
 {
+    cj_ctrl *c = self;
     store_obj *o = store_get(c->st, key);
     if (!o) {
-        wake_forget(c, key);
+        workq_forget(c->q, key);
         return;
     }
     json_t *cj = store_obj_parse(o);
@@ -286,7 +256,7 @@ static void sync_cronjob(cj_ctrl *c, const char *key)
     size_t n = 0;
     if (!status || !active || !jobs ||
         store_list(c->st, prefix, NULL, 0, &objs, &n, NULL, NULL) != 0) {
-        wake_at(c, key, now_ms() + 1000);
+        workq_due(c->q, key, now_ms() + 1000);
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -360,7 +330,7 @@ static void sync_cronjob(cj_ctrl *c, const char *key)
     cj_due due;
     cj_due_times(&sched, z, earliest, now, json_is_integer(sdsv) ? json_integer_value(sdsv) : -1,
                  &due);
-    if (due.next >= 0) wake_at(c, key, due.next * 1000 + 50);
+    if (due.next >= 0) workq_due(c->q, key, due.next * 1000 + 50);
     if (due.scheduled < 0) goto write;
     if (due.missed > CRONJOB_MISSED_MAX) {
         char m[32];
@@ -403,7 +373,7 @@ static void sync_cronjob(cj_ctrl *c, const char *key)
     json_t *made = NULL;
     api_err_init(&e);
     if (!job) {
-        wake_at(c, key, now_ms() + 1000);
+        workq_due(c->q, key, now_ms() + 1000);
     } else if (reg_create(c->st, c->jobs, ns, job, false, &made, &e) == 0) {
         record(c, cj, "Normal", "SuccessfulCreate", "Created job %s", jname);
         json_array_append_new(active, job_ref(made));
@@ -412,7 +382,7 @@ static void sync_cronjob(cj_ctrl *c, const char *key)
         json_object_set_new(status, "lastScheduleTime", json_string(sched_ts));
     } else {
         record(c, cj, "Warning", "FailedCreate", "Error creating job: %s", e.message);
-        wake_at(c, key, now_ms() + 10000);
+        workq_due(c->q, key, now_ms() + 10000);
     }
     api_err_clear(&e);
     json_decref(made);
@@ -432,7 +402,7 @@ write:
         if (reg_update(c->st, c->cronjobs, ns, cjname, "status", mutate_status, &s, false, &outo,
                        &e) != 0 &&
             e.code != API_NOT_FOUND)
-            wake_at(c, key, now_ms() + 1000);
+            workq_due(c->q, key, now_ms() + 1000);
         json_decref(outo);
         api_err_clear(&e);
     }
@@ -444,42 +414,18 @@ out:
     json_decref(cj);
 }
 
+/* The queued CronJobs and those due (after each batch of events and at each
+ * tick); due times are on the wall clock, as schedules are. */
 static void cj_flush(void *self)
 {
     cj_ctrl *c = self;
-    for (size_t i = 0; i < c->dirty.n && !atomic_load(c->stop); i++)
-        sync_cronjob(c, c->dirty.v[i]);
-    ctrl_set_clear(&c->dirty);
-}
-
-static void cj_tick(void *self)
-{
-    cj_ctrl *c = self;
-    int64_t now = now_ms();
-    const char *k;
-    void *v;
-    for (size_t it = 0; strmap_next(c->wake, &it, &k, &v);) {
-        cj_wake *w = v;
-        if (w->at && w->at <= now) {
-            w->at = 0;
-            ctrl_set_add(&c->dirty, k);
-        }
-    }
-    if (c->dirty.n) cj_flush(c);
+    workq_run(c->q, now_ms(), sync_cronjob, c, c->stop);
 }
 
 static void cj_resync(void *self)
 {
     cj_ctrl *c = self;
-    store_obj **objs = NULL;
-    size_t n = 0;
-    if (store_list(c->st, CJ_PREFIX, NULL, 0, &objs, &n, NULL, NULL) == 0) {
-        for (size_t i = 0; i < n; i++) {
-            ctrl_set_add(&c->dirty, objs[i]->key);
-            store_obj_unref(objs[i]);
-        }
-        free(objs);
-    }
+    ctrl_mark_listed(c->st, CJ_PREFIX, c->q);
     cj_flush(c);
 }
 
@@ -491,9 +437,9 @@ static void *cj_init(store *st, const atomic_bool *stop)
     c->stop = stop;
     c->cronjobs = api_kind_find("batch", "v1", "cronjobs");
     c->jobs = api_kind_find("batch", "v1", "jobs");
-    c->wake = strmap_new();
-    if (!c->wake || !c->cronjobs || !c->jobs) {
-        strmap_free(c->wake);
+    c->q = workq_new();
+    if (!c->q || !c->cronjobs || !c->jobs) {
+        workq_free(c->q);
         free(c);
         return NULL;
     }
@@ -504,14 +450,9 @@ static void cj_fini(void *self)
 {
     cj_ctrl *c = self;
     if (!c) return;
-    const char *k;
-    void *v;
-    for (size_t it = 0; strmap_next(c->wake, &it, &k, &v);)
-        wake_free(v);
-    strmap_free(c->wake);
-    ctrl_set_free(&c->dirty);
+    workq_free(c->q);
     free(c);
 }
 
 const ctrl_def ctrl_cronjob_def = {"cronjob", cj_init,   cj_fini, cj_event,
-                                   cj_flush,  cj_resync, cj_tick, cj_takes};
+                                   cj_flush,  cj_resync, cj_flush, cj_takes};

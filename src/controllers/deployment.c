@@ -41,6 +41,7 @@
  */
 #include "controllers/controllers.h"
 #include "controllers/podcontrol.h"
+#include "controllers/workq.h"
 
 #include "core/evfilter.h"
 #include "core/jsontext.h"
@@ -94,8 +95,7 @@ typedef struct dep {
     char uid[UID_MAX];
     json_t *obj; /* owned */
     int64_t rv;
-    int64_t due; /* monotonic ms: sync again (progress deadline, retry); 0 none */
-    int failures;
+    int failures; /* syncs failed in a row: the backoff of its due time in dctl.q */
 } dep;
 
 typedef struct dpod {
@@ -126,7 +126,8 @@ typedef struct dctl {
     strmap *pods;      /* key -> dpod */
     strmap *live;      /* ReplicaSet uid -> live */
     strmap *sets_uid;  /* uid -> drs */
-    ctrl_set dirty;    /* deployment keys */
+    workq *q;          /* deployment keys to sync, and when (monotonic ms: progress
+                        * deadline, retry) */
 } dctl;
 
 /* ---- helpers ---- */
@@ -352,7 +353,7 @@ static int64_t rv_of(const json_t *obj)
 
 static void mark_key(dctl *c, const char *key)
 {
-    ctrl_set_add(&c->dirty, key);
+    workq_mark(c->q, key);
 }
 
 static dep *dep_by_uid(dctl *c, const char *uid)
@@ -412,6 +413,7 @@ static void dep_seen(dctl *c, const store_obj *o)
     if (!obj) return;
     const char *uid = jstr(obj, "metadata", "uid");
     if (d && uid && strcmp(d->uid, uid) != 0) {
+        workq_forget(c->q, d->key);
         strmap_del(c->deps_uid, d->uid);
         strmap_del(c->deps, d->key);
         dep_free(d);
@@ -448,6 +450,7 @@ static void dep_gone(dctl *c, const char *key, int64_t rv)
 {
     dep *d = strmap_get(c->deps, key);
     if (!d || d->rv > rv) return;
+    workq_forget(c->q, d->key);
     strmap_del(c->deps_uid, d->uid);
     strmap_del(c->deps, key);
     dep_free(d);
@@ -1385,8 +1388,7 @@ static void rollout_status(view *v)
             int64_t after = from +
                             json_integer_value(jget(d, "spec", "progressDeadlineSeconds")) * 1000 -
                             wall_ms();
-            int64_t due = mono_ms() + (after < 1000 ? 1000 : after + 1000);
-            if (!v->dp->due || due < v->dp->due) v->dp->due = due;
+            workq_due(v->c->q, v->dp->key, mono_ms() + (after < 1000 ? 1000 : after + 1000));
         }
     }
     json_decref(before);
@@ -1743,8 +1745,12 @@ static void paused_conditions(view *v)
                  cond_new("Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed"));
 }
 
-static void sync_dep(dctl *c, dep *dp)
+/* The sync of the Deployment of store key `key` (workq_sync_fn). */
+static void sync_dep(void *self, const char *key)
 {
+    dctl *c = self;
+    dep *dp = strmap_get(c->deps, key);
+    if (!dp) return;
     view v = {.c = c, .dp = dp, .d = json_deep_copy(dp->obj)};
     if (!v.d) return;
     char err[256];
@@ -1781,8 +1787,8 @@ static void sync_dep(dctl *c, dep *dp)
     write_back(&v);
     if (v.failed) {
         dp->failures++;
-        int64_t due = mono_ms() + ro_backoff_ms(dp->failures, BACKOFF_BASE_MS, BACKOFF_MAX_MS);
-        if (!dp->due || due < dp->due) dp->due = due;
+        workq_due(c->q, dp->key,
+                  mono_ms() + ro_backoff_ms(dp->failures, BACKOFF_BASE_MS, BACKOFF_MAX_MS));
     } else {
         dp->failures = 0;
     }
@@ -1790,36 +1796,14 @@ static void sync_dep(dctl *c, dep *dp)
     json_decref(v.d);
 }
 
-/* Sync the queued Deployments; a sync may queue its Deployment again (its
- * writes returned objects newer than what it decided on): a few rounds here,
- * the rest at the next tick. */
+/* Sync the queued Deployments and those due (after each batch of events and
+ * at each tick); a sync may queue its Deployment again (its writes returned
+ * objects newer than what it decided on): a few rounds here, the rest at the
+ * next tick. */
 static void dc_flush(void *self)
 {
     dctl *c = self;
-    for (int round = 0; round < 3 && c->dirty.n && !atomic_load(c->stop); round++) {
-        ctrl_set work = c->dirty;
-        c->dirty = (ctrl_set){0};
-        for (size_t i = 0; i < work.n && !atomic_load(c->stop); i++) {
-            dep *d = strmap_get(c->deps, work.v[i]);
-            if (d) sync_dep(c, d);
-        }
-        ctrl_set_free(&work);
-    }
-}
-
-static void dc_tick(void *self)
-{
-    dctl *c = self;
-    int64_t now = mono_ms();
-    void *v;
-    for (size_t it = 0; strmap_next(c->deps, &it, NULL, &v);) {
-        dep *d = v;
-        if (d->due && d->due <= now) {
-            d->due = 0;
-            mark_key(c, d->key);
-        }
-    }
-    if (c->dirty.n) dc_flush(c);
+    workq_run(c->q, mono_ms(), sync_dep, c, c->stop);
 }
 
 /* ---- relist and life ---- */
@@ -1899,7 +1883,7 @@ static void dc_fini(void *self)
         dep_free(v);
     strmap_free(c->deps);
     strmap_free(c->deps_uid);
-    ctrl_set_free(&c->dirty);
+    workq_free(c->q);
     free(c);
 }
 
@@ -1926,8 +1910,9 @@ static void *dc_init(store *st, const atomic_bool *stop)
     c->pods = strmap_new();
     c->live = strmap_new();
     c->sets_uid = strmap_new();
+    c->q = workq_new();
     if (!c->rec || !c->filter || !c->sets_uid || !c->deps || !c->deps_uid || !c->sets ||
-        !c->by_parent || !c->orphans || !c->pods || !c->live)
+        !c->by_parent || !c->orphans || !c->pods || !c->live || !c->q)
         goto fail;
     return c;
 fail:
@@ -1936,4 +1921,4 @@ fail:
 }
 
 const ctrl_def ctrl_deployment_def = {"deployment", dc_init,   dc_fini, dc_event,
-                                      dc_flush,     dc_resync, dc_tick, dc_takes};
+                                      dc_flush,     dc_resync, dc_flush, dc_takes};

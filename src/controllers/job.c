@@ -2,9 +2,10 @@
  * pkg/controller/job for NonIndexed Jobs.
  *
  * Follows every store event: a Job's own events and those of the pods it
- * controls (controllerRef kind Job) mark the Job dirty; flush syncs each
- * dirty Job. tick wakes Jobs whose timer is due (pod failure backoff,
- * activeDeadlineSeconds, ttlSecondsAfterFinished, create backoff).
+ * controls (controllerRef kind Job) queue the Job (controllers/workq.h);
+ * flush syncs each queued Job. flush and tick also sync Jobs whose timer is
+ * due (pod failure backoff, activeDeadlineSeconds, ttlSecondsAfterFinished,
+ * create backoff).
  *
  * A sync, as upstream's syncJob with finalizer tracking:
  *  1. the Job's pods: those whose controllerRef has the Job's uid (no
@@ -27,6 +28,7 @@
 #include "api/objects.h"
 #include "controllers/controllers.h"
 #include "controllers/podcontrol.h"
+#include "controllers/workq.h"
 #include "core/jobsync.h"
 #include "core/rfc3339.h"
 #include "core/strmap.h"
@@ -45,7 +47,6 @@
 
 typedef struct job_rec { /* per Job key, in memory */
     char *key;           /* owned: the recs map's key */
-    int64_t wake_ms;     /* 0: none */
     int32_t failures;    /* pod failures since the last success */
     int64_t last_failure_ms;
     int64_t create_after_ms; /* a failed create: wait (unless a pod finished) */
@@ -56,7 +57,7 @@ typedef struct job_ctrl {
     const atomic_bool *stop;
     podctl *pc;
     const api_kind *jobs, *pods;
-    ctrl_set dirty;
+    workq *q;         /* job keys to sync, and when (monotonic ms) */
     ctrl_set orphans; /* pod keys holding the finalizer whose Job may be gone */
     strmap *recs;     /* job key -> job_rec* */
 } job_ctrl;
@@ -104,14 +105,13 @@ static void rec_forget(job_ctrl *c, const char *key)
 {
     rec_free(strmap_del(c->recs, key));
     podctl_forget(c->pc, key);
+    workq_forget(c->q, key);
 }
 
+/* Sync the Job again in ms (or sooner, if it was due sooner). */
 static void wake_in(job_ctrl *c, const char *key, int64_t ms)
 {
-    job_rec *r = rec_of(c, key);
-    if (!r) return;
-    int64_t at = podctl_now_ms() + (ms > 0 ? ms : 1);
-    if (r->wake_ms == 0 || at < r->wake_ms) r->wake_ms = at;
+    workq_due(c->q, key, podctl_now_ms() + (ms > 0 ? ms : 1));
 }
 
 static const json_t *condition(const json_t *job, const char *type)
@@ -168,7 +168,7 @@ static void job_event(void *self, const store_event *ev)
         if (ev->type == STORE_EV_DELETED)
             rec_forget(c, o->key);
         else
-            ctrl_set_add(&c->dirty, o->key);
+            workq_mark(c->q, o->key);
         return;
     }
     if (!job_takes(c, ev)) return;
@@ -185,7 +185,7 @@ static void job_event(void *self, const store_event *ev)
             podctl_creation_observed(c->pc, key);
         else if (ev->type == STORE_EV_DELETED || (deleting && !was_deleting))
             podctl_deletion_observed(c->pc, key, o->key);
-        ctrl_set_add(&c->dirty, key);
+        workq_mark(c->q, key);
         if (ev->type != STORE_EV_DELETED && ctrl_has_finalizer(pod, JOB_TRACKING_FINALIZER))
             ctrl_set_add(&c->orphans, o->key);
         json_decref(prev);
@@ -449,8 +449,9 @@ static bool ttl_expired(job_ctrl *c, const char *key, const json_t *job)
     return true;
 }
 
-static void sync_job(job_ctrl *c, const char *key)
+static void sync_job(void *self, const char *key) /* workq_sync_fn */
 {
+    job_ctrl *c = self;
     store_obj *o = store_get(c->st, key);
     if (!o) {
         rec_forget(c, key);
@@ -689,45 +690,21 @@ out:
     json_decref(job);
 }
 
+/* The queued Jobs and those due (after each batch of events and at each
+ * tick), then the pods that may have lost their Job. */
 static void job_flush(void *self)
 {
     job_ctrl *c = self;
-    for (size_t i = 0; i < c->dirty.n && !atomic_load(c->stop); i++)
-        sync_job(c, c->dirty.v[i]);
-    ctrl_set_clear(&c->dirty);
+    workq_run(c->q, podctl_now_ms(), sync_job, c, c->stop);
     for (size_t i = 0; i < c->orphans.n && !atomic_load(c->stop); i++)
         check_orphan(c, c->orphans.v[i]);
     ctrl_set_clear(&c->orphans);
 }
 
-static void job_tick(void *self)
-{
-    job_ctrl *c = self;
-    int64_t now = podctl_now_ms();
-    const char *k;
-    void *v;
-    for (size_t it = 0; strmap_next(c->recs, &it, &k, &v);) {
-        job_rec *r = v;
-        if (r->wake_ms && r->wake_ms <= now) {
-            r->wake_ms = 0;
-            ctrl_set_add(&c->dirty, k);
-        }
-    }
-    if (c->dirty.n || c->orphans.n) job_flush(c);
-}
-
 static void job_resync(void *self)
 {
     job_ctrl *c = self;
-    store_obj **objs = NULL;
-    size_t n = 0;
-    if (store_list(c->st, JOB_PREFIX, NULL, 0, &objs, &n, NULL, NULL) == 0) {
-        for (size_t i = 0; i < n; i++) {
-            ctrl_set_add(&c->dirty, objs[i]->key);
-            store_obj_unref(objs[i]);
-        }
-        free(objs);
-    }
+    ctrl_mark_listed(c->st, JOB_PREFIX, c->q);
     job_flush(c);
 }
 
@@ -741,9 +718,11 @@ static void *job_init(store *st, const atomic_bool *stop)
     c->jobs = api_kind_find("batch", "v1", "jobs");
     c->pods = api_kind_find("", "v1", "pods");
     c->recs = strmap_new();
+    c->q = workq_new();
     c->pc = podctl_new(st, COMPONENT, WORKERS, err, sizeof err);
-    if (!c->recs || !c->pc || !c->jobs || !c->pods) {
+    if (!c->recs || !c->q || !c->pc || !c->jobs || !c->pods) {
         podctl_free(c->pc);
+        workq_free(c->q);
         strmap_free(c->recs);
         free(c);
         return NULL;
@@ -761,10 +740,10 @@ static void job_fini(void *self)
     for (size_t it = 0; strmap_next(c->recs, &it, &k, &v);)
         rec_free(v);
     strmap_free(c->recs);
-    ctrl_set_free(&c->dirty);
+    workq_free(c->q);
     ctrl_set_free(&c->orphans);
     free(c);
 }
 
 const ctrl_def ctrl_job_def = {"job",     job_init,   job_fini, job_event,
-                               job_flush, job_resync, job_tick, job_takes};
+                               job_flush, job_resync, job_flush, job_takes};

@@ -154,6 +154,19 @@ void ctrl_set_free(ctrl_set *s)
     s->cap = 0;
 }
 
+int ctrl_mark_listed(store *st, const char *prefix, workq *q)
+{
+    store_obj **objs = NULL;
+    size_t n = 0;
+    if (store_list(st, prefix, NULL, 0, &objs, &n, NULL, NULL) != 0) return -1;
+    for (size_t i = 0; i < n; i++) {
+        workq_mark(q, objs[i]->key);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    return 0;
+}
+
 /* ---- namespace conditions (upstream namespace/deletion/status_condition_utils.go) ---- */
 
 static const struct {

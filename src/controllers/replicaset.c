@@ -33,6 +33,7 @@
  */
 #include "controllers/controllers.h"
 #include "controllers/podcontrol.h"
+#include "controllers/workq.h"
 
 #include "core/rfc3339.h"
 #include "core/rollout.h"
@@ -102,8 +103,7 @@ struct rset {
     int32_t replicas, min_ready;
     char parent[UID_MAX]; /* its controllerRef's uid (a Deployment), "" when none */
     bool deleting;
-    /* sync state */
-    int64_t due;      /* monotonic ms when it should be synced again, 0: not */
+    /* sync state (when it is synced again: its due time in rsc.q) */
     int64_t retry_at; /* after a failure: no manage before (monotonic ms), unless woken */
     bool woken;       /* room may have been freed since the failure: try once */
     char *fail_msg;   /* the last manage error (ReplicaFailure), NULL: none */
@@ -125,7 +125,7 @@ typedef struct rsc {
     strmap *pods;     /* key -> rpod */
     strmap *by_owner; /* controllerRef uid -> podlist */
     strmap *orphans;  /* namespace -> podlist (pods without a controllerRef) */
-    ctrl_set dirty;   /* keys of sets to sync at the next flush */
+    workq *q;         /* keys of sets to sync, and when (monotonic ms) */
     uint64_t serials; /* the last rset.serial given */
 } rsc;
 
@@ -357,7 +357,14 @@ static podctl *pc_of(rsc *c, const rset *s)
 
 static void mark(rsc *c, rset *s)
 {
-    if (s) ctrl_set_add(&c->dirty, s->key);
+    if (s) workq_mark(c->q, s->key);
+}
+
+/* Sync s again at `at` (monotonic ms), replacing a due time it had (earlier or later). */
+static void requeue_at(rsc *c, rset *s, int64_t at)
+{
+    workq_forget(c->q, s->key);
+    workq_due(c->q, s->key, at);
 }
 
 static void set_unlist(rset *s)
@@ -442,7 +449,7 @@ static void set_apply(rsc *c, rset *s, json_t *obj, int64_t rv, bool known)
     s->deleting = jget(obj, "metadata", "deletionTimestamp") != NULL;
     if (changed) {
         podctl_backoff_reset(pc_of(c, s), s->key); /* a new spec: try at once */
-        s->due = 0;
+        workq_forget(c->q, s->key);
         s->retry_at = 0;
         mark(c, s);
     }
@@ -508,6 +515,7 @@ static void set_gone(rsc *c, const char *key, int64_t rv)
     rset *s = strmap_get(c->sets, key);
     if (!s || s->rv > rv) return;
     podctl_forget(pc_of(c, s), s->key);
+    workq_forget(c->q, s->key);
     strmap_del(c->by_uid, s->uid);
     strmap_del(c->sets, key);
     set_free(s);
@@ -1069,8 +1077,12 @@ static void set_failure(rset *s, const api_err *e, const char *reason)
     s->quota_wait = e->code == API_FORBIDDEN;
 }
 
-static void sync_set(rsc *c, rset *s)
+/* The sync of the set of store key `key` (workq_sync_fn). */
+static void sync_set(void *self, const char *key)
 {
+    rsc *c = self;
+    rset *s = strmap_get(c->sets, key);
+    if (!s) return;
     podctl *pc = pc_of(c, s);
     int64_t mono = podctl_now_ms();
     bool needs = podctl_satisfied(pc, s->key);
@@ -1078,7 +1090,7 @@ static void sync_set(rsc *c, rset *s)
     api_err e;
     api_err_init(&e);
     if (claim_pods(c, s, &pods, &e) != 0) {
-        s->due = mono + podctl_backoff_failure(pc, s->key);
+        requeue_at(c, s, mono + podctl_backoff_failure(pc, s->key));
         log_msg(LOG_WARN, "claiming pods failed", "\"set\":\"%s\",\"error\":\"%s\"", s->key,
                 e.message);
         api_err_clear(&e);
@@ -1094,14 +1106,14 @@ static void sync_set(rsc *c, rset *s)
         if (manage(c, s, &pods, &e) != 0) {
             set_failure(s, &e, diff < 0 ? "FailedCreate" : "FailedDelete");
             s->retry_at = mono + podctl_backoff_failure(pc, s->key);
-            s->due = s->retry_at;
+            requeue_at(c, s, s->retry_at);
         } else {
             free(s->fail_msg);
             s->fail_msg = NULL;
             s->quota_wait = false;
             podctl_backoff_reset(pc, s->key);
             s->retry_at = 0;
-            s->due = 0;
+            workq_forget(c->q, s->key);
         }
     }
     api_err_clear(&e);
@@ -1114,41 +1126,16 @@ static void sync_set(rsc *c, rset *s)
         write_status(c, s, status);
     json_decref(status);
     /* minReadySeconds: come back when the next ready pod becomes available */
-    if (next_avail && !s->fail_msg) {
-        int64_t at = mono + (next_avail - now);
-        if (!s->due || at < s->due) s->due = at;
-    }
+    if (next_avail && !s->fail_msg) workq_due(c->q, s->key, mono + (next_avail - now));
 }
 
-/* Sync the queued sets; a sync may queue more (a write that returned a spec
- * changed meanwhile): a few rounds here, the rest at the next tick. */
+/* Sync the queued sets and those due (after each batch of events and at
+ * each tick); a sync may queue more (a write that returned a spec changed
+ * meanwhile): a few rounds here, the rest at the next tick. */
 static void rsc_flush(void *self)
 {
     rsc *c = self;
-    for (int round = 0; round < 3 && c->dirty.n && !atomic_load(c->stop); round++) {
-        ctrl_set work = c->dirty;
-        c->dirty = (ctrl_set){0};
-        for (size_t i = 0; i < work.n && !atomic_load(c->stop); i++) {
-            rset *s = strmap_get(c->sets, work.v[i]);
-            if (s) sync_set(c, s);
-        }
-        ctrl_set_free(&work);
-    }
-}
-
-static void rsc_tick(void *self)
-{
-    rsc *c = self;
-    int64_t now = podctl_now_ms();
-    void *v;
-    for (size_t it = 0; strmap_next(c->sets, &it, NULL, &v);) {
-        rset *s = v;
-        if (s->due && s->due <= now) {
-            s->due = 0;
-            mark(c, s);
-        }
-    }
-    if (c->dirty.n) rsc_flush(c);
+    workq_run(c->q, podctl_now_ms(), sync_set, c, c->stop);
 }
 
 /* ---- relist ---- */
@@ -1226,7 +1213,7 @@ static void rsc_fini(void *self)
         free(v);
     }
     strmap_free(c->ns_sets);
-    ctrl_set_free(&c->dirty);
+    workq_free(c->q);
     free(c);
 }
 
@@ -1253,8 +1240,9 @@ static void *rsc_init(store *st, const atomic_bool *stop)
     c->pods = strmap_new();
     c->by_owner = strmap_new();
     c->orphans = strmap_new();
+    c->q = workq_new();
     if (!c->pc_rs || !c->pc_rc || !c->sets || !c->by_uid || !c->ns_sets || !c->pods ||
-        !c->by_owner || !c->orphans)
+        !c->by_owner || !c->orphans || !c->q)
         goto fail;
     return c;
 fail:
@@ -1263,4 +1251,4 @@ fail:
 }
 
 const ctrl_def ctrl_replicaset_def = {"replicaset", rsc_init,   rsc_fini, rsc_event,
-                                      rsc_flush,    rsc_resync, rsc_tick, rsc_takes};
+                                      rsc_flush,    rsc_resync, rsc_flush, rsc_takes};
