@@ -42,6 +42,17 @@ void controllers_stop(controllers *c);
 /* ---- internal: shared by the files of src/controllers only ---- */
 
 #define CTRL_RESYNC_SECONDS 30
+/* A workload's status (ReplicaSet, Deployment) is written at most once per
+ * this many ms: a change within it is written when it ends. Pods starting
+ * one by one would otherwise write their set's status, and so their
+ * Deployment's, once per pod (3 writes where there was 1). */
+#define CTRL_STATUS_PACE_MS 100
+/* Whether statuses a and b (objects, or NULL) differ only in integer
+ * members (counts, observedGeneration): what the next sync computes again
+ * from what it sees. Only such a change may wait for CTRL_STATUS_PACE_MS; a
+ * condition may be set once, by the sync that saw its cause, and is
+ * written at once. */
+bool ctrl_status_counts_only(const json_t *a, const json_t *b);
 #define CTRL_WAIT_MS 500
 
 /* One controller as the runner drives it. The runner opens a watch on every key,

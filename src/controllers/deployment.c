@@ -95,7 +95,8 @@ typedef struct dep {
     char uid[UID_MAX];
     json_t *obj; /* owned */
     int64_t rv;
-    int failures; /* syncs failed in a row: the backoff of its due time in dctl.q */
+    int failures;      /* syncs failed in a row: the backoff of its due time in dctl.q */
+    int64_t status_at; /* its status last written (monotonic ms): CTRL_STATUS_PACE_MS */
 } dep;
 
 typedef struct dpod {
@@ -1714,7 +1715,13 @@ static void write_back(view *v)
         api_err_clear(&e);
     }
     const json_t *st = json_object_get(v->d, "status");
-    if (st && !json_equal(st, json_object_get(dp->obj, "status"))) {
+    int64_t now = mono_ms();
+    if (st && !json_equal(st, json_object_get(dp->obj, "status")) && dp->status_at &&
+        now - dp->status_at < CTRL_STATUS_PACE_MS &&
+        ctrl_status_counts_only(st, json_object_get(dp->obj, "status"))) {
+        workq_due(c->q, dp->key, dp->status_at + CTRL_STATUS_PACE_MS); /* written then */
+    } else if (st && !json_equal(st, json_object_get(dp->obj, "status"))) {
+        dp->status_at = now;
         d_ctx x = {dp->uid, st};
         out = NULL;
         if (reg_update(c->st, c->d_kind, dp->ns, dp->name, "status", status_mutate, &x, false, &out,

@@ -20,6 +20,7 @@
 
 #include "api/objects.h"
 #include "registry/registry.h"
+#include "server/log.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -102,6 +103,26 @@ bool ctrl_may_be_owned_by(const store_obj *o, const char *kind)
         if (m == 1 && n == klen && !memcmp(s, kind, n)) return true;
     }
     return r < 0;
+}
+
+static bool counts_only_of(const json_t *a, const json_t *b)
+{
+    const char *k;
+    json_t *va;
+    json_object_foreach((json_t *)a, k, va)
+    {
+        json_t *vb = json_object_get(b, k);
+        if (!json_equal(va, vb) && (!json_is_integer(va) || (vb && !json_is_integer(vb))))
+            return false;
+    }
+    return true;
+}
+
+bool ctrl_status_counts_only(const json_t *a, const json_t *b)
+{
+    if (a && !json_is_object(a)) return false;
+    if (b && !json_is_object(b)) return false;
+    return counts_only_of(a, b) && counts_only_of(b, a);
 }
 
 #define CTRL_SET_INDEX_AT 32
@@ -713,8 +734,11 @@ static void *ctrl_main(void *arg)
             next_resync = 0;
         }
         if (mono_now() >= next_resync) {
+            double t0 = mono_now();
             ct->def->resync(ct->self);
             next_resync = mono_now() + CTRL_RESYNC_SECONDS;
+            log_msg(LOG_DEBUG, "controller resync", "\"controller\":\"%s\",\"ms\":%d",
+                    ct->def->name, (int)((next_resync - CTRL_RESYNC_SECONDS - t0) * 1000));
         }
         store_event ev;
         int rc = store_watch_next(w, &ev, CTRL_WAIT_MS);

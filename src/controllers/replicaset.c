@@ -104,7 +104,8 @@ struct rset {
     char parent[UID_MAX]; /* its controllerRef's uid (a Deployment), "" when none */
     bool deleting;
     /* sync state (when it is synced again: its due time in rsc.q) */
-    int64_t retry_at; /* after a failure: no manage before (monotonic ms), unless woken */
+    int64_t retry_at;  /* after a failure: no manage before (monotonic ms), unless woken */
+    int64_t status_at; /* its status last written (monotonic ms): CTRL_STATUS_PACE_MS */
     bool woken;       /* room may have been freed since the failure: try once */
     char *fail_msg;   /* the last manage error (ReplicaFailure), NULL: none */
     const char *fail_reason;
@@ -1122,8 +1123,15 @@ static void sync_set(void *self, const char *key)
         calc_status(s, &pods, managed, managed ? s->fail_msg : NULL,
                     s->fail_reason ? s->fail_reason : "FailedCreate", now, &next_avail);
     free(pods.v);
-    if (status && !json_equal(status, json_object_get(s->obj, "status")))
-        write_status(c, s, status);
+    if (status && !json_equal(status, json_object_get(s->obj, "status"))) {
+        if (s->status_at && mono - s->status_at < CTRL_STATUS_PACE_MS &&
+            ctrl_status_counts_only(status, json_object_get(s->obj, "status"))) {
+            workq_due(c->q, s->key, s->status_at + CTRL_STATUS_PACE_MS);
+        } else {
+            write_status(c, s, status);
+            s->status_at = mono;
+        }
+    }
     json_decref(status);
     /* minReadySeconds: come back when the next ready pod becomes available */
     if (next_avail && !s->fail_msg) workq_due(c->q, s->key, mono + (next_avail - now));

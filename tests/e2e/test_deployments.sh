@@ -116,6 +116,10 @@ expect_contains "timed out message" "$(cond deploy/api api Progressing message)"
 expect_eq "still 3 old pods" "$(pods_in api app=api)" 3
 # maxSurge 0 lets it through
 k patch deploy api -n api -p '{"spec":{"strategy":{"rollingUpdate":{"maxSurge":0}}}}' >/dev/null
+# rollout status gives up at once while the condition still says the
+# deadline passed (as against any cluster): first the rollout moves again
+wait_until 30 bash -c "[ \"\$(kubectl get deploy api -n api -o jsonpath='{.status.conditions[?(@.type==\"Progressing\")].reason}')\" != ProgressDeadlineExceeded ]" \
+  || fail "maxSurge 0 did not move the rollout: $(k get deploy api -n api -o yaml)"
 timeout 120 kubectl rollout status deploy/api -n api --timeout=110s | grep_all 'successfully rolled out' \
   || fail "maxSurge 0 did not unblock the rollout"
 expect_eq "image" "$(k get pods -n api -l app=api -o jsonpath='{.items[0].spec.containers[0].image}')" nginx:1.26
@@ -189,6 +193,9 @@ spec:
 YAML
 wait_until 30 bash -c "[ \"\$(kubectl get pods -n legacy -l app=frontend --field-selector=status.phase=Running -o name | wc -l)\" = 2 ]" \
   || fail "rc pods: $(k get pods -n legacy)"
+# its status follows within CTRL_STATUS_PACE_MS
+wait_until 10 bash -c "kubectl get rc frontend -n legacy --no-headers | grep -Eq '^frontend +2 +2 +2 '" \
+  || fail "rc status: $(k get rc -n legacy)"
 out=$(k get rc -n legacy -o wide)
 expect_contains "rc columns" "$(echo "$out" | head -1 | sq)" "NAME DESIRED CURRENT READY AGE"
 expect_contains "rc wide" "$(echo "$out" | head -1 | sq)" "CONTAINERS IMAGES SELECTOR"

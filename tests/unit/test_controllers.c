@@ -432,6 +432,68 @@ static void test_gc_cluster_scoped_owner(void **state)
     assert_true(exists(f, f->cm, "b", "c2"));
 }
 
+/* Pacing a workload's status: only count changes may wait. */
+static void test_status_counts_only(void **state)
+{
+    (void)state;
+    json_t *a = json_pack("{s:i, s:i, s:[{s:s}]}", "replicas", 3, "observedGeneration", 2,
+                          "conditions", "type", "Available");
+    json_t *b = json_pack("{s:i, s:i, s:i, s:[{s:s}]}", "replicas", 5, "readyReplicas", 1,
+                          "observedGeneration", 3, "conditions", "type", "Available");
+    json_t *c = json_pack("{s:i, s:i, s:[{s:s}]}", "replicas", 3, "observedGeneration", 2,
+                          "conditions", "type", "Progressing");
+    json_t *d = json_pack("{s:i, s:s}", "replicas", 3, "observedGeneration", "2");
+    assert_true(ctrl_status_counts_only(a, b));
+    assert_true(ctrl_status_counts_only(b, a));
+    assert_true(ctrl_status_counts_only(a, a));
+    assert_false(ctrl_status_counts_only(a, c)); /* a condition changed */
+    assert_false(ctrl_status_counts_only(a, d)); /* a count became something else */
+    assert_false(ctrl_status_counts_only(d, a));
+    assert_false(ctrl_status_counts_only(NULL, a)); /* conditions appear */
+    json_t *counts = json_pack("{s:i}", "replicas", 1);
+    assert_true(ctrl_status_counts_only(NULL, counts));
+    json_decref(counts);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_decref(d);
+}
+
+/* ctrl_may_be_owned_by reads the owner kinds from the text. */
+static void test_may_be_owned_by(void **state)
+{
+    (void)state;
+    store_backend be;
+    char err[256];
+    store_memory_backend(&be);
+    store *st = store_open(&be, NULL, NULL, err, sizeof err);
+    assert_non_null(st);
+    store_txn *t = store_begin(st);
+    json_t *p1 = json_pack("{s:{s:s, s:[{s:s, s:s}]}}", "metadata", "name", "a", "ownerReferences",
+                           "kind", "ReplicaSet", "name", "rs");
+    json_t *p2 = json_pack("{s:{s:s, s:[{s:s}, {s:s}]}}", "metadata", "name", "b",
+                           "ownerReferences", "kind", "ReplicaSet", "kind", "Job");
+    json_t *p3 = json_pack("{s:{s:s}}", "metadata", "name", "c");
+    assert_int_equal(store_txn_put(t, "pods/n/a", p1, NULL), 0);
+    assert_int_equal(store_txn_put(t, "pods/n/b", p2, NULL), 0);
+    assert_int_equal(store_txn_put(t, "pods/n/c", p3, NULL), 0);
+    assert_int_equal(store_commit(t), 0);
+    store_obj *a = store_get(st, "pods/n/a"), *b = store_get(st, "pods/n/b"),
+              *c = store_get(st, "pods/n/c");
+    assert_false(ctrl_may_be_owned_by(a, "Job"));
+    assert_true(ctrl_may_be_owned_by(a, "ReplicaSet"));
+    assert_true(ctrl_may_be_owned_by(b, "Job"));
+    assert_false(ctrl_may_be_owned_by(b, "CronJob"));
+    assert_false(ctrl_may_be_owned_by(c, "Job"));
+    store_obj_unref(a);
+    store_obj_unref(b);
+    store_obj_unref(c);
+    json_decref(p1);
+    json_decref(p2);
+    json_decref(p3);
+    store_close(st);
+}
+
 static void test_stop_null(void **state)
 {
     controllers_stop(NULL);
@@ -452,6 +514,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gc_dangling_at_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_cluster_scoped_owner, setup, teardown),
         cmocka_unit_test(test_stop_null),
+        cmocka_unit_test(test_status_counts_only),
+        cmocka_unit_test(test_may_be_owned_by),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
