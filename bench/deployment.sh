@@ -52,7 +52,7 @@ pods0=$(metric 'allot_objects{resource="pods"}'); pods0=${pods0:-0}
 bound0=$(metric 'allot_scheduler_attempts_total{result="scheduled"}'); bound0=${bound0:-0}
 [ -z "${PERF:-}" ] || { perf record -F 499 --call-graph dwarf,16384 -o "$PERF" -p "$pid" 2>/dev/null & perfpid=$!; }
 # allotd's CPU time (clock ticks) by thread name: "name ticks" lines
-threads() { for f in /proc/$pid/task/*/stat; do sed 's/^[0-9]* (\(.*\)) [A-Z] /\1 /' "$f" 2>/dev/null |
+threads() { for f in /proc/$pid/task/*/stat; do { sed 's/^[0-9]* (\(.*\)) [A-Z] /\1 /' "$f" 2>/dev/null || true; } |
   awk '{n=$1; gsub(/ /,"_",n); print n, $12 + $13}'; done | awk '{t[$1]+=$2} END{for (n in t) print n, t[n]}'; }
 cpu0=$(threads)
 t0=$(date +%s.%N)
