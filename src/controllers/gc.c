@@ -412,11 +412,16 @@ static void owners_deleted(gc_ctrl *g)
     json_decref(by_ns);
 }
 
+/* What attempt_delete reads of a dependent. */
+static const char *const DEPENDENT_PARTS[] = {"metadata.uid", "metadata.ownerReferences",
+                                              "metadata.deletionTimestamp", "metadata.finalizers",
+                                              NULL};
+
 static void check_dependent(gc_ctrl *g, const char *key)
 {
     gc_dep d = {api_kind_for_key(key), NULL, NULL};
     if (d.k) d.o = store_get(g->st, key);
-    if (d.o) d.obj = store_obj_parse(d.o);
+    if (d.o) d.obj = store_obj_parse_parts(d.o, DEPENDENT_PARTS);
     if (d.obj && json_array_size(owner_refs(d.obj))) attempt_delete(g, &d);
     json_decref(d.obj);
     store_obj_unref(d.o);

@@ -638,7 +638,7 @@ static void on_pod(scheduler *s, const store_event *ev)
     }
     json_t *pod = NULL;
     if (ev->type != STORE_EV_DELETED && !(pod = pending_view(ev->obj)))
-        pod = store_obj_parse(ev->obj);
+        pod = store_obj_parse_sans(ev->obj, "metadata.managedFields");
     const char *node = pod ? jstr(pod, "spec", "nodeName") : NULL;
     bool counts = pod && node && *node && !terminal(pod);
     bool was = strmap_get(s->placed, key) != NULL;
@@ -1125,7 +1125,7 @@ static void schedule_batch(scheduler *s)
         bool queued = c[i].key && strmap_get(s->queue, c[i].key) == c[i].q;
         if (queued && i < BATCH && !atomic_load(&s->stop)) {
             store_obj *o = store_get(s->st, c[i].key);
-            c[i].pod = o ? store_obj_parse(o) : NULL;
+            c[i].pod = o ? store_obj_parse_sans(o, "metadata.managedFields") : NULL;
             const char *node = c[i].pod ? jstr(c[i].pod, "spec", "nodeName") : NULL;
             if (c[i].pod && sched_pod_ours(c[i].pod) && !(node && *node))
                 schedule_one(s, c[i].q, o, c[i].pod);

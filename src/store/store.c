@@ -205,6 +205,38 @@ whole: /* text jsontext declines: parse it all */
     return store_obj_parse(o);
 }
 
+json_t *store_obj_parse_sans(const store_obj *o, const char *path)
+{
+    const char *dot = strchr(path, '.');
+    jt_val v;
+    int r = jt_member(jt_text(o->json, o->len), path, dot ? (size_t)(dot - path) : strlen(path), &v);
+    if (r == 1 && dot) r = jt_member(v, dot + 1, strlen(dot + 1), &v);
+    const char *end = r == 1 ? jt_skip(v) : NULL;
+    if (!end) return store_obj_parse(o); /* absent, or the text cannot tell */
+    /* the member's value replaced by null, parsed, the member dropped */
+    size_t head = (size_t)(v.p - o->json), tail = o->len - (size_t)(end - o->json);
+    char *text = malloc(head + 4 + tail);
+    if (!text) return NULL;
+    memcpy(text, o->json, head);
+    memcpy(text + head, "null", 4);
+    memcpy(text + head + 4, end, tail);
+    json_t *obj = json_loadb(text, head + 4 + tail, 0, NULL);
+    free(text);
+    if (!obj) return NULL;
+    if (dot) {
+        char up[64];
+        size_t alen = (size_t)(dot - path);
+        if (alen < sizeof up) {
+            memcpy(up, path, alen);
+            up[alen] = '\0';
+            json_object_del(json_object_get(obj, up), dot + 1);
+        }
+    } else {
+        json_object_del(obj, path);
+    }
+    return obj;
+}
+
 /* Takes ownership of json and idx. */
 static store_obj *obj_new(const char *key, int64_t rv, char *json, size_t len, store_index *idx)
 {

@@ -69,6 +69,11 @@ json_t *store_obj_parse(const store_obj *o);
  * When the text cannot tell (see core/jsontext.h), the whole object. NULL
  * when out of memory or o is not valid JSON. */
 json_t *store_obj_parse_parts(const store_obj *o, const char *const *paths);
+/* The object without member `path` ("metadata.managedFields": at most two
+ * levels), whose text is skipped, not parsed: for readers of most of an
+ * object but not of its largest member. The whole object when the text
+ * cannot tell; NULL when out of memory or o is not valid JSON. */
+json_t *store_obj_parse_sans(const store_obj *o, const char *path);
 /* The stored JSON parsed once and kept with the object: a new reference to a
  * value every caller shares and none may modify. For objects read far more
  * often than written (namespaces, priority classes, limit ranges), read

@@ -112,6 +112,20 @@ static void test_parse_parts(void **state)
     assert_true(json_equal(got, want));
     json_decref(got);
     json_decref(want);
+    /* parse_sans: all but the member */
+    got = store_obj_parse_sans(o, "metadata.managedFields");
+    want = json_deep_copy(pod);
+    json_object_del(json_object_get(want, "metadata"), "managedFields");
+    assert_true(json_equal(got, want));
+    json_decref(got);
+    json_decref(want);
+    got = store_obj_parse_sans(o, "spec");
+    assert_null(json_object_get(got, "spec"));
+    assert_non_null(json_object_get(got, "status"));
+    json_decref(got);
+    got = store_obj_parse_sans(o, "metadata.nothing"); /* absent: the whole object */
+    assert_true(json_equal(got, pod));
+    json_decref(got);
     const char *const none[] = {"nothing", "metadata.nothing", NULL};
     got = store_obj_parse_parts(o, none);
     assert_int_equal(json_object_size(got), 0);
