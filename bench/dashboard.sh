@@ -43,9 +43,18 @@ open_page() { # the page, logged in and rendered, held open on a fifo
   settle
 }
 close_page() { exec 3>&-; wait $page 2>/dev/null || true; page=; rm -f "$dir/hold"; }
-measure() { # measure RUN LABEL -> creates/s
+ticks() { # ticks NAME-REGEX: CPU clock ticks of the processes so named
+  for f in /proc/[0-9]*/stat; do cat "$f" 2>/dev/null || true; done |
+    awk -v re="$1" '{c=$0; sub(/^[0-9]+ \(/, "", c); n=c; sub(/\) .*/, "", n); sub(/^.*\) [A-Za-z] /, "", c);
+      split(c, f, " "); if (n ~ re) t += f[11] + f[12]} END{print t + 0}'
+}
+measure() { # measure RUN LABEL -> creates/s; the browser's CPU during it to stderr
+  local b0 b1
+  b0=$(ticks '^(chrom|headless|node)')
   build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests "$REQUESTS" \
     --namespaces 10 --ns-prefix "run$1" --pid $pid --label "$2" | show
+  b1=$(ticks '^(chrom|headless|node)')
+  awk -v t="$(getconf CLK_TCK)" -v b=$((b1 - b0)) 'BEGIN{printf "  browser CPU during the run: %.2fs\n", b/t}' >&2
 }
 off=() on=() r=0
 for round in $(seq 1 "$ROUNDS"); do

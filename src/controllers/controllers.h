@@ -41,7 +41,11 @@ void controllers_stop(controllers *c);
 
 /* ---- internal: shared by the files of src/controllers only ---- */
 
-#define CTRL_RESYNC_SECONDS 30
+/* Every controller lists everything again this often: a safety net (events
+ * drive the work; failures have their own retries), whose cost grows with
+ * the store (at 100,000 pods a relist parses each of them), so as rare as
+ * the quota recount's. */
+#define CTRL_RESYNC_SECONDS 300
 /* A workload's status (ReplicaSet, Deployment) is written at most once per
  * this many ms: a change within it is written when it ends. Pods starting
  * one by one would otherwise write their set's status, and so their

@@ -359,7 +359,13 @@ typedef struct ns_ctrl {
     const atomic_bool *stop;
     const api_kind *nskind;
     ctrl_set dirty; /* namespaces to look at after this batch of events */
+    ctrl_set retry; /* namespaces whose content could not all be deleted */
+    double retry_at; /* when retry joins dirty (monotonic s), 0: none */
 } ns_ctrl;
+
+#define NS_RETRY_SECONDS 2.0 /* a failed deletion is tried again this much later */
+
+static double mono_now(void);
 
 static bool has_deletion_timestamp(const json_t *obj)
 {
@@ -550,7 +556,12 @@ static void sync_namespace(ns_ctrl *c, const char *ns)
         finalize_namespace(c, ns, uid);
         goto out;
     }
-    /* Content remains: say so; its deletion events bring us back. */
+    /* Content remains: say so; its deletion events bring us back, and a
+     * deletion that failed is tried again in a while. */
+    if (json_array_size(t.errors)) {
+        ctrl_set_add(&c->retry, ns);
+        if (!c->retry_at) c->retry_at = mono_now() + NS_RETRY_SECONDS;
+    }
     json_t *failing = ns_failing(&t);
     json_t *probe = json_deep_copy(nsobj);
     if (ns_update_conditions(probe, failing, "")) {
@@ -584,6 +595,7 @@ static void ns_fini(void *self)
 {
     ns_ctrl *c = self;
     ctrl_set_free(&c->dirty);
+    ctrl_set_free(&c->retry);
     free(c);
 }
 
@@ -624,6 +636,17 @@ static void ns_flush(void *self)
     ctrl_set_clear(&c->dirty);
 }
 
+static void ns_tick(void *self)
+{
+    ns_ctrl *c = self;
+    if (!c->retry.n || mono_now() < c->retry_at) return;
+    for (size_t i = 0; i < c->retry.n; i++)
+        ctrl_set_add(&c->dirty, c->retry.v[i]);
+    ctrl_set_clear(&c->retry);
+    c->retry_at = 0;
+    ns_flush(c);
+}
+
 static void ns_resync(void *self)
 {
     ns_ctrl *c = self;
@@ -645,7 +668,7 @@ static void ns_resync(void *self)
 }
 
 const ctrl_def ctrl_namespace_def = {"namespace", ns_init,   ns_fini, ns_event,
-                                     ns_flush,    ns_resync, NULL,    ns_takes};
+                                     ns_flush,    ns_resync, ns_tick, ns_takes};
 
 /* ---- the runner ---- */
 

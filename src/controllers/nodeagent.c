@@ -14,9 +14,10 @@
  * actions after each batch of events. A pod event is parsed only when the
  * pod is bound (its spec.nodeName index field says so without a parse). All
  * pods are looked at again when a node is added (pods bound to it before it
- * existed), when the watch falls behind, and every CTRL_RESYNC_SECONDS (an
- * action that failed). The rescan parses every bound pod: with tens of
- * thousands of pods it is the agent's dearest work, so it is rare.
+ * existed), when the watch falls behind, and every CTRL_RESYNC_SECONDS (a
+ * safety net: an action that failed is tried again after RETRY_MS). The
+ * rescan parses every bound pod: with tens of thousands of pods it is the
+ * agent's dearest work, so it is rare.
  */
 #include "controllers/nodeagent.h"
 
@@ -36,6 +37,7 @@
 #define RESCAN_MS (CTRL_RESYNC_SECONDS * 1000)
 #define WAIT_MS 100
 #define BATCH_EVENTS 1024 /* events taken before the due actions run */
+#define RETRY_MS 1000     /* an action that failed is tried again this much later */
 #define RUN_DURATION_ANNOTATION "allot.dev/run-duration"
 
 typedef enum { ACT_NONE, ACT_START, ACT_SUCCEED, ACT_FAIL, ACT_FINALIZE } action;
@@ -228,7 +230,9 @@ static json_t *mutate_status(const json_t *cur, void *ctx, api_err *e)
     return pod;
 }
 
-static void perform(node_agent *a, const entry *en)
+/* Performs en's action: false when it failed in a way no event will follow
+ * (a conflict or a pod gone is followed by its event). */
+static bool perform(node_agent *a, const entry *en)
 {
     api_err e;
     api_err_init(&e);
@@ -248,10 +252,12 @@ static void perform(node_agent *a, const entry *en)
         if (reg_update(a->st, k, ns, name, "status", mutate_status, &ch, false, &out, &e) == 0)
             json_decref(out);
     }
-    if (e.code && e.code != API_CONFLICT && e.code != API_NOT_FOUND)
+    bool failed = e.code && e.code != API_CONFLICT && e.code != API_NOT_FOUND;
+    if (failed)
         log_msg(LOG_WARN, "node agent action failed", "\"pod\":\"%s\",\"error\":\"%s\"", en->key,
                 e.message);
     api_err_clear(&e);
+    return !failed;
 }
 
 /* ---- bookkeeping ---- */
@@ -272,6 +278,23 @@ static bool bound(const store_obj *o)
     return !o->idx.fields || (node && *node);
 }
 
+/* The pending action of want->key becomes want's (key copied). */
+static void put_entry(node_agent *a, const entry *want)
+{
+    entry *en = strmap_get(a->entries, want->key);
+    if (!en && (en = calloc(1, sizeof *en)) && (en->key = strdup(want->key)) &&
+        strmap_put(a->entries, en->key, en, NULL) != 0) {
+        free(en->key);
+        free(en);
+        en = NULL;
+    }
+    if (!en) return; /* out of memory: the periodic rescan finds it */
+    memcpy(en->uid, want->uid, sizeof en->uid);
+    en->act = want->act;
+    en->due_ms = want->due_ms;
+    if (en->due_ms < a->next_due) a->next_due = en->due_ms;
+}
+
 static void track(node_agent *a, const store_obj *o)
 {
     if (!bound(o)) {
@@ -287,19 +310,9 @@ static void track(node_agent *a, const store_obj *o)
         json_decref(pod);
         return;
     }
-    entry *en = strmap_get(a->entries, o->key);
-    if (!en && (en = calloc(1, sizeof *en)) && (en->key = strdup(o->key)) &&
-        strmap_put(a->entries, en->key, en, NULL) != 0) {
-        free(en->key);
-        free(en);
-        en = NULL;
-    }
-    if (en) {
-        snprintf(en->uid, sizeof en->uid, "%s", uid);
-        en->act = act;
-        en->due_ms = due;
-        if (due < a->next_due) a->next_due = due;
-    }
+    entry want = {(char *)o->key, "", act, due};
+    snprintf(want.uid, sizeof want.uid, "%s", uid);
+    put_entry(a, &want);
     json_decref(pod);
 }
 
@@ -381,7 +394,11 @@ static void run_due(node_agent *a)
     for (size_t i = 0; i < n; i++) {
         if (due[i].key) {
             forget(a, due[i].key);
-            perform(a, &due[i]);
+            if (!perform(a, &due[i]) && !strmap_get(a->entries, due[i].key)) {
+                /* tried again in a while, unless an event has taken it meanwhile */
+                due[i].due_ms = mono_ms() + RETRY_MS;
+                put_entry(a, &due[i]);
+            }
         }
         free(due[i].key);
     }
