@@ -1,12 +1,13 @@
 # lib.sh - helpers the benchmark scripts share (source it; they set $pid to
 # allotd's process id).
 
-# settle: wait (at most 10 s) until allotd is idle, so that a run measures
-# the requests and not the controllers still working through the setup's
-# events (namespaces, quotas, pools).
+# settle [MAX_S]: wait (at most MAX_S, default 10 s) until allotd is idle, so
+# that a run measures the requests and not the controllers still working
+# through the setup's events (namespaces, quotas, pools) or the last run's
+# (the node agent starts pods about 1,000 a second).
 settle() {
   local prev=-1 cur
-  for _ in $(seq 1 50); do
+  for _ in $(seq 1 $((${1:-10} * 5))); do
     cur=$(awk '{print $14 + $15}' /proc/$pid/stat)
     [ "$prev" -ge 0 ] && [ $((cur - prev)) -le 1 ] && return 0
     prev=$cur; sleep 0.2
