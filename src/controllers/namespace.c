@@ -363,7 +363,7 @@ typedef struct ns_ctrl {
     double retry_at; /* when retry joins dirty (monotonic s), 0: none */
 } ns_ctrl;
 
-#define NS_RETRY_SECONDS 2.0 /* a failed deletion is tried again this much later */
+#define NS_RETRY_SECONDS 10.0 /* a failed deletion is tried again this much later */
 
 static double mono_now(void);
 

@@ -37,7 +37,8 @@
 #define RESCAN_MS (CTRL_RESYNC_SECONDS * 1000)
 #define WAIT_MS 100
 #define BATCH_EVENTS 1024 /* events taken before the due actions run */
-#define RETRY_MS 1000     /* an action that failed is tried again this much later */
+#define RETRY_MS 10000 /* a failed action is tried again this much later (the kubelet
+                        * syncs a pod's status every 10 s) */
 #define RUN_DURATION_ANNOTATION "allot.dev/run-duration"
 
 typedef enum { ACT_NONE, ACT_START, ACT_SUCCEED, ACT_FAIL, ACT_FINALIZE } action;
