@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
+from e2e_util import free_port, wait_until
 
 ALLOTD = os.environ["ALLOTD"]
 GROUP, VERSION = "capsule.clastix.io", "v1beta2"
@@ -38,24 +39,6 @@ CREATORS, LIMIT, GLOBAL_NAMESPACES = 100, 10, 10
 
 
 ROUNDS = int(os.environ.get("ALLOT_CQ_RACE_ROUNDS") or 50)
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_until(limit, pred):
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def pod(ns, name):

@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 from kubernetes.utils.quantity import parse_quantity
+from e2e_util import free_port, wait_until
 
 ALLOTD = os.environ["ALLOTD"]
 NAMESPACES, PER_NS, CLIENTS = 5, 4, 8
@@ -40,24 +41,6 @@ OPS = int(os.environ.get("ALLOT_DEPLOY_RACE_OPS") or 2000)
 MAX_REPLICAS = 8
 FINAL = 2  # then every Deployment to 2: 8 pods (and 4 surge) fit the quota, so all complete
 HARD = {"pods": "12", "requests.cpu": "1500m"}  # each pod asks for 100m: 15 by cpu, 12 by count
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_until(limit, pred, step=0.05):
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return False
 
 
 def deployment(name):

@@ -6,29 +6,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 from kubernetes import client, config, watch
+from e2e_util import free_port, wait_until
 
 ALLOTD = os.environ["ALLOTD"]
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_until(limit, pred):
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def main():
