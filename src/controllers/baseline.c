@@ -28,6 +28,7 @@
 #include "core/strmap.h"
 #include "registry/registry.h"
 #include "server/log.h"
+#include "util/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -66,13 +67,6 @@ struct baseline {
     char prefix[K_COUNT][128]; /* "configmaps/"; set before the watch opens, then read-only */
     strmap *pending;           /* ns -> pending* */
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Which watched kind a key belongs to, or -1. */
 static int key_kind(const baseline *b, const char *key)
@@ -249,7 +243,7 @@ static sync_result sync_ns(baseline *b, const char *ns)
 static void on_event(baseline *b, const store_event *ev)
 {
     const store_obj *o = ev->obj;
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     switch (key_kind(b, o->key)) {
     case K_NS:
         if (ev->type == STORE_EV_DELETED)
@@ -282,7 +276,7 @@ static void enqueue_all(baseline *b)
     store_obj **objs = NULL;
     size_t n = 0;
     if (store_list(b->st, b->prefix[K_NS], NULL, 0, &objs, &n, NULL, NULL) != 0) return;
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     for (size_t i = 0; i < n; i++) {
         enqueue(b, objs[i]->name, now);
         store_obj_unref(objs[i]);
@@ -292,7 +286,7 @@ static void enqueue_all(baseline *b)
 
 static void run_due(baseline *b)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     const char *k;
     void *v;
     /* Collect the due names first: a sync's writes do not touch the map
@@ -310,7 +304,7 @@ static void run_due(baseline *b)
         } else if (p) {
             p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : BACKOFF_FIRST_MS;
             if (p->backoff_ms > BACKOFF_MAX_MS) p->backoff_ms = BACKOFF_MAX_MS;
-            p->due_ms = mono_ms() + p->backoff_ms;
+            p->due_ms = clock_mono_ms() + p->backoff_ms;
         }
     }
     for (size_t i = 0; i < n; i++)

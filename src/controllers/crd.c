@@ -30,6 +30,7 @@
 #include "core/strmap.h"
 #include "registry/registry.h"
 #include "server/log.h"
+#include "util/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -71,13 +72,6 @@ struct crd_ctrl {
 };
 
 typedef enum { SYNC_DONE, SYNC_RETRY } sync_result;
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *jstr(const json_t *o, const char *k)
 {
@@ -185,7 +179,7 @@ static void enqueue_some(crd_ctrl *c, const char *group, bool unsettled)
     store_obj **objs = NULL;
     size_t n = 0;
     if (store_list(c->st, PREFIX, NULL, 0, &objs, &n, NULL, NULL) != 0) return;
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     for (size_t i = 0; i < n; i++) {
         const known *k = strmap_get(c->known, objs[i]->name);
         bool settled = k && k->settled_rv == objs[i]->rv;
@@ -551,7 +545,7 @@ static bool watch_filter(void *arg, const store_event *ev)
 
 static void run_due(crd_ctrl *c)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     const char *k;
     void *v;
     size_t cap = strmap_count(c->pending), n = 0;
@@ -567,7 +561,7 @@ static void run_due(crd_ctrl *c)
         } else {
             p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : BACKOFF_FIRST_MS;
             if (p->backoff_ms > BACKOFF_MAX_MS) p->backoff_ms = BACKOFF_MAX_MS;
-            p->due_ms = mono_ms() + p->backoff_ms;
+            p->due_ms = clock_mono_ms() + p->backoff_ms;
         }
     }
     for (size_t i = 0; i < n; i++)
@@ -581,7 +575,7 @@ static store_watch *open_watch(crd_ctrl *c)
     store_watch *w =
         store_watch_open_filtered(c->st, PREFIX, store_revision(c->st), watch_filter, c, &expired);
     enqueue_all(c); /* after the watch opens: a change after the list is still an event */
-    c->next_resync_ms = mono_ms() + CTRL_RESYNC_SECONDS * 1000;
+    c->next_resync_ms = clock_mono_ms() + CTRL_RESYNC_SECONDS * 1000;
     return w;
 }
 
@@ -594,7 +588,7 @@ static void *run(void *arg)
         store_event ev;
         int rc = w ? store_watch_next(w, &ev, WAIT_MS) : -1;
         while (rc == 1) {
-            enqueue(c, ev.obj->name, mono_ms());
+            enqueue(c, ev.obj->name, clock_mono_ms());
             store_obj_unref(ev.obj);
             store_obj_unref(ev.prev);
             rc = atomic_load(&c->stop) ? 0 : store_watch_next(w, &ev, 0);
@@ -607,9 +601,9 @@ static void *run(void *arg)
                 nanosleep(&ts, NULL); /* pacing a failing open, not synchronisation */
             }
         }
-        if (mono_ms() >= c->next_resync_ms) {
+        if (clock_mono_ms() >= c->next_resync_ms) {
             enqueue_some(c, NULL, true);
-            c->next_resync_ms = mono_ms() + CTRL_RESYNC_SECONDS * 1000;
+            c->next_resync_ms = clock_mono_ms() + CTRL_RESYNC_SECONDS * 1000;
         }
         run_due(c);
     }

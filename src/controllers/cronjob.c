@@ -29,6 +29,7 @@
 #include "registry/events.h"
 #include "registry/registry.h"
 #include "server/log.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,13 +57,6 @@ static int64_t parse_time(const char *s)
 {
     int64_t t, ns;
     return s && *s && rfc3339_parse(s, &t, &ns) ? t : -1;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static bool cond_true(const json_t *job, const char *type)
@@ -244,7 +238,7 @@ static void sync_cronjob(void *self, const char *key) /* workq_sync_fn */
     json_t *status = json_is_object(old_status) ? json_deep_copy(old_status) : json_object();
     json_t *active = json_array();
     json_t *jobs = json_array();
-    int64_t now = now_ms() / 1000;
+    int64_t now = clock_wall_ms() / 1000;
     tz_zone *z = NULL;
     api_err e;
     api_err_init(&e);
@@ -256,7 +250,7 @@ static void sync_cronjob(void *self, const char *key) /* workq_sync_fn */
     size_t n = 0;
     if (!status || !active || !jobs ||
         store_list(c->st, prefix, NULL, 0, &objs, &n, NULL, NULL) != 0) {
-        workq_due(c->q, key, now_ms() + 1000);
+        workq_due(c->q, key, clock_wall_ms() + 1000);
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -373,7 +367,7 @@ static void sync_cronjob(void *self, const char *key) /* workq_sync_fn */
     json_t *made = NULL;
     api_err_init(&e);
     if (!job) {
-        workq_due(c->q, key, now_ms() + 1000);
+        workq_due(c->q, key, clock_wall_ms() + 1000);
     } else if (reg_create(c->st, c->jobs, ns, job, false, &made, &e) == 0) {
         record(c, cj, "Normal", "SuccessfulCreate", "Created job %s", jname);
         json_array_append_new(active, job_ref(made));
@@ -382,7 +376,7 @@ static void sync_cronjob(void *self, const char *key) /* workq_sync_fn */
         json_object_set_new(status, "lastScheduleTime", json_string(sched_ts));
     } else {
         record(c, cj, "Warning", "FailedCreate", "Error creating job: %s", e.message);
-        workq_due(c->q, key, now_ms() + 10000);
+        workq_due(c->q, key, clock_wall_ms() + 10000);
     }
     api_err_clear(&e);
     json_decref(made);
@@ -402,7 +396,7 @@ write:
         if (reg_update(c->st, c->cronjobs, ns, cjname, "status", mutate_status, &s, false, &outo,
                        &e) != 0 &&
             e.code != API_NOT_FOUND)
-            workq_due(c->q, key, now_ms() + 1000);
+            workq_due(c->q, key, clock_wall_ms() + 1000);
         json_decref(outo);
         api_err_clear(&e);
     }
@@ -419,7 +413,7 @@ out:
 static void cj_flush(void *self)
 {
     cj_ctrl *c = self;
-    workq_run(c->q, now_ms(), sync_cronjob, c, c->stop);
+    workq_run(c->q, clock_wall_ms(), sync_cronjob, c, c->stop);
 }
 
 static void cj_resync(void *self)

@@ -52,6 +52,7 @@
 #include "registry/events.h"
 #include "registry/registry.h"
 #include "server/log.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,20 +149,6 @@ static const char *ann(const json_t *o, const char *k)
     return json_string_value(json_object_get(jget(o, "metadata", "annotations"), k));
 }
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int64_t ts_ms(const char *s)
 {
     int64_t sec, nsec;
@@ -171,7 +158,7 @@ static int64_t ts_ms(const char *s)
 
 static void now_str(char *buf, size_t n)
 {
-    rfc3339_format(wall_ms() / 1000, buf, n);
+    rfc3339_format(clock_wall_ms() / 1000, buf, n);
 }
 
 static void copy_uid(char dst[UID_MAX], const char *src)
@@ -637,7 +624,7 @@ static void dc_event(void *self, const store_event *ev)
 static void record(dctl *c, const json_t *d, const char *type, const char *reason, const char *msg)
 {
     const char *uid = jstr(d, "metadata", "uid");
-    if (!evfilter_allow(c->filter, uid ? uid : "", mono_ms())) return;
+    if (!evfilter_allow(c->filter, uid ? uid : "", clock_mono_ms())) return;
     event_recorder_emit(c->rec, event_new(d, type, reason, msg, COMPONENT));
 }
 
@@ -1338,7 +1325,7 @@ static void rollout_status(view *v)
                     int64_t from = ts_ms(json_string_value(json_object_get(c2, "lastUpdateTime")));
                     int64_t deadline =
                         json_integer_value(jget(d, "spec", "progressDeadlineSeconds")) * 1000;
-                    timed_out = from + deadline < wall_ms();
+                    timed_out = from + deadline < clock_wall_ms();
                 }
             }
             if (timed_out) {
@@ -1388,8 +1375,8 @@ static void rollout_status(view *v)
             int64_t from = ts_ms(json_string_value(json_object_get(pc, "lastUpdateTime")));
             int64_t after = from +
                             json_integer_value(jget(d, "spec", "progressDeadlineSeconds")) * 1000 -
-                            wall_ms();
-            workq_due(v->c->q, v->dp->key, mono_ms() + (after < 1000 ? 1000 : after + 1000));
+                            clock_wall_ms();
+            workq_due(v->c->q, v->dp->key, clock_mono_ms() + (after < 1000 ? 1000 : after + 1000));
         }
     }
     json_decref(before);
@@ -1715,7 +1702,7 @@ static void write_back(view *v)
         api_err_clear(&e);
     }
     const json_t *st = json_object_get(v->d, "status");
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     if (st && !json_equal(st, json_object_get(dp->obj, "status")) && dp->status_at &&
         now - dp->status_at < CTRL_STATUS_PACE_MS &&
         ctrl_status_counts_only(st, json_object_get(dp->obj, "status"))) {
@@ -1795,7 +1782,7 @@ static void sync_dep(void *self, const char *key)
     if (v.failed) {
         dp->failures++;
         workq_due(c->q, dp->key,
-                  mono_ms() + ro_backoff_ms(dp->failures, BACKOFF_BASE_MS, BACKOFF_MAX_MS));
+                  clock_mono_ms() + ro_backoff_ms(dp->failures, BACKOFF_BASE_MS, BACKOFF_MAX_MS));
     } else {
         dp->failures = 0;
     }
@@ -1810,7 +1797,7 @@ static void sync_dep(void *self, const char *key)
 static void dc_flush(void *self)
 {
     dctl *c = self;
-    workq_run(c->q, mono_ms(), sync_dep, c, c->stop);
+    workq_run(c->q, clock_mono_ms(), sync_dep, c, c->stop);
 }
 
 /* ---- relist and life ---- */

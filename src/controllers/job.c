@@ -35,6 +35,7 @@
 #include "registry/events.h"
 #include "registry/registry.h"
 #include "server/log.h"
+#include "util/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ static void rec_forget(job_ctrl *c, const char *key)
 /* Sync the Job again in ms (or sooner, if it was due sooner). */
 static void wake_in(job_ctrl *c, const char *key, int64_t ms)
 {
-    workq_due(c->q, key, podctl_now_ms() + (ms > 0 ? ms : 1));
+    workq_due(c->q, key, clock_mono_ms() + (ms > 0 ? ms : 1));
 }
 
 static const json_t *condition(const json_t *job, const char *type)
@@ -546,7 +547,7 @@ static void sync_job(void *self, const char *key) /* workq_sync_fn */
     if (rec && moved_s > 0) rec->failures = 0;
     if (rec && moved_f > 0) {
         rec->failures += moved_f;
-        rec->last_failure_ms = podctl_now_ms();
+        rec->last_failure_ms = clock_mono_ms();
     }
     if (rec && (moved_s > 0 || moved_f > 0)) rec->create_after_ms = 0; /* quota may be free */
 
@@ -588,7 +589,7 @@ static void sync_job(void *self, const char *key) /* workq_sync_fn */
         .failed = failed + (int32_t)json_array_size(ufail),
         .failures_since_success = rec ? rec->failures : 0,
         .last_failure_ms = rec ? rec->last_failure_ms : 0,
-        .now_ms = podctl_now_ms(),
+        .now_ms = clock_mono_ms(),
     };
     /* startTime: when first not suspended, and again when resumed */
     bool was_suspended = condition_true(job, "Suspended");
@@ -633,8 +634,8 @@ static void sync_job(void *self, const char *key) /* workq_sync_fn */
     }
     /* creations, unless a failed create's backoff lasts */
     int32_t created = 0;
-    if (out.create > 0 && rec && rec->create_after_ms > podctl_now_ms()) {
-        wake_in(c, key, rec->create_after_ms - podctl_now_ms());
+    if (out.create > 0 && rec && rec->create_after_ms > clock_mono_ms()) {
+        wake_in(c, key, rec->create_after_ms - clock_mono_ms());
     } else if (out.create > 0) {
         create_ctx cc = {c, job};
         api_err first;
@@ -646,7 +647,7 @@ static void sync_job(void *self, const char *key) /* workq_sync_fn */
         created = (int32_t)ok;
         if (ok < (size_t)out.create && !podctl_namespace_terminating(&first)) {
             int64_t d = podctl_backoff_failure(c->pc, key);
-            if (rec) rec->create_after_ms = podctl_now_ms() + d;
+            if (rec) rec->create_after_ms = clock_mono_ms() + d;
             wake_in(c, key, d);
         } else {
             podctl_backoff_reset(c->pc, key);
@@ -695,7 +696,7 @@ out:
 static void job_flush(void *self)
 {
     job_ctrl *c = self;
-    workq_run(c->q, podctl_now_ms(), sync_job, c, c->stop);
+    workq_run(c->q, clock_mono_ms(), sync_job, c, c->stop);
     for (size_t i = 0; i < c->orphans.n && !atomic_load(c->stop); i++)
         check_orphan(c, c->orphans.v[i]);
     ctrl_set_clear(&c->orphans);

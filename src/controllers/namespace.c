@@ -21,6 +21,7 @@
 #include "api/objects.h"
 #include "registry/registry.h"
 #include "server/log.h"
+#include "util/clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -365,8 +366,6 @@ typedef struct ns_ctrl {
 
 #define NS_RETRY_SECONDS 10.0 /* a failed deletion is tried again this much later */
 
-static double mono_now(void);
-
 static bool has_deletion_timestamp(const json_t *obj)
 {
     return json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL;
@@ -560,7 +559,7 @@ static void sync_namespace(ns_ctrl *c, const char *ns)
      * deletion that failed is tried again in a while. */
     if (json_array_size(t.errors)) {
         ctrl_set_add(&c->retry, ns);
-        if (!c->retry_at) c->retry_at = mono_now() + NS_RETRY_SECONDS;
+        if (!c->retry_at) c->retry_at = clock_mono_s() + NS_RETRY_SECONDS;
     }
     json_t *failing = ns_failing(&t);
     json_t *probe = json_deep_copy(nsobj);
@@ -639,7 +638,7 @@ static void ns_flush(void *self)
 static void ns_tick(void *self)
 {
     ns_ctrl *c = self;
-    if (!c->retry.n || mono_now() < c->retry_at) return;
+    if (!c->retry.n || clock_mono_s() < c->retry_at) return;
     for (size_t i = 0; i < c->retry.n; i++)
         ctrl_set_add(&c->dirty, c->retry.v[i]);
     ctrl_set_clear(&c->retry);
@@ -695,21 +694,10 @@ struct controllers {
     ctrl_thread t[NCTRL];
 };
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Wait up to CTRL_WAIT_MS (after a store error), or until stop. */
 static void backoff(controllers *c)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += (long)CTRL_WAIT_MS * 1000000L;
-    ts.tv_sec += ts.tv_nsec / 1000000000L;
-    ts.tv_nsec %= 1000000000L;
+    struct timespec ts = clock_deadline(CLOCK_REALTIME, CTRL_WAIT_MS);
     pthread_mutex_lock(&c->mu);
     if (!atomic_load(&c->stop)) pthread_cond_timedwait(&c->cv, &c->mu, &ts);
     pthread_mutex_unlock(&c->mu);
@@ -756,10 +744,10 @@ static void *ctrl_main(void *arg)
             }
             next_resync = 0;
         }
-        if (mono_now() >= next_resync) {
-            double t0 = mono_now();
+        if (clock_mono_s() >= next_resync) {
+            double t0 = clock_mono_s();
             ct->def->resync(ct->self);
-            next_resync = mono_now() + CTRL_RESYNC_SECONDS;
+            next_resync = clock_mono_s() + CTRL_RESYNC_SECONDS;
             log_msg(LOG_DEBUG, "controller resync", "\"controller\":\"%s\",\"ms\":%d",
                     ct->def->name, (int)((next_resync - CTRL_RESYNC_SECONDS - t0) * 1000));
         }

@@ -26,6 +26,7 @@
 #include "core/strmap.h"
 #include "registry/registry.h"
 #include "server/log.h"
+#include "util/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -58,13 +59,6 @@ struct node_agent {
     int64_t next_due; /* no entry is due before this (monotonic ms; may be early) */
     bool rescan_due;  /* a node was added: look at every pod again */
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *jstr(const json_t *o, const char *a, const char *b)
 {
@@ -115,7 +109,7 @@ static action next_action(store *st, const json_t *pod, int64_t *due_ms)
 {
     const char *node = jstr(pod, "spec", "nodeName");
     const char *phase = jstr(pod, "status", "phase");
-    *due_ms = mono_ms();
+    *due_ms = clock_mono_ms();
     if (!node || !*node || !node_exists(st, node)) return ACT_NONE;
     if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp")) return ACT_FINALIZE;
     if (!phase || !strcmp(phase, "Pending")) return ACT_START;
@@ -374,7 +368,7 @@ static void rescan(node_agent *a, const char *why)
 
 static void run_due(node_agent *a)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     if (now < a->next_due) return;
     a->next_due = INT64_MAX;
     /* Collect first: performing an action changes the map through events. */
@@ -397,7 +391,7 @@ static void run_due(node_agent *a)
             forget(a, due[i].key);
             if (!perform(a, &due[i]) && !strmap_get(a->entries, due[i].key)) {
                 /* tried again in a while, unless an event has taken it meanwhile */
-                due[i].due_ms = mono_ms() + RETRY_MS;
+                due[i].due_ms = clock_mono_ms() + RETRY_MS;
                 put_entry(a, &due[i]);
             }
         }
@@ -446,7 +440,7 @@ static void *run(void *arg)
     node_agent *a = arg;
     pthread_setname_np(pthread_self(), "node-agent");
     store_watch *w = watch_open(a);
-    int64_t last_scan = mono_ms();
+    int64_t last_scan = clock_mono_ms();
     while (!atomic_load(&a->stop)) {
         store_event ev;
         int rc = w ? store_watch_next(w, &ev, WAIT_MS) : -1;
@@ -458,12 +452,12 @@ static void *run(void *arg)
         if (rc < 0 && !atomic_load(&a->stop)) {
             store_watch_close(w); /* fell behind the history: start over */
             w = watch_open(a);
-            last_scan = mono_ms();
+            last_scan = clock_mono_ms();
         }
-        if (a->rescan_due || mono_ms() - last_scan >= RESCAN_MS) {
+        if (a->rescan_due || clock_mono_ms() - last_scan >= RESCAN_MS) {
             rescan(a, a->rescan_due ? "node added or not ready" : "periodic");
             a->rescan_due = false;
-            last_scan = mono_ms();
+            last_scan = clock_mono_ms();
         }
         run_due(a);
     }

@@ -16,6 +16,7 @@
 #include "core/strmap.h"
 #include "registry/events.h"
 #include "registry/registry.h"
+#include "util/clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -63,13 +64,6 @@ struct podctl {
     expect_set *exp;
     strmap *backoff; /* owner key -> backoff */
 };
-
-int64_t podctl_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *meta_str(const json_t *obj, const char *f)
 {
@@ -360,7 +354,7 @@ static void record(podctl *pc, const json_t *owner, const char *type, const char
 {
     const char *uid = meta_str(owner, "uid");
     pthread_mutex_lock(&pc->fmu);
-    bool allowed = evfilter_allow(pc->filter, uid ? uid : "", podctl_now_ms());
+    bool allowed = evfilter_allow(pc->filter, uid ? uid : "", clock_mono_ms());
     pthread_mutex_unlock(&pc->fmu);
     if (!allowed) return;
     size_t n = strlen(fmt) + strlen(arg) + 1;
@@ -417,14 +411,14 @@ int podctl_delete_pod(podctl *pc, const json_t *owner, const char *ns, const cha
 void podctl_expect_creations(podctl *pc, const char *owner, int n)
 {
     pthread_mutex_lock(&pc->emu);
-    expect_creations(pc->exp, owner, n, podctl_now_ms());
+    expect_creations(pc->exp, owner, n, clock_mono_ms());
     pthread_mutex_unlock(&pc->emu);
 }
 
 void podctl_expect_deletions(podctl *pc, const char *owner, const char *const *pod_keys, size_t n)
 {
     pthread_mutex_lock(&pc->emu);
-    expect_deletions(pc->exp, owner, pod_keys, n, podctl_now_ms());
+    expect_deletions(pc->exp, owner, pod_keys, n, clock_mono_ms());
     pthread_mutex_unlock(&pc->emu);
 }
 
@@ -445,7 +439,7 @@ void podctl_deletion_observed(podctl *pc, const char *owner, const char *pod_key
 bool podctl_satisfied(podctl *pc, const char *owner)
 {
     pthread_mutex_lock(&pc->emu);
-    bool ok = expect_satisfied(pc->exp, owner, podctl_now_ms());
+    bool ok = expect_satisfied(pc->exp, owner, clock_mono_ms());
     pthread_mutex_unlock(&pc->emu);
     return ok;
 }

@@ -146,7 +146,4 @@ void podctl_backoff_reset(podctl *pc, const char *owner);
 /* Consecutive failures so far (0: not backing off). */
 int podctl_backoff_failures(podctl *pc, const char *owner);
 
-/* Monotonic milliseconds (the clock expectations and backoff use). */
-int64_t podctl_now_ms(void);
-
 #endif

@@ -13,6 +13,7 @@
 #include "registry/quota_admission.h"
 #include "registry/quota_ledger.h"
 #include "server/log.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -141,9 +142,7 @@ static void *run(void *arg)
     unsigned long rounds = 0;
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
-        struct timespec deadline;
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += c->period_s;
+        struct timespec deadline = clock_deadline(CLOCK_MONOTONIC, (int64_t)c->period_s * 1000);
         while (!c->stop && pthread_cond_timedwait(&c->wake, &c->mu, &deadline) != ETIMEDOUT) {
         }
         if (c->stop) break;

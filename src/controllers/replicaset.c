@@ -41,6 +41,7 @@
 #include "core/strmap.h"
 #include "registry/registry.h"
 #include "server/log.h"
+#include "util/clock.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -131,13 +132,6 @@ typedef struct rsc {
 } rsc;
 
 /* ---- small helpers ---- */
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const json_t *jget(const json_t *o, const char *a, const char *b)
 {
@@ -902,7 +896,7 @@ static int manage(rsc *c, rset *s, podvec *pods, api_err *e)
         if (n < pods->n) { /* getPodsToDelete: rank unless every pod goes */
             ro_pod *rank = malloc(pods->n * sizeof *rank);
             strmap *nodes = node_counts(c, s);
-            int64_t now = wall_ms();
+            int64_t now = clock_wall_ms();
             for (size_t i = 0; rank && i < pods->n; i++) {
                 const rpod *p = pods->v[i];
                 rank[i] = (ro_pod){
@@ -1085,7 +1079,7 @@ static void sync_set(void *self, const char *key)
     rset *s = strmap_get(c->sets, key);
     if (!s) return;
     podctl *pc = pc_of(c, s);
-    int64_t mono = podctl_now_ms();
+    int64_t mono = clock_mono_ms();
     bool needs = podctl_satisfied(pc, s->key);
     podvec pods = {0};
     api_err e;
@@ -1118,7 +1112,7 @@ static void sync_set(void *self, const char *key)
         }
     }
     api_err_clear(&e);
-    int64_t now = wall_ms(), next_avail = 0;
+    int64_t now = clock_wall_ms(), next_avail = 0;
     json_t *status =
         calc_status(s, &pods, managed, managed ? s->fail_msg : NULL,
                     s->fail_reason ? s->fail_reason : "FailedCreate", now, &next_avail);
@@ -1143,7 +1137,7 @@ static void sync_set(void *self, const char *key)
 static void rsc_flush(void *self)
 {
     rsc *c = self;
-    workq_run(c->q, podctl_now_ms(), sync_set, c, c->stop);
+    workq_run(c->q, clock_mono_ms(), sync_set, c, c->stop);
 }
 
 /* ---- relist ---- */

@@ -37,6 +37,7 @@
 #include "registry/registry.h"
 #include "server/log.h"
 #include "server/metrics_util.h"
+#include "util/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -139,20 +140,6 @@ struct scheduler {
 
 sched_stats scheduler_stats;
 static pthread_mutex_t stats_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void stat_attempt(const char *result, double secs)
 {
@@ -520,7 +507,7 @@ static void queue_add(scheduler *s, const store_obj *o, const json_t *pod)
         return;
     }
     set_pod(q, o, pod);
-    set_due(s, q, mono_ms());
+    set_due(s, q, clock_mono_ms());
 }
 
 static void qentry_free(qentry *q)
@@ -674,7 +661,7 @@ static void on_node(scheduler *s, const store_event *ev)
  * thousand node events from turning into a thousand retries of every pod. */
 static void requeue_on_nodes(scheduler *s)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     if (!s->nodes_changed || now - s->last_node_wake < NODE_WAKE_MS) return;
     s->nodes_changed = false;
     s->last_node_wake = now;
@@ -945,13 +932,13 @@ static void assumed_release(scheduler *s, const char *ns, const char *key)
 /* Schedule the stored pod `o` (parsed: pod). */
 static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *pod)
 {
-    double t0 = mono_s();
+    double t0 = clock_mono_s();
     char ns[256], name[256];
     split_key(q->key, ns, sizeof ns, name, sizeof name);
     if (sched_pod_gated(pod)) {
         q->blocked = true; /* a spec change (gate removed) requeues it */
         quota_unblock(q);
-        set_due(s, q, mono_ms() + BLOCKED_RETRY_MS);
+        set_due(s, q, clock_mono_ms() + BLOCKED_RETRY_MS);
         report_unschedulable(s, q, pod, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates");
         return;
@@ -988,8 +975,8 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
         rl_free(q->demand); /* from its previous attempt, when the retry timer ran it */
         q->demand = demand;
         demand = NULL;
-        set_due(s, q, mono_ms() + BLOCKED_RETRY_MS);
-        stat_attempt("quota", mono_s() - t0);
+        set_due(s, q, clock_mono_ms() + BLOCKED_RETRY_MS);
+        stat_attempt("quota", clock_mono_s() - t0);
         report_unschedulable(s, q, pod, SCHED_REASON_UNSCHEDULABLE, msg.p);
         goto out;
     }
@@ -999,7 +986,7 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     quota_unblock(q);
     if (rc < 0) {
         stat_attempt("error", -1);
-        set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
+        set_due(s, q, clock_mono_ms() + sched_backoff_ms(++q->attempts));
         goto out;
     }
     size_t chosen = 0;
@@ -1013,8 +1000,8 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     rlist *req = NULL, *nonzero = NULL;
     if (rc == 0) sched_pod_take_lists(sp, &req, &nonzero);
     if (rc != 0) {
-        stat_attempt(rc == 1 ? "unschedulable" : "error", mono_s() - t0);
-        set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
+        stat_attempt(rc == 1 ? "unschedulable" : "error", clock_mono_s() - t0);
+        set_due(s, q, clock_mono_ms() + sched_backoff_ms(++q->attempts));
         if (rc == 1) report_unschedulable(s, q, pod, SCHED_REASON_UNSCHEDULABLE, msg.p);
         goto out;
     }
@@ -1030,7 +1017,7 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
         assumed_release(s, ns, q->key);
         unplace(s, q->key);
         q->in_flight = false;
-        set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
+        set_due(s, q, clock_mono_ms() + sched_backoff_ms(++q->attempts));
         job_free(&job);
     }
 out:
@@ -1079,9 +1066,9 @@ static void finish_job(scheduler *s, const bind_job *j)
         q->blocked = true;
         q->recheck = false;
         quota_unblock(q);
-        set_due(s, q, mono_ms() + BLOCKED_RETRY_MS);
+        set_due(s, q, clock_mono_ms() + BLOCKED_RETRY_MS);
     } else {
-        set_due(s, q, mono_ms() + sched_backoff_ms(++q->attempts));
+        set_due(s, q, clock_mono_ms() + sched_backoff_ms(++q->attempts));
     }
 }
 
@@ -1102,7 +1089,7 @@ static void apply_done(scheduler *s)
 
 static void schedule_batch(scheduler *s)
 {
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     size_t cap = strmap_count(s->queue), n = 0;
     if (!cap) s->earliest = INT64_MAX; /* until set_due queues one */
     if (!cap || now < s->earliest) return;
@@ -1172,7 +1159,7 @@ static void *bind_worker(void *arg)
         bool ok = reg_bind(s->st, j.ns, j.name, j.node, false, &pod, &e) == 0;
         j.result = ok ? API_OK : e.code ? e.code : API_INTERNAL;
         if (ok) {
-            stat_attempt("scheduled", mono_s() - j.t0);
+            stat_attempt("scheduled", clock_mono_s() - j.t0);
             char msg[1024];
             snprintf(msg, sizeof msg, "Successfully assigned %s/%s to %s", j.ns, j.name, j.node);
             event_recorder_emit(s->events, event_new(pod, "Normal", "Scheduled", msg, COMPONENT));
@@ -1207,7 +1194,7 @@ static void *run(void *arg)
         /* Wait for events only while no pod is due (e.g. after the initial sync,
          * or until the next backoff ends). */
         pthread_mutex_lock(&s->mu);
-        int64_t wait = s->earliest - mono_ms();
+        int64_t wait = s->earliest - clock_mono_ms();
         pthread_mutex_unlock(&s->mu);
         wait = wait < 0 ? 0 : wait > WAIT_MS ? WAIT_MS : wait;
         int rc = w ? store_watch_next(w, &ev, (int)wait) : -1;

@@ -22,6 +22,7 @@
 #include "registry/ledger.h"
 
 #include "core/strmap.h"
+#include "util/clock.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -121,11 +122,9 @@ typedef struct load_hist {
 static load_hist hists[MAX_KINDS];
 static _Atomic size_t nhists; /* (appended by the writer-lock holder; read by anyone) */
 
-static void time_load(const ledger_ops *ops, const struct timespec *a)
+static void time_load(const ledger_ops *ops, double t0)
 {
-    struct timespec b;
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    double s = (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
+    double s = clock_mono_s() - t0;
     size_t n = atomic_load(&nhists), i = 0;
     while (i < n && hists[i].ops != ops)
         i++;
@@ -163,10 +162,9 @@ static entry *entry_from(store_txn *t, const ledger_ops *ops, store_obj *o, api_
         return NULL;
     }
     en->ops = ops;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = clock_mono_s();
     en->val = ops->load(t, o, e);
-    time_load(ops, &t0);
+    time_load(ops, t0);
     if (!en->val) {
         entry_free(en);
         return NULL;
@@ -552,13 +550,6 @@ static int write_entry(store_txn *t, entry *en, store_obj *o)
     return stage(t, c);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Write every dirty entry that still is what the ledger holds (from the
  * flusher, `paced`: not those written less than their min_flush_ms ago); a
  * dirty entry whose object was rewritten or deleted meanwhile is rebuilt (or
@@ -574,14 +565,14 @@ static int flush_in(store_txn *t, bool paced, size_t *written, bool *more)
 {
     int rc = 0;
     void *v;
-    int64_t now = now_ms();
+    int64_t now = clock_mono_ms();
     *written = 0;
     *more = false;
     for (size_t it = 0; rc == 0 && strmap_next(L.entries, &it, NULL, &v);) {
         entry *en = v;
         if (!en->dirty) continue;
         if (paced && now - en->written_ms < (int64_t)en->ops->min_flush_ms) continue;
-        if (*written && now_ms() - now >= FLUSH_SLICE_MS) {
+        if (*written && clock_mono_ms() - now >= FLUSH_SLICE_MS) {
             *more = true;
             break;
         }
@@ -668,17 +659,6 @@ void ledger_prepare_read(store *st, const char *const *prefixes, ledger_of_fn of
 
 /* ---- the flusher ----------------------------------------------------------------------------- */
 
-static void deadline_in(struct timespec *ts, unsigned ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Waits for a dirty entry, then flush_ms more (the changes of that interval
  * share one version), then writes. */
 static void *flusher_main(void *arg)
@@ -694,7 +674,7 @@ static void *flusher_main(void *arg)
         }
         L.flusher_idle = false;
         struct timespec due;
-        deadline_in(&due, L.flush_ms);
+        due = clock_deadline(CLOCK_MONOTONIC, L.flush_ms);
         while (!L.stop && pthread_cond_timedwait(&L.wake, &L.mu, &due) != ETIMEDOUT) {
         }
         pthread_mutex_unlock(&L.mu);

@@ -30,6 +30,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/ui.h"
+#include "util/clock.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -78,13 +79,6 @@ typedef struct conn_state {
     double t0;
     auth_ident ident; /* the request's user when it is made per request (rq.user points here) */
 } conn_state;
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static const char *query(const req *r, const char *name)
 {
@@ -379,7 +373,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
         return NULL;
     }
     dbuf_init(&cs->body, MAX_BODY_BYTES);
-    cs->t0 = mono();
+    cs->t0 = clock_mono_s();
     return cs;
 }
 
@@ -422,7 +416,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             return; /* unguarded: the idle timeout still applies */
         }
         g->fd = ci->connect_fd;
-        g->t0 = mono();
+        g->t0 = clock_mono_s();
         pthread_mutex_lock(&h->mu);
         g->next = &h->head;
         g->prev = h->head.prev;
@@ -459,15 +453,9 @@ static void *guard_main(void *arg)
     http_server *h = arg;
     pthread_mutex_lock(&h->mu);
     while (!h->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 250 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = clock_deadline(CLOCK_MONOTONIC, 250);
         pthread_cond_timedwait(&h->wake, &h->mu, &ts);
-        double cutoff = mono() - HTTP_HEADER_TIMEOUT_S;
+        double cutoff = clock_mono_s() - HTTP_HEADER_TIMEOUT_S;
         /* oldest first: stop at the first connection still within its time */
         for (conn_guard *g = h->head.next; g != &h->head && g->t0 < cutoff; g = g->next) {
             if (g->shut) continue;
@@ -562,7 +550,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
      * hold none, as upstream) */
     if (rq.seated) inflight_leave(h->srv->inflight, rq.user->name);
     enum MHD_Result ret = send_resp(c, &rs);
-    double secs = mono() - cs->t0;
+    double secs = clock_mono_s() - cs->t0;
     metrics_request(h->srv->m, rq.verb, rq.resource, rs.code, secs);
     log_request(&rq, cs, rs.code, secs);
     if (h->srv->audit) audit_request(h->srv, c, cs, method, &rq, &rs);

@@ -19,6 +19,7 @@
 #include "registry/registry.h"
 #include "server/filter.h"
 #include "server/metrics.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -46,7 +47,7 @@ typedef struct watch_ctx {
     store_obj **initial;
     size_t ninitial, next_initial;
     int64_t initial_rev;
-    int64_t deadline, last_send;
+    int64_t deadline_ms, last_send_ms; /* monotonic */
     dbuf out;
     size_t out_pos;
     bool done;
@@ -66,13 +67,6 @@ static bool takes(void *arg, const store_event *ev)
 {
     const watch_ctx *c = arg;
     return matches(c, ev->obj) || (ev->prev && matches(c, ev->prev));
-}
-
-static int64_t mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec;
 }
 
 /* The object as the watch's kind serves it: a kind whose objects may be
@@ -174,7 +168,7 @@ static bool produce(watch_ctx *c, int wait_ms)
         return false;
     }
     if (rc == 0) {
-        if (c->bookmarks && mono_now() - c->last_send >= BOOKMARK_EVERY_S) {
+        if (c->bookmarks && clock_mono_ms() - c->last_send_ms >= BOOKMARK_EVERY_S * 1000) {
             emit_bookmark(c, store_watch_position(c->w), false);
         }
         return false;
@@ -209,10 +203,10 @@ static long watch_read(void *ctx, char *buf, size_t max)
                 c->out.len = 0;
                 c->out_pos = 0;
             }
-            c->last_send = mono_now();
+            c->last_send_ms = clock_mono_ms();
             return (long)n;
         }
-        if (c->done || c->srv->stopping || mono_now() >= c->deadline || client_gone(c->fd))
+        if (c->done || c->srv->stopping || clock_mono_ms() >= c->deadline_ms || client_gone(c->fd))
             return -1;
         /* What is ready as well goes in the same chunk: a burst (a ledger
          * flush writes many quotas at once, the initial objects) is one TLS
@@ -271,8 +265,8 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
         goto fail;
     }
     if (timeout > MAX_TIMEOUT_S) timeout = MAX_TIMEOUT_S;
-    c->deadline = mono_now() + (timeout > 0 ? timeout : DEFAULT_TIMEOUT_S);
-    c->last_send = mono_now();
+    c->deadline_ms = clock_mono_ms() + 1000 * (timeout > 0 ? timeout : DEFAULT_TIMEOUT_S);
+    c->last_send_ms = clock_mono_ms();
 
     api_kind_store_resource(k, res, sizeof res);
     if (k->namespaced && ns && *ns)

@@ -15,6 +15,7 @@
 
 #include "core/jsontext.h"
 #include "core/strmap.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -505,13 +506,6 @@ static void load_event(void *ctx, const store_op *ev)
 
 /* ---- writer thread ---- */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void stats_observe(store *s, double secs, size_t ops)
 {
     s->stats.batches++;
@@ -559,7 +553,7 @@ static void *writer_main(void *arg)
     store_op *ops = NULL;
     size_t ops_cap = 0;
     char err[512];
-    double last_flush = now_seconds();
+    double last_flush = clock_mono_s();
 
     pthread_mutex_lock(&s->mu);
     for (;;) {
@@ -570,7 +564,7 @@ static void *writer_main(void *arg)
                 continue;
             }
             double due = last_flush + s->derived_flush_s;
-            if (now_seconds() >= due) break;
+            if (clock_mono_s() >= due) break;
             struct timespec ts = {(time_t)due, (long)((due - (double)(time_t)due) * 1e9)};
             pthread_cond_timedwait(&s->work, &s->mu, &ts);
         }
@@ -593,7 +587,7 @@ static void *writer_main(void *arg)
             if (waiting_derived || strmap_count(s->unflushed)) unflushed_set(s, p->obj->key, NULL);
             ops[n++] = op_of(p->obj, p->type, false);
         }
-        double t0 = now_seconds();
+        double t0 = clock_mono_s();
         size_t flushed = 0;
         if (strmap_count(s->unflushed) && (closing || t0 - last_flush >= s->derived_flush_s)) {
             ops = ops_reserve(ops, &ops_cap, n + strmap_count(s->unflushed));
@@ -611,7 +605,7 @@ static void *writer_main(void *arg)
         }
         for (size_t i = n - flushed; i < n; i++)
             unflushed_set(s, ops[i].key, NULL);
-        double secs = now_seconds() - t0;
+        double secs = clock_mono_s() - t0;
 
         pthread_mutex_lock(&s->mu);
         s->stats.derived_flushed += flushed;
@@ -680,7 +674,7 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     pthread_mutex_init(&s->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* now_seconds() deadlines */
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* clock_mono_s() deadlines */
     pthread_cond_init(&s->work, &ca);
     pthread_cond_init(&s->done, &ca);
     pthread_condattr_destroy(&ca);
@@ -1259,14 +1253,7 @@ store_watch *store_watch_open_filtered(store *s, const char *prefix, int64_t aft
 int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
 {
     store *s = w->s;
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = clock_deadline(CLOCK_MONOTONIC, timeout_ms);
     bool timed_out = false;
     pthread_mutex_lock(&s->mu);
     for (;;) {
