@@ -133,6 +133,9 @@ for round in $(seq 1 "$ROUNDS"); do
     drop_run "run$r"
   done
 done
+# Per round: closed, page and watches, each "creates/s CPU-us/create browser-s".
+# The 95% interval is Student's t over the rounds' log ratios (t approximated
+# as 1.96 + 2.4/df + 3/df^2, within 3% of the table for df >= 3).
 for i in $(seq 0 $((ROUNDS - 1))); do echo "${closed[$i]} ${page_on[$i]} ${watched[$i]}"; done |
   awk -v c="${CONFIG:-default}" -v req="$REQUESTS" '
     function med(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }

@@ -22,6 +22,7 @@
 #define ALLOT_CONTROLLERS_CONTROLLERS_H
 
 #include "api/kinds.h"
+#include "api/status.h"
 #include "controllers/workq.h"
 #include "core/jsontext.h"
 #include "store/store.h"
@@ -99,6 +100,12 @@ bool ctrl_has_finalizer(const json_t *obj, const char *f);
  * object being deleted. 0, or -1 (including when the object is gone). */
 int ctrl_remove_finalizer(store *st, const api_kind *k, const char *ns, const char *name,
                           const char *uid, const char *f);
+/* Write `status` over the status of ns/name (its status subresource) if the
+ * object still has uid `uid`: one replaced meanwhile is API_NOT_FOUND, as
+ * one deleted. 0 with *out the object written (the caller's reference), or
+ * -1 with e set. */
+int ctrl_write_status(store *st, const api_kind *k, const char *ns, const char *name,
+                      const char *uid, const json_t *status, json_t **out, api_err *e);
 
 /* A set of strings (namespaces or keys to revisit after a batch of events),
  * in the order added. Past a few dozen members a hash index keeps adding

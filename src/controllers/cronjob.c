@@ -163,23 +163,6 @@ static bool in_active(const json_t *status, const char *uid)
     return false;
 }
 
-typedef struct status_ctx {
-    const char *uid;
-    const json_t *status;
-} status_ctx;
-
-static json_t *mutate_status(const json_t *cur, void *ctx, api_err *e)
-{
-    status_ctx *s = ctx;
-    if (strcmp(sget(cur, "metadata", "uid"), s->uid)) {
-        api_err_set(e, API_CONFLICT, "cronjob changed");
-        return NULL;
-    }
-    json_t *o = json_deep_copy(cur);
-    if (o) json_object_set(o, "status", (json_t *)s->status);
-    return o;
-}
-
 /* The Job for schedule time `scheduled` (upstream's getJobFromTemplate2). */
 static json_t *job_from_template(const json_t *cj, const char *name, int64_t scheduled,
                                  const tz_zone *z)
@@ -390,11 +373,9 @@ write:
         json_object_del(status, "active");
     if (!json_equal(status, json_is_object(old_status) ? old_status : NULL) &&
         !(json_object_size(status) == 0 && !old_status)) {
-        status_ctx s = {uid, status};
         json_t *outo = NULL;
         api_err_init(&e);
-        if (reg_update(c->st, c->cronjobs, ns, cjname, "status", mutate_status, &s, false, &outo,
-                       &e) != 0 &&
+        if (ctrl_write_status(c->st, c->cronjobs, ns, cjname, uid, status, &outo, &e) != 0 &&
             e.code != API_NOT_FOUND)
             workq_due(c->q, key, clock_wall_ms() + 1000);
         json_decref(outo);

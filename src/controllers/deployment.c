@@ -1625,7 +1625,7 @@ static int recreate(view *v)
 
 typedef struct d_ctx {
     const char *uid;
-    const json_t *value; /* annotations or status */
+    const json_t *value; /* the revision annotation */
 } d_ctx;
 
 static json_t *ann_mutate(const json_t *cur, void *arg, api_err *e)
@@ -1649,23 +1649,6 @@ static json_t *ann_mutate(const json_t *cur, void *arg, api_err *e)
         json_object_set_new(meta, "annotations", anns);
     }
     json_object_set(anns, ANN_REVISION, (json_t *)x->value);
-    return obj;
-}
-
-static json_t *status_mutate(const json_t *cur, void *arg, api_err *e)
-{
-    d_ctx *x = arg;
-    const char *uid = jstr(cur, "metadata", "uid");
-    if (!uid || strcmp(uid, x->uid) != 0) {
-        api_err_set(e, API_NOT_FOUND, "replaced");
-        return NULL;
-    }
-    json_t *obj = json_copy((json_t *)cur);
-    if (!obj || json_object_set(obj, "status", (json_t *)x->value) != 0) {
-        json_decref(obj);
-        api_err_set(e, API_INTERNAL, "out of memory");
-        return NULL;
-    }
     return obj;
 }
 
@@ -1709,10 +1692,7 @@ static void write_back(view *v)
         workq_due(c->q, dp->key, dp->status_at + CTRL_STATUS_PACE_MS); /* written then */
     } else if (st && !json_equal(st, json_object_get(dp->obj, "status"))) {
         dp->status_at = now;
-        d_ctx x = {dp->uid, st};
-        out = NULL;
-        if (reg_update(c->st, c->d_kind, dp->ns, dp->name, "status", status_mutate, &x, false, &out,
-                       &e) == 0) {
+        if (ctrl_write_status(c->st, c->d_kind, dp->ns, dp->name, dp->uid, st, &out, &e) == 0) {
             take_written(c, dp, out);
         } else if (e.code != API_NOT_FOUND) {
             v->failed = true;

@@ -298,24 +298,6 @@ static bool in_list(const json_t *arr, const char *s)
     return false;
 }
 
-/* The status a sync wants; mutate_status writes it over the stored one. */
-typedef struct status_ctx {
-    const char *uid;
-    json_t *status; /* borrowed */
-} status_ctx;
-
-static json_t *mutate_status(const json_t *cur, void *ctx, api_err *e)
-{
-    status_ctx *s = ctx;
-    if (strcmp(sget(cur, "metadata", "uid"), s->uid)) {
-        api_err_set(e, API_CONFLICT, "job changed");
-        return NULL;
-    }
-    json_t *job = json_deep_copy(cur);
-    if (job) json_object_set(job, "status", s->status);
-    return job;
-}
-
 /* As upstream serializes JobStatus: zero counts (omitempty) and empty
  * uncounted lists are left out. */
 static void tidy_status(json_t *status)
@@ -339,13 +321,12 @@ static int write_status(job_ctrl *c, const json_t *job, const json_t *want)
         json_decref(status);
         return 0;
     }
-    status_ctx s = {sget(job, "metadata", "uid"), status};
     json_t *out = NULL;
     api_err e;
     api_err_init(&e);
-    int rc =
-        reg_update(c->st, c->jobs, sget(job, "metadata", "namespace"),
-                   sget(job, "metadata", "name"), "status", mutate_status, &s, false, &out, &e);
+    int rc = ctrl_write_status(c->st, c->jobs, sget(job, "metadata", "namespace"),
+                               sget(job, "metadata", "name"), sget(job, "metadata", "uid"), status,
+                               &out, &e);
     if (rc != 0 && e.code != API_CONFLICT && e.code != API_NOT_FOUND)
         log_msg(LOG_WARN, "job status write failed", "\"job\":\"%s\",\"error\":\"%s\"",
                 sget(job, "metadata", "name"), e.message);

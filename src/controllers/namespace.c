@@ -77,6 +77,37 @@ int ctrl_remove_finalizer(store *st, const api_kind *k, const char *ns, const ch
     return rc;
 }
 
+typedef struct status_write {
+    const char *uid;
+    const json_t *status;
+} status_write;
+
+static json_t *put_status(const json_t *cur, void *ctx, api_err *e)
+{
+    const status_write *w = ctx;
+    const char *uid = json_string_value(json_object_get(json_object_get(cur, "metadata"), "uid"));
+    if (!uid || strcmp(uid, w->uid) != 0) {
+        api_err_set(e, API_NOT_FOUND, "replaced");
+        return NULL;
+    }
+    /* (a shallow copy: the registry builds the stored object from it) */
+    json_t *obj = json_copy((json_t *)cur);
+    if (!obj || json_object_set(obj, "status", (json_t *)w->status) != 0) {
+        json_decref(obj);
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
+    return obj;
+}
+
+int ctrl_write_status(store *st, const api_kind *k, const char *ns, const char *name,
+                      const char *uid, const json_t *status, json_t **out, api_err *e)
+{
+    status_write w = {uid ? uid : "", status};
+    *out = NULL;
+    return reg_update(st, k, ns, name, "status", put_status, &w, false, out, e) == 0 ? 0 : -1;
+}
+
 int ctrl_meta_member(const store_obj *o, const char *key, jt_val *v)
 {
     jt_val m;

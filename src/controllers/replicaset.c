@@ -1017,36 +1017,13 @@ static json_t *calc_status(const rset *s, podvec *pods, bool managed, const char
     return st;
 }
 
-typedef struct status_ctx {
-    const char *uid;
-    json_t *status;
-} status_ctx;
-
-static json_t *status_mutate(const json_t *cur, void *arg, api_err *e)
-{
-    status_ctx *x = arg;
-    const char *uid = jstr(cur, "metadata", "uid");
-    if (!uid || strcmp(uid, x->uid) != 0) {
-        api_err_set(e, API_NOT_FOUND, "replaced");
-        return NULL;
-    }
-    json_t *obj = json_copy((json_t *)cur);
-    if (!obj || json_object_set(obj, "status", x->status) != 0) {
-        json_decref(obj);
-        api_err_set(e, API_INTERNAL, "out of memory");
-        return NULL;
-    }
-    return obj;
-}
-
 static void write_status(rsc *c, rset *s, json_t *status)
 {
-    status_ctx x = {s->uid, status};
     json_t *out = NULL;
     api_err e;
     api_err_init(&e);
     const api_kind *k = s->rc ? c->rc_kind : c->rs_kind;
-    if (reg_update(c->st, k, s->ns, s->name, "status", status_mutate, &x, false, &out, &e) == 0) {
+    if (ctrl_write_status(c->st, k, s->ns, s->name, s->uid, status, &out, &e) == 0) {
         /* the cache takes what was written: a sync before its event arrives
          * must not write it again */
         const char *rv = jstr(out, "metadata", "resourceVersion");
