@@ -13,7 +13,7 @@
 # drift of a shared machine. Reports their geometric means with 95%
 # confidence intervals, allotd's CPU per create, and the page's first
 # render. The creates land in namespaces with quotas, so the quota watch
-# sees every create (3 quotas each). As shipped (scheduler and node agent
+# sees their usage move. As shipped (scheduler and node agent
 # on) by default; CONFIG=api times the API server alone. ROUNDS (default
 # 12), REQUESTS a run (default 5000). Needs node_modules (npm ci) and
 # /usr/bin/chromium (scripts/setup.sh).
