@@ -120,7 +120,8 @@ export function createNamespacesView(root, ctx) {
         h('span', { class: 'ns-name' }, row.namespace),
         mode ? h('span', { class: 'tag', title: 'quota.allot.dev/mode' }, mode + ' mode') : null,
         terminating ? h('span', { class: 'tag warn' }, 'terminating') : null),
-      h('td', null, row.quotas.map((q) => quotaBlock(row.namespace, q, pending.get(`${row.namespace}/${q.name}`)))));
+      h('td', null, h('div', { class: 'quotas' },
+        row.quotas.map((q) => quotaBlock(row.namespace, q, pending.get(`${row.namespace}/${q.name}`))))));
   }
 
   // Rows built last time, by namespace, with what they showed: a render

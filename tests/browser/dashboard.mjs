@@ -368,6 +368,20 @@ async function scaleSteps(page) {
   await page.uncheck('[data-testid=ns-near]');
   await page.click('[data-testid=ns-more]');
   await waitFor(page, '100 rows after "show more"', () => document.querySelectorAll('[data-testid=ns-row]').length === 100);
+
+  // sorting, among bulk-0000 .. bulk-0099: by name, alphabetical; by highest
+  // usage (the default), the 15 whose pods=0 quota reads as full first, then
+  // the rest (all at 0 %), each by name
+  const bulk = [...Array(100).keys()].map((i) => 'bulk-' + String(i).padStart(4, '0'));
+  const byUsage = [...bulk.filter((_, i) => i % 7 === 0), ...bulk.filter((_, i) => i % 7 !== 0)];
+  await page.fill('[data-testid=ns-filter]', 'bulk-00');
+  await page.selectOption('[data-testid=ns-sort]', 'name');
+  await waitFor(page, 'the rows in name order', (want) => [...document.querySelectorAll('[data-testid=ns-row]')]
+    .map((r) => r.dataset.namespace).join(' ') === want, bulk.slice(0, 50).join(' '));
+  await page.selectOption('[data-testid=ns-sort]', 'usage');
+  await waitFor(page, 'the rows at their limit first', (want) => [...document.querySelectorAll('[data-testid=ns-row]')]
+    .map((r) => r.dataset.namespace).join(' ') === want, byUsage.slice(0, 50).join(' '));
+  await page.fill('[data-testid=ns-filter]', '');
   checkNoErrors('1,000 namespaces');
 }
 
