@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(build-essential cmake pkg-config curl ca-certificates python3 python3-kubernetes
       libmicrohttpd-dev libjansson-dev libsqlite3-dev libgnutls28-dev libcmocka-dev
-      libcurl4-openssl-dev libyaml-dev prometheus clang libclang-rt-14-dev chromium)
+      libcurl4-openssl-dev libyaml-dev libjemalloc-dev prometheus clang libclang-rt-14-dev chromium)
 # a Node.js already on the machine (e.g. one that ships npm itself) is kept:
 # Debian's npm would conflict with it
 command -v node >/dev/null || pkgs+=(nodejs)

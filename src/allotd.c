@@ -33,7 +33,9 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <malloc.h>
+#ifndef ALLOT_JEMALLOC
+#include <malloc.h> /* mallopt */
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -519,9 +521,12 @@ int main(int argc, char **argv)
 
     if (argc > 1 && !strcmp(argv[1], "kubeconfig")) return kubeconfig_main(argc - 1, argv + 1);
     if (parse_options(argc, argv, &o) != 0) return 2;
-    /* One malloc arena per connection thread fragments badly with many
-     * small long-lived objects; a few shared arenas keep RSS close to use. */
+#ifndef ALLOT_JEMALLOC
+    /* glibc's malloc (a sanitizer build, or one without jemalloc): one arena
+     * per connection thread fragments badly with many small long-lived
+     * objects; a few shared arenas keep RSS close to use. */
     mallopt(M_ARENA_MAX, 2);
+#endif
     set_log_level(o.log_level);
 
     /* Signals are taken synchronously by sigwait below; block them in every thread. */
