@@ -35,14 +35,13 @@ wpids=()
 trap 'exec 3>&- 2>/dev/null; [ -n "$page" ] && kill $page 2>/dev/null; kill "${wpids[@]}" $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 1 400); do [ -s "$dir/kubeconfig" ] && break; sleep 0.05; done
 url="https://127.0.0.1:$port"; tok=$(cat "$dir/admin.token")
-# 1,000 namespaces in all: the tenants, and 10 fresh ones per run, the two
-# warm-up runs' included (not counted: the first run into a fresh store is
-# the fastest of all, and the first after it, into the gap its deletion
-# left, among the slowest; each would count for whichever side it fell on)
+# 1,000 namespaces in every run: 990 tenants, and the run's 10, made fresh
+# before it and deleted after it, the two warm-up runs' included (not
+# counted: the first run into a fresh store is the fastest of all, and the
+# first after it, into the gap its deletion left, among the slowest; each
+# would count for whichever side it fell on)
 runs=$((3 * ROUNDS)) warmups=2
-/usr/bin/python3 bench/namespaces.py "$url" "$tok" "$dir/ca.crt" $((1000 - 10 * (runs + warmups))) tenant
-for r in $(seq 1 $runs); do /usr/bin/python3 bench/namespaces.py "$url" "$tok" "$dir/ca.crt" 10 "run$r"; done
-for w in $(seq 1 $warmups); do /usr/bin/python3 bench/namespaces.py "$url" "$tok" "$dir/ca.crt" 10 "warm$w"; done
+/usr/bin/python3 bench/namespaces.py "$url" "$tok" "$dir/ca.crt" 990 tenant
 if [ -z "$FLAGS" ]; then # room on nodes for every pod (110 each), so none waits unschedulable
   build/loadgen --data-dir "$dir" --url "$url" --connections 4 \
     --requests $(((runs + warmups) * REQUESTS / 100 + 10)) --resource nodes >/dev/null
@@ -63,13 +62,10 @@ drop_run() { # drop_run PREFIX: namespaces PREFIX-0 .. PREFIX-9
   done
   settle 60
 }
-for w in $(seq 1 $warmups); do
-  build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests "$REQUESTS" \
-    --namespaces 10 --ns-prefix "warm$w" --pid $pid --label "warm-up (not counted)" >&2
-  drop_run "warm$w"
-done
-# One browser for the whole bench (started before the first run, closed at
-# exit); a run with the dashboard opens it in the browser's tab and one
+# One browser for the whole bench, started (and logged in) before the
+# warm-up runs, so that they and not the first measured run follow its start
+# (that run was the slowest of all, whichever kind it was), and closed at
+# exit. A run with the dashboard opens it in the browser's tab and one
 # without leaves the tab blank, so the two differ in the page alone.
 mkfifo "$dir/page.in"
 node bench/dashboard_open.mjs "$url" "$tok" <"$dir/page.in" >"$dir/page.out" 2>&1 &
@@ -87,6 +83,15 @@ tab() { # tab on|off: the dashboard open, or a blank tab; waits for the answer
   tail -n 1 "$dir/page.out" | grep -E '^(ready|off)' >&2 || { cat "$dir/page.out" >&2; exit 1; }
   settle
 }
+tab on # logs in
+tab off
+for w in $(seq 1 $warmups); do
+  /usr/bin/python3 bench/namespaces.py "$url" "$tok" "$dir/ca.crt" 10 "warm$w"
+  settle
+  build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests "$REQUESTS" \
+    --namespaces 10 --ns-prefix "warm$w" --pid $pid --label "warm-up (not counted)" >&2
+  drop_run "warm$w"
+done
 ticks() { # ticks NAME-REGEX: CPU clock ticks of the processes so named
   for f in /proc/[0-9]*/stat; do cat "$f" 2>/dev/null || true; done |
     awk -v re="$1" '{c=$0; sub(/^[0-9]+ \(/, "", c); n=c; sub(/\) .*/, "", n); sub(/^.*\) [A-Za-z] /, "", c);
@@ -94,6 +99,8 @@ ticks() { # ticks NAME-REGEX: CPU clock ticks of the processes so named
 }
 measure() { # measure RUN LABEL -> "creates/s server-CPU-us/request browser-CPU-s"
   local b0 b1 line
+  /usr/bin/python3 bench/namespaces.py "$url" "$tok" "$dir/ca.crt" 10 "run$1" >&2
+  settle
   b0=$(ticks '^(chrom|headless|node)')
   line=$(build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests "$REQUESTS" \
     --namespaces 10 --ns-prefix "run$1" --pid $pid --label "$2")
