@@ -12,6 +12,7 @@
 #include "api/rq_validation.h"
 #include "api/status.h"
 #include "api/validation.h"
+#include "core/jget.h"
 #include "core/names.h"
 
 #include <arpa/inet.h>
@@ -30,23 +31,6 @@
 #define MAX_AFFINITY_SECONDS 86400 /* core.MaxClientIPServiceAffinitySeconds */
 
 /* ---- small helpers ---- */
-
-static const json_t *jget(const json_t *o, const char *k)
-{
-    return json_object_get(o, k);
-}
-
-/* The string at o[k], or NULL when absent or not a string. */
-static const char *jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
-static const char *jstr0(const json_t *o, const char *k)
-{
-    const char *s = jstr(o, k);
-    return s ? s : "";
-}
 
 static bool present(const json_t *v)
 {
@@ -459,7 +443,7 @@ static int svc_shape(const json_t *spec, json_t *causes)
             n++;
         }
     }
-    const json_t *cfg = jget(jget(spec, "sessionAffinityConfig"), "clientIP");
+    const json_t *cfg = jget(spec, "sessionAffinityConfig", "clientIP");
     if (!cv_type_check(cfg, CV_OBJECT, "spec.sessionAffinityConfig.clientIP", causes))
         n += cv_type_check(jget(cfg, "timeoutSeconds"), CV_INTEGER,
                            "spec.sessionAffinityConfig.clientIP.timeoutSeconds", causes);
@@ -482,9 +466,9 @@ static void svc_init(svc *s, const json_t *obj)
     memset(s, 0, sizeof *s);
     s->spec = jget(obj, "spec");
     s->ports = jget(s->spec, "ports");
-    s->type = jstr0(s->spec, "type");
+    s->type = jtext(s->spec, "type");
     if (!*s->type) s->type = "ClusterIP"; /* SetDefaults_Service */
-    s->cluster_ip = jstr0(s->spec, "clusterIP");
+    s->cluster_ip = jtext(s->spec, "clusterIP");
     s->ips = json_array_size(jget(s->spec, "clusterIPs")) ? jget(s->spec, "clusterIPs") : NULL;
     if (s->ips) {
         for (size_t i = 0; i < json_array_size(s->ips) && i < 8; i++)
@@ -522,7 +506,7 @@ static void svc_external_name(const svc *s, json_t *causes)
         ferr_add(causes, FERR_FORBIDDEN, "spec.ipFamilyPolicy", NULL,
                  "may not be set for ExternalName services");
     char cname[512];
-    snprintf(cname, sizeof cname, "%s", jstr0(s->spec, "externalName"));
+    snprintf(cname, sizeof cname, "%s", jtext(s->spec, "externalName"));
     size_t len = strlen(cname);
     if (len && cname[len - 1] == '.') cname[len - 1] = '\0';
     if (*cname)
@@ -550,7 +534,7 @@ static void svc_type_rules(const svc *s, json_t *causes)
 static void svc_port(const json_t *p, size_t i, bool require_name, json_t *names, json_t *causes)
 {
     char path[128];
-    const char *name = jstr0(p, "name");
+    const char *name = jtext(p, "name");
     snprintf(path, sizeof path, "spec.ports[%zu].name", i);
     if (require_name && !*name) {
         ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
@@ -562,7 +546,7 @@ static void svc_port(const json_t *p, size_t i, bool require_name, json_t *names
     json_int_t port = json_integer_value(jget(p, "port"));
     snprintf(path, sizeof path, "spec.ports[%zu].port", i);
     if (!port_ok(port)) add_int(causes, FERR_INVALID, path, port, MSG_PORT_RANGE);
-    const char *proto = jstr0(p, "protocol");
+    const char *proto = jtext(p, "protocol");
     snprintf(path, sizeof path, "spec.ports[%zu].protocol", i);
     if (!*proto)
         ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
@@ -593,7 +577,7 @@ static void svc_ports(const svc *s, json_t *causes)
 
 static void svc_affinity(const svc *s, json_t *causes)
 {
-    const char *aff = jstr0(s->spec, "sessionAffinity");
+    const char *aff = jtext(s->spec, "sessionAffinity");
     if (!*aff) aff = "None"; /* SetDefaults_Service */
     if (!in_list(affinities, aff)) not_supported(causes, "spec.sessionAffinity", aff, affinities);
     const json_t *cfg = jget(s->spec, "sessionAffinityConfig");
@@ -602,7 +586,7 @@ static void svc_affinity(const svc *s, json_t *causes)
                  "must not be set when session affinity is None");
     } else if (strcmp(aff, "ClientIP") == 0) {
         /* Upstream defaults an absent timeout to 10800; a given one must fit. */
-        const json_t *t = jget(jget(cfg, "clientIP"), "timeoutSeconds");
+        const json_t *t = jget(cfg, "clientIP", "timeoutSeconds");
         json_int_t v = json_integer_value(t);
         if (json_is_integer(t) && (v <= 0 || v > MAX_AFFINITY_SECONDS)) {
             char detail[64];
@@ -743,7 +727,7 @@ static void svc_port_uniqueness(const svc *s, json_t *causes)
     {
         json_int_t np = json_integer_value(jget(p, "nodePort"));
         if (!np) continue;
-        snprintf(key, sizeof key, "%s/%lld", jstr0(p, "protocol"), (long long)np);
+        snprintf(key, sizeof key, "%s/%lld", jtext(p, "protocol"), (long long)np);
         snprintf(path, sizeof path, "spec.ports[%zu].nodePort", i);
         if (json_object_get(node_ports, key)) add_int(causes, FERR_DUPLICATE, path, np, NULL);
         json_object_set_new(node_ports, key, json_true());
@@ -751,11 +735,11 @@ static void svc_port_uniqueness(const svc *s, json_t *causes)
     json_array_foreach(s->ports, i, p)
     {
         json_int_t port = json_integer_value(jget(p, "port"));
-        snprintf(key, sizeof key, "%s/%lld", jstr0(p, "protocol"), (long long)port);
+        snprintf(key, sizeof key, "%s/%lld", jtext(p, "protocol"), (long long)port);
         snprintf(path, sizeof path, "spec.ports[%zu]", i);
         if (json_object_get(ports, key)) {
             json_t *v =
-                json_pack("{s:I, s:s}", "port", (json_int_t)port, "protocol", jstr0(p, "protocol"));
+                json_pack("{s:I, s:s}", "port", (json_int_t)port, "protocol", jtext(p, "protocol"));
             ferr_add(causes, FERR_DUPLICATE, path, v, NULL);
             json_decref(v);
         }
@@ -769,7 +753,7 @@ static void svc_port_uniqueness(const svc *s, json_t *causes)
 static void svc_source_ranges(const json_t *obj, const svc *s, json_t *causes)
 {
     const json_t *ranges = jget(s->spec, "loadBalancerSourceRanges");
-    const char *ann = jstr(jget(jget(obj, "metadata"), "annotations"), LB_RANGES_ANNOTATION);
+    const char *ann = jstr(obj, "metadata", "annotations", LB_RANGES_ANNOTATION);
     const char *field = json_array_size(ranges) ? "spec.LoadBalancerSourceRanges"
                                                 : "metadata.annotations[" LB_RANGES_ANNOTATION "]";
     if (!json_array_size(ranges) && !ann) return;
@@ -826,7 +810,7 @@ static bool needs_health_check(const svc *s)
  * healthCheckNodePort; allot does neither, so only given values are checked. */
 static void svc_traffic(const svc *s, json_t *causes)
 {
-    const char *etp = jstr0(s->spec, "externalTrafficPolicy");
+    const char *etp = jtext(s->spec, "externalTrafficPolicy");
     if (!externally_accessible(s) && *etp)
         ferr_add_str(causes, FERR_INVALID, "spec.externalTrafficPolicy", etp,
                      "may only be set for externally-accessible services");
@@ -1021,7 +1005,7 @@ static void pvc_access_modes(const json_t *spec, json_t *causes)
 
 static void pvc_storage(const json_t *spec, json_t *causes)
 {
-    const json_t *v = jget(jget(jget(spec, "resources"), "requests"), "storage");
+    const json_t *v = jget(spec, "resources", "requests", "storage");
     qty q;
     if (!v) {
         ferr_add(causes, FERR_REQUIRED, "spec.resources[storage]", NULL, NULL);
@@ -1040,9 +1024,9 @@ static void pvc_source(const json_t *ref, const char *field, bool is_ref, json_t
     if (!present(ref)) return;
     char path[96];
     snprintf(path, sizeof path, "%s.name", field);
-    if (!*jstr0(ref, "name")) ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
+    if (!*jtext(ref, "name")) ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
     snprintf(path, sizeof path, "%s.kind", field);
-    const char *kind = jstr0(ref, "kind"), *group = jstr0(ref, "apiGroup");
+    const char *kind = jtext(ref, "kind"), *group = jtext(ref, "apiGroup");
     if (!*kind) ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
     if (!*group && strcmp(kind, "PersistentVolumeClaim") != 0)
         ferr_add_str(causes, FERR_INVALID, field, kind,
@@ -1050,8 +1034,8 @@ static void pvc_source(const json_t *ref, const char *field, bool is_ref, json_t
     snprintf(path, sizeof path, "%s.apiGroup", field);
     if (*group) val_dns1123_subdomain(group, path, causes);
     snprintf(path, sizeof path, "%s.namespace", field);
-    if (is_ref && *jstr0(ref, "namespace"))
-        val_namespace_name(jstr0(ref, "namespace"), path, causes);
+    if (is_ref && *jtext(ref, "namespace"))
+        val_namespace_name(jtext(ref, "namespace"), path, causes);
 }
 
 void pvc_validate(const json_t *obj, const json_t *old, json_t *causes)
@@ -1133,8 +1117,8 @@ static void set_or_del(json_t *obj, const char *key, const json_t *v)
 static void pvc_storage_class(const json_t *nw, const json_t *old, json_t *nspec,
                               const json_t *ospec, json_t *causes)
 {
-    const json_t *na = jget(jget(nw, "metadata"), "annotations"),
-                 *oa = jget(jget(old, "metadata"), "annotations");
+    const json_t *na = jget(nw, "metadata", "annotations"),
+                 *oa = jget(old, "metadata", "annotations");
     const char *oann = jstr(oa, SC_ANNOTATION), *nann = jstr(na, SC_ANNOTATION);
     const char *nsc = jstr(nspec, "storageClassName");
     bool osc_nil = !present(jget(ospec, "storageClassName"));
@@ -1187,12 +1171,12 @@ static void pvc_spec_immutable(const json_t *nw, const json_t *old, json_t *caus
     canonical_list(json_object_get(nres, "limits"));
     canonical_list(json_object_get(ores, "requests"));
     canonical_list(json_object_get(ores, "limits"));
-    if (!*jstr0(ospec, "volumeName")) set_or_del(ospec, "volumeName", jget(nspec, "volumeName"));
+    if (!*jtext(ospec, "volumeName")) set_or_del(ospec, "volumeName", jget(nspec, "volumeName"));
     pvc_storage_class(nw, old, nspec, ospec, causes);
-    bool bound = streq(jstr(jget(nw, "status"), "phase"), "Bound");
+    bool bound = streq(jstr(nw, "status", "phase"), "Bound");
     json_t *nreq = json_object_get(nres, "requests");
     if (bound && json_is_object(nreq))
-        set_or_del(nreq, "storage", jget(jget(jget(ospec, "resources"), "requests"), "storage"));
+        set_or_del(nreq, "storage", jget(ospec, "resources", "requests", "storage"));
     if (bound && present(jget(nspec, "volumeAttributesClassName")))
         set_or_del(nspec, "volumeAttributesClassName", jget(ospec, "volumeAttributesClassName"));
     if (!sem_equal(nspec, ospec)) {
@@ -1221,9 +1205,9 @@ static qty storage_at(const json_t *list)
  * but not to status.capacity or below. */
 static void pvc_shrink(const json_t *nw, const json_t *old, json_t *causes)
 {
-    qty oldsz = storage_at(jget(jget(jget(old, "spec"), "resources"), "requests"));
-    qty newsz = storage_at(jget(jget(jget(nw, "spec"), "resources"), "requests"));
-    qty cap = storage_at(jget(jget(old, "status"), "capacity"));
+    qty oldsz = storage_at(jget(old, "spec", "resources", "requests"));
+    qty newsz = storage_at(jget(nw, "spec", "resources", "requests"));
+    qty cap = storage_at(jget(old, "status", "capacity"));
     if (qty_cmp(&newsz, &oldsz) < 0 && qty_cmp(&newsz, &cap) <= 0)
         ferr_add(causes, FERR_FORBIDDEN, "spec.resources.requests.storage", NULL,
                  "field can not be less than status.capacity");
@@ -1279,7 +1263,7 @@ static void pvc_status(const json_t *status, json_t *causes)
     keys = rq_sorted_keys(rs, &nk);
     for (size_t i = 0; i < nk; i++) {
         pvc_resource_key(keys[i], "status.allocatedResourceStatus", causes);
-        if (!in_list(resize_statuses, jstr0(rs, keys[i])))
+        if (!in_list(resize_statuses, jtext(rs, keys[i])))
             not_supported(causes, "status.allocatedResourceStatus", keys[i], resize_statuses);
     }
     free(keys);
@@ -1307,8 +1291,8 @@ void pvc_validate_update(const json_t *obj, const json_t *old, const char *sub, 
     if (*sub) return;
     pvc_spec_immutable(obj, old, causes);
     pvc_shrink(obj, old, causes);
-    const json_t *nm = jget(jget(obj, "spec"), "volumeMode"),
-                 *om = jget(jget(old, "spec"), "volumeMode");
+    const json_t *nm = jget(obj, "spec", "volumeMode"),
+                 *om = jget(old, "spec", "volumeMode");
     if (!json_equal(present(nm) ? nm : json_null(), present(om) ? om : json_null()))
         ferr_add(causes, FERR_INVALID, "volumeMode", present(nm) ? nm : NULL, VAL_FIELD_IMMUTABLE);
     pvc_vac_update(jget(obj, "spec"), jget(old, "spec"), causes);
@@ -1335,7 +1319,7 @@ static void ns_finalizers(const json_t *obj, bool indexed, json_t *causes)
     size_t i;
     const json_t *f;
     char path[64];
-    json_array_foreach(jget(jget(obj, "spec"), "finalizers"), i, f)
+    json_array_foreach(jget(obj, "spec", "finalizers"), i, f)
     {
         if (indexed)
             snprintf(path, sizeof path, "spec.finalizers[%zu]", i);
@@ -1367,8 +1351,8 @@ void namespace_validate(const json_t *obj, const json_t *old, json_t *causes)
  * decoding defaults it. */
 static void ns_phase(const json_t *obj, json_t *causes)
 {
-    const char *phase = jstr(jget(obj, "status"), "phase");
-    const char *del = jstr(jget(obj, "metadata"), "deletionTimestamp");
+    const char *phase = jstr(obj, "status", "phase");
+    const char *del = jstr(obj, "metadata", "deletionTimestamp");
     if (!phase) phase = "Active";
     if ((!del || !*del) && strcmp(phase, "Active") != 0)
         ferr_add_str(causes, FERR_INVALID, "status.Phase", phase,
@@ -1446,7 +1430,7 @@ static void node_taints(const json_t *taints, json_t *causes)
     char path[96], key[600];
     json_array_foreach(taints, i, t)
     {
-        const char *k = jstr0(t, "key"), *v = jstr0(t, "value"), *eff = jstr0(t, "effect");
+        const char *k = jtext(t, "key"), *v = jtext(t, "value"), *eff = jtext(t, "effect");
         snprintf(path, sizeof path, "metadata.taints[%zu].key", i);
         val_qualified_name(k, path, causes);
         name_msgs m = {0};
@@ -1573,7 +1557,7 @@ void node_validate_update(const json_t *obj, const json_t *old, const char *sub,
     }
     json_decref(nc);
     json_decref(oc);
-    const char *opid = jstr0(ospec, "providerID");
+    const char *opid = jtext(ospec, "providerID");
     if (*opid && !streq(opid, jstr(spec, "providerID")))
         ferr_add(causes, FERR_FORBIDDEN, "spec.providerID", NULL,
                  "node updates may not change providerID except from \"\" to valid");

@@ -6,6 +6,7 @@
 
 #include "api/objects.h"
 #include "api/status.h"
+#include "core/jget.h"
 #include "core/jsonpath.h"
 #include "core/jsonschema.h"
 #include "core/names.h"
@@ -14,11 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
 
 static bool jtrue(const json_t *o, const char *k)
 {

@@ -7,6 +7,7 @@
 #include "api/schema.h"
 #include "api/status.h"
 #include "api/typecheck.h"
+#include "core/jget.h"
 #include "core/jsonpath.h"
 #include "core/jsonschema.h"
 
@@ -174,11 +175,6 @@ static void cr_validate(const api_kind *k, const json_t *obj, const json_t *old,
 }
 
 /* ---- building rows ---- */
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
 
 /* A copy of s owned by the row (NULL stays NULL). */
 static const char *keep(cr_row *r, const char *s)

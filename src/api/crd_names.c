@@ -4,14 +4,10 @@
  * of the group hold (upstream's NamingConditionController, with built-ins
  * counted as taken: allot serves kinds such as capsule.clastix.io's itself). */
 #include "api/crd.h"
+#include "core/jget.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
 
 static void take(json_t *set, const char *name)
 {

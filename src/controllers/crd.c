@@ -27,6 +27,7 @@
 #include "api/kinds.h"
 #include "api/objects.h"
 #include "controllers/controllers.h"
+#include "core/jget.h"
 #include "core/strmap.h"
 #include "registry/registry.h"
 #include "server/log.h"
@@ -72,11 +73,6 @@ struct crd_ctrl {
 };
 
 typedef enum { SYNC_DONE, SYNC_RETRY } sync_result;
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
 
 static const json_t *meta_of(const json_t *o)
 {

@@ -44,6 +44,7 @@
 #include "controllers/workq.h"
 
 #include "core/evfilter.h"
+#include "core/jget.h"
 #include "core/jsontext.h"
 #include "core/rfc3339.h"
 #include "core/rollout.h"
@@ -133,16 +134,6 @@ typedef struct dctl {
 } dctl;
 
 /* ---- helpers ---- */
-
-static const json_t *jget(const json_t *o, const char *a, const char *b)
-{
-    return json_object_get(json_object_get(o, a), b);
-}
-
-static const char *jstr(const json_t *o, const char *a, const char *b)
-{
-    return json_string_value(jget(o, a, b));
-}
 
 static const char *ann(const json_t *o, const char *k)
 {

@@ -23,6 +23,7 @@
 
 #include "api/objects.h"
 #include "controllers/controllers.h"
+#include "core/jget.h"
 #include "core/strmap.h"
 #include "registry/registry.h"
 #include "server/log.h"
@@ -59,11 +60,6 @@ struct node_agent {
     int64_t next_due; /* no entry is due before this (monotonic ms; may be early) */
     bool rescan_due;  /* a node was added: look at every pod again */
 };
-
-static const char *jstr(const json_t *o, const char *a, const char *b)
-{
-    return json_string_value(json_object_get(json_object_get(o, a), b));
-}
 
 /* Go's time.ParseDuration for the units a run time needs: h, m, s, ms. */
 int64_t nodeagent_parse_duration_ms(const char *s)

@@ -35,6 +35,7 @@
 #include "controllers/podcontrol.h"
 #include "controllers/workq.h"
 
+#include "core/jget.h"
 #include "core/rfc3339.h"
 #include "core/rollout.h"
 #include "core/selector.h"
@@ -132,16 +133,6 @@ typedef struct rsc {
 } rsc;
 
 /* ---- small helpers ---- */
-
-static const json_t *jget(const json_t *o, const char *a, const char *b)
-{
-    return json_object_get(json_object_get(o, a), b);
-}
-
-static const char *jstr(const json_t *o, const char *a, const char *b)
-{
-    return json_string_value(jget(o, a, b));
-}
 
 static int64_t ts_ms(const char *s)
 {
@@ -732,7 +723,7 @@ static bool pod_matches(const rset *s, rpod *p, bool *full)
     if (p->for_set != s->serial || p->for_gen != s->generation) {
         p->matches = s->sel && sel_matches(s->sel, p->labels);
         p->full = labels_superset(p->labels,
-                                  jget(jget(s->obj, "spec", "template"), "metadata", "labels"));
+                                  jget(s->obj, "spec", "template", "metadata", "labels"));
         p->for_set = s->serial;
         p->for_gen = s->generation;
     }

@@ -29,6 +29,7 @@
 #include "api/objects.h"
 #include "core/dbuf.h"
 #include "core/deferred.h"
+#include "core/jget.h"
 #include "core/quota_eval.h"
 #include "core/sched.h"
 #include "core/strmap.h"
@@ -162,11 +163,6 @@ static void stat_attempt(const char *result, double secs)
 }
 
 const double sched_latency_buckets[SCHED_NBUCKETS] = {.001, .005, .01, .05, .1, .5, 1, 5, 10};
-
-static const char *jstr(const json_t *o, const char *a, const char *b)
-{
-    return json_string_value(json_object_get(json_object_get(o, a), b));
-}
 
 static unsigned long hash_str(const char *s)
 {

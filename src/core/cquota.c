@@ -2,6 +2,7 @@
 #include "core/cquota.h"
 
 #include "core/cel.h"
+#include "core/jget.h"
 #include "core/jsonpath.h"
 #include "core/selector.h"
 
@@ -54,12 +55,6 @@ static int fail(char *err, size_t n, const char *fmt, ...)
     vsnprintf(err, n, fmt, ap);
     va_end(ap);
     return -1;
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
 }
 
 void cq_split_api_version(const char *api_version, char *group, size_t gn, char *version,
@@ -198,17 +193,17 @@ static int parse_op(const char *s, cq_op *op)
 static int compile_source(const json_t *js, size_t i, cq_source *s, char *err, size_t errlen)
 {
     char e[1024], g[256], v[256];
-    const char *av = jstr(js, "apiVersion");
+    const char *av = jtext(js, "apiVersion");
     if (*av)
         cq_split_api_version(av, g, sizeof g, v, sizeof v);
     else {
-        snprintf(g, sizeof g, "%s", jstr(js, "group"));
-        snprintf(v, sizeof v, "%s", jstr(js, "version"));
+        snprintf(g, sizeof g, "%s", jtext(js, "group"));
+        snprintf(v, sizeof v, "%s", jtext(js, "version"));
     }
     /* kind, group, version and the path or CEL text in one block: every
      * write of the kind compares the first three and looks the text up, for
      * every quota of its namespace */
-    const char *kd = jstr(js, "kind"), *pt = jstr(js, "path"), *ct = jstr(js, "cel");
+    const char *kd = jtext(js, "kind"), *pt = jtext(js, "path"), *ct = jtext(js, "cel");
     size_t kl = strlen(kd) + 1, gl = strlen(g) + 1, vl = strlen(v) + 1, pl = strlen(pt) + 1,
            cl = strlen(ct) + 1;
     char *blk = malloc(kl + gl + vl + pl + cl);
@@ -222,9 +217,9 @@ static int compile_source(const json_t *js, size_t i, cq_source *s, char *err, s
     s->selectors = json_incref(json_object_get(js, "selectors"));
     if (!s->group || !s->version || !s->kind || !s->path_text || !s->cel_text)
         return fail(err, errlen, "out of memory");
-    if (parse_op(jstr(js, "op"), &s->op) != 0)
+    if (parse_op(jtext(js, "op"), &s->op) != 0)
         return fail(err, errlen, "unsupported operation \"%s\" in spec.sources[%zu]",
-                    jstr(js, "op"), i);
+                    jtext(js, "op"), i);
     bool has_path = *s->path_text, has_cel = *s->cel_text;
     if (s->op == CQ_OP_COUNT ? (has_path || has_cel) : (has_path == has_cel))
         return fail(err, errlen,

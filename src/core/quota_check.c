@@ -14,6 +14,7 @@
 #include "core/quota_check.h"
 
 #include "core/deferred.h"
+#include "core/jget.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,18 +88,6 @@ typedef struct ctx {
 
 enum { DONE = 1 }; /* a step decided the request (allowed or denied) */
 
-static const json_t *jget(const json_t *o, const char *a, const char *b)
-{
-    o = json_is_object(o) ? json_object_get(o, a) : NULL;
-    return b && json_is_object(o) ? json_object_get(o, b) : (b ? NULL : o);
-}
-
-static const char *jstr(const json_t *o, const char *a, const char *b)
-{
-    const char *s = json_string_value(jget(o, a, b));
-    return s ? s : "";
-}
-
 static bool streq(const char *a, const char *b)
 {
     return strcmp(a ? a : "", b ? b : "") == 0;
@@ -142,11 +131,11 @@ static quota_prepared *prepare(const json_t *quota, bool by_kind, char *err, siz
     if (errlen) *err = '\0';
     if (!p) return NULL;
     p->json = json_incref((json_t *)quota);
-    p->name = jstr(quota, "metadata", "name");
+    p->name = jtext(quota, "metadata", "name");
     int rc = (p->hard = rl_new()) ? rl_from_json(jget(quota, "status", "hard"), p->hard, &bad)
                                   : RL_ENOMEM;
     if (rc && rc != RL_ENOMEM) snprintf(err, errlen, MSG_BAD_STATUS, p->name, bad);
-    if (!rc && !(p->scopes = quota_scopes_new(jget(quota, "spec", NULL)))) rc = RL_ENOMEM;
+    if (!rc && !(p->scopes = quota_scopes_new(jget(quota, "spec")))) rc = RL_ENOMEM;
     for (size_t k = 0; by_kind && !rc && k < NFIXED; k++) {
         p->owned[k] = rl_new();
         rc = p->owned[k] ? quota_matching_resources("", fixed_kinds[k], p->hard, p->owned[k])
@@ -336,7 +325,7 @@ static int match_limited_scopes(ctx *c)
     char err[ERRLEN];
     json_array_foreach(rq->limited, i, lr)
     {
-        if (quota_matching_scopes(rq->group, rq->resource, rq->obj, jget(lr, "matchScopes", NULL),
+        if (quota_matching_scopes(rq->group, rq->resource, rq->obj, jget(lr, "matchScopes"),
                                   c->limited_scopes, err, sizeof err))
             return DONE;
     }
@@ -365,14 +354,14 @@ static int limited_names(ctx *c)
     const json_t *lr;
     json_array_foreach(rq->limited, i, lr)
     {
-        if (rc || !streq(jstr(lr, "apiGroup", NULL), rq->group) ||
-            !streq(jstr(lr, "resource", NULL), rq->resource))
+        if (rc || !streq(jtext(lr, "apiGroup", NULL), rq->group) ||
+            !streq(jtext(lr, "resource", NULL), rq->resource))
             continue;
         if (!(u = usage_of(c))) return QUOTA_ENOMEM;
         rc = c->usage_rc;
         for (size_t k = 0; !rc && k < rl_len(u); k++) {
             if (qty_sign(rl_qty(u, k)) > 0 &&
-                contains_any(rl_name(u, k), jget(lr, "matchContains", NULL)))
+                contains_any(rl_name(u, k), jget(lr, "matchContains")))
                 rc = rl_add_name(c->limited_names, rl_name(u, k)) ? QUOTA_ENOMEM : 0;
         }
     }
@@ -480,7 +469,7 @@ static int previous_usage(ctx *c)
     const quota_request *rq = c->rq;
     if (rq->op != QUOTA_UPDATE) return 0;
     if (!rq->old) return deny(c, 403, MSG_NO_PREVIOUS);
-    if (!*jstr(rq->old, "metadata", "resourceVersion")) return 0;
+    if (!*jtext(rq->old, "metadata", "resourceVersion")) return 0;
     if (!(c->prev = rl_new())) return QUOTA_ENOMEM;
     int rc = quota_usage(rq->group, rq->resource, rq->old, rq->now, c->prev);
     if (!rc && rq->deferred) quota_deferred_mask(rq->group, rq->resource, rq->old, c->prev);
@@ -623,7 +612,7 @@ static int check_scope_coverage(ctx *c)
         bool covered = false;
         json_array_foreach(c->restricted_scopes, j, rs)
         {
-            covered |= streq(jstr(ls, "scopeName", NULL), jstr(rs, "scopeName", NULL));
+            covered |= streq(jtext(ls, "scopeName", NULL), jtext(rs, "scopeName", NULL));
         }
         if (!covered && json_array_append(unc, (json_t *)ls)) break;
     }

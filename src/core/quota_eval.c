@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jget.h"
 #include "core/names.h"
 #include "core/rfc3339.h"
 #include "core/selector.h"
@@ -35,23 +36,6 @@ static void seterr(char *err, size_t n, const char *fmt, ...)
 }
 
 /* ---- JSON helpers ---------------------------------------------------------------------------- */
-
-/* jget(o, "spec", "resources", NULL): nested object member, NULL when absent. */
-static const json_t *jget(const json_t *o, ...)
-{
-    va_list ap;
-    va_start(ap, o);
-    for (const char *k; o && (k = va_arg(ap, const char *));)
-        o = json_is_object(o) ? json_object_get(o, k) : NULL;
-    va_end(ap);
-    return o;
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(jget(o, k, NULL));
-    return s ? s : "";
-}
 
 static bool has_prefix(const char *s, const char *p)
 {
@@ -227,7 +211,7 @@ static int max_into(rlist *dst, const rlist *src)
 
 static bool is_restartable(const json_t *c)
 {
-    return strcmp(jstr(c, "restartPolicy"), "Always") == 0;
+    return strcmp(jtext(c, "restartPolicy"), "Always") == 0;
 }
 
 /* The status entry (containerStatuses or initContainerStatuses) named `name`. */
@@ -236,13 +220,13 @@ static const json_t *container_status(const json_t *pod, const char *name)
     static const char *const lists[] = {"containerStatuses", "initContainerStatuses"};
     const json_t *found = NULL;
     for (size_t l = 0; l < 2; l++) {
-        const json_t *arr = jget(pod, "status", lists[l], NULL);
+        const json_t *arr = jget(pod, "status", lists[l]);
         size_t i;
         const json_t *cs;
         json_array_foreach(arr, i, cs)
         {
             /* Upstream fills a map, so a later entry with the same name wins. */
-            if (strcmp(jstr(cs, "name"), name) == 0) found = cs;
+            if (strcmp(jtext(cs, "name"), name) == 0) found = cs;
         }
     }
     return found;
@@ -253,10 +237,10 @@ static bool resize_infeasible(const json_t *pod)
 {
     size_t i;
     const json_t *c;
-    json_array_foreach(jget(pod, "status", "conditions", NULL), i, c)
+    json_array_foreach(jget(pod, "status", "conditions"), i, c)
     {
-        if (strcmp(jstr(c, "type"), "PodResizePending") == 0)
-            return strcmp(jstr(c, "reason"), "Infeasible") == 0;
+        if (strcmp(jtext(c, "type"), "PodResizePending") == 0)
+            return strcmp(jtext(c, "reason"), "Infeasible") == 0;
     }
     return false;
 }
@@ -268,19 +252,19 @@ static int container_list(const json_t *pod, const json_t *c, bool limits, bool 
                           rlist *out)
 {
     const char *which = limits ? "limits" : "requests";
-    const json_t *cs = use_status ? container_status(pod, jstr(c, "name")) : NULL;
-    const json_t *actual = cs ? jget(cs, "resources", NULL) : NULL;
+    const json_t *cs = use_status ? container_status(pod, jtext(c, "name")) : NULL;
+    const json_t *actual = cs ? jget(cs, "resources") : NULL;
     rl_clear(out);
-    if (!actual || json_is_null(actual)) return read_list(jget(c, "resources", which, NULL), out);
+    if (!actual || json_is_null(actual)) return read_list(jget(c, "resources", which), out);
     bool infeasible = resize_infeasible(pod);
-    if (!infeasible) TRY(read_list(jget(c, "resources", which, NULL), out));
+    if (!infeasible) TRY(read_list(jget(c, "resources", which), out));
     rlist *tmp = rl_new();
     if (!tmp) return QUOTA_ENOMEM;
-    int rc = read_list(jget(actual, which, NULL), tmp);
+    int rc = read_list(jget(actual, which), tmp);
     if (!rc) rc = max_into(out, tmp);
     if (!rc && !limits) {
         rl_clear(tmp);
-        rc = read_list(jget(cs, "allocatedResources", NULL), tmp);
+        rc = read_list(jget(cs, "allocatedResources"), tmp);
         if (!rc) rc = max_into(out, tmp);
     }
     rl_free(tmp);
@@ -295,7 +279,7 @@ static int add_init_containers(const json_t *pod, bool limits, rlist *out, rlist
     int rc = side && init_max ? 0 : QUOTA_ENOMEM;
     size_t i;
     const json_t *ic;
-    json_array_foreach(jget(pod, "spec", "initContainers", NULL), i, ic)
+    json_array_foreach(jget(pod, "spec", "initContainers"), i, ic)
     {
         bool sidecar = is_restartable(ic);
         if (!rc) rc = container_list(pod, ic, limits, sidecar, c);
@@ -317,7 +301,7 @@ static int aggregate_containers(const json_t *pod, bool limits, rlist *out)
     int rc = 0;
     size_t i;
     const json_t *ctr;
-    json_array_foreach(jget(pod, "spec", "containers", NULL), i, ctr)
+    json_array_foreach(jget(pod, "spec", "containers"), i, ctr)
     {
         if (!rc) rc = container_list(pod, ctr, limits, true, c);
         if (!rc) rc = qerr(rl_add_to(out, c));
@@ -348,9 +332,9 @@ static bool list_has_supported(const json_t *list)
 /* IsPodLevelRequestsSet / IsPodLevelResourcesSet. */
 static bool pod_level_set(const json_t *pod, bool include_limits)
 {
-    const json_t *r = jget(pod, "spec", "resources", NULL);
-    return list_has_supported(jget(r, "requests", NULL)) ||
-           (include_limits && list_has_supported(jget(r, "limits", NULL)));
+    const json_t *r = jget(pod, "spec", "resources");
+    return list_has_supported(jget(r, "requests")) ||
+           (include_limits && list_has_supported(jget(r, "limits")));
 }
 
 /* Pod-level values replace the aggregated container values, per supported key. */
@@ -360,7 +344,7 @@ static int apply_pod_level(const json_t *pod, bool limits, rlist *out)
     const char *k;
     json_t *v;
     json_object_foreach(
-        (json_t *)jget(pod, "spec", "resources", limits ? "limits" : "requests", NULL), k, v)
+        (json_t *)jget(pod, "spec", "resources", limits ? "limits" : "requests"), k, v)
     {
         qty q;
         if (!pod_level_supported(k)) continue;
@@ -376,7 +360,7 @@ static int apply_overhead(const json_t *pod, bool limits, rlist *out)
 {
     rlist *oh = rl_new();
     if (!oh) return QUOTA_ENOMEM;
-    int rc = read_list(jget(pod, "spec", "overhead", NULL), oh);
+    int rc = read_list(jget(pod, "spec", "overhead"), oh);
     if (!rc && limits) {
         rlist *m = rl_mask(oh, out);
         rc = m ? qerr(rl_add_to(out, m)) : QUOTA_ENOMEM;
@@ -459,12 +443,12 @@ static int usage_helper(const rlist *req, const rlist *lim, rlist *out)
 
 bool quota_pod_counts(const json_t *pod, int64_t now)
 {
-    const char *phase = jstr(jget(pod, "status", NULL), "phase");
+    const char *phase = jtext(pod, "status", "phase");
     if (strcmp(phase, "Failed") == 0 || strcmp(phase, "Succeeded") == 0) return false;
-    const json_t *md = jget(pod, "metadata", NULL);
-    const json_t *grace = jget(md, "deletionGracePeriodSeconds", NULL);
+    const json_t *md = jget(pod, "metadata");
+    const json_t *grace = jget(md, "deletionGracePeriodSeconds");
     int64_t ts;
-    if (!json_is_integer(grace) || !rfc3339_parse(jstr(md, "deletionTimestamp"), &ts, NULL))
+    if (!json_is_integer(grace) || !rfc3339_parse(jtext(md, "deletionTimestamp"), &ts, NULL))
         return true;
     return !(now > ts + json_integer_value(grace));
 }
@@ -500,7 +484,7 @@ static int qos_sum(const json_t *list, qty *sums, bool *has)
     int found = 0;
     for (int i = 0; i < 2; i++) {
         qty q;
-        const json_t *v = jget(list, names[i], NULL);
+        const json_t *v = jget(list, names[i]);
         if (!v || qty_from_json(v, &q) || qty_sign(&q) <= 0) continue;
         if (has[i])
             qty_add(&sums[i], &q);
@@ -516,8 +500,8 @@ static int qos_sum(const json_t *list, qty *sums, bool *has)
  * possible (upstream only checks limits when the pod-level list is non-empty). */
 static void qos_add(qos_acc *a, const json_t *rr, bool pod_level)
 {
-    const json_t *lims = jget(rr, "limits", NULL);
-    qos_sum(jget(rr, "requests", NULL), a->req, a->has_req);
+    const json_t *lims = jget(rr, "limits");
+    qos_sum(jget(rr, "requests"), a->req, a->has_req);
     int found = qos_sum(lims, a->lim, a->has_lim);
     if (pod_level && json_object_size(lims) == 0) return;
     if (found != 3) a->guaranteed = false;
@@ -528,7 +512,7 @@ static void qos_add(qos_acc *a, const json_t *rr, bool pod_level)
 static quota_qos qos_compute(const json_t *pod)
 {
     qos_acc a = {.guaranteed = true};
-    const json_t *pl = jget(pod, "spec", "resources", NULL);
+    const json_t *pl = jget(pod, "spec", "resources");
     if (json_is_object(pl)) {
         qos_add(&a, pl, true);
     } else {
@@ -536,9 +520,9 @@ static quota_qos qos_compute(const json_t *pod)
         for (int l = 0; l < 2; l++) {
             size_t i;
             const json_t *c;
-            json_array_foreach(jget(pod, "spec", lists[l], NULL), i, c)
+            json_array_foreach(jget(pod, "spec", lists[l]), i, c)
             {
-                qos_add(&a, jget(c, "resources", NULL), false);
+                qos_add(&a, jget(c, "resources"), false);
             }
         }
     }
@@ -553,7 +537,7 @@ static quota_qos qos_compute(const json_t *pod)
 
 quota_qos quota_pod_qos(const json_t *pod)
 {
-    const char *c = jstr(jget(pod, "status", NULL), "qosClass");
+    const char *c = jtext(pod, "status", "qosClass");
     if (strcmp(c, "BestEffort") == 0) return QUOTA_QOS_BEST_EFFORT;
     if (strcmp(c, "Burstable") == 0) return QUOTA_QOS_BURSTABLE;
     if (strcmp(c, "Guaranteed") == 0) return QUOTA_QOS_GUARANTEED;
@@ -564,13 +548,13 @@ quota_qos quota_pod_qos(const json_t *pod)
 
 bool quota_pod_is_terminating(const json_t *pod)
 {
-    const json_t *ads = jget(pod, "spec", "activeDeadlineSeconds", NULL);
+    const json_t *ads = jget(pod, "spec", "activeDeadlineSeconds");
     return json_is_integer(ads) && json_integer_value(ads) >= 0;
 }
 
 static bool cross_ns_term(const json_t *term)
 {
-    const json_t *ns = jget(term, "namespaces", NULL), *sel = jget(term, "namespaceSelector", NULL);
+    const json_t *ns = jget(term, "namespaces"), *sel = jget(term, "namespaceSelector");
     return json_array_size(ns) > 0 || (sel && !json_is_null(sel));
 }
 
@@ -579,16 +563,16 @@ static bool uses_cross_ns_affinity(const json_t *pod)
 {
     static const char *const kinds[] = {"podAffinity", "podAntiAffinity"};
     for (int k = 0; k < 2; k++) {
-        const json_t *a = jget(pod, "spec", "affinity", kinds[k], NULL);
+        const json_t *a = jget(pod, "spec", "affinity", kinds[k]);
         size_t i;
         const json_t *t;
-        json_array_foreach(jget(a, "requiredDuringSchedulingIgnoredDuringExecution", NULL), i, t)
+        json_array_foreach(jget(a, "requiredDuringSchedulingIgnoredDuringExecution"), i, t)
         {
             if (cross_ns_term(t)) return true;
         }
-        json_array_foreach(jget(a, "preferredDuringSchedulingIgnoredDuringExecution", NULL), i, t)
+        json_array_foreach(jget(a, "preferredDuringSchedulingIgnoredDuringExecution"), i, t)
         {
-            if (cross_ns_term(jget(t, "podAffinityTerm", NULL))) return true;
+            if (cross_ns_term(jget(t, "podAffinityTerm"))) return true;
         }
     }
     return false;
@@ -598,9 +582,9 @@ static bool uses_cross_ns_affinity(const json_t *pod)
 static size_t pvc_vac_names(const json_t *pvc, const char *out[3])
 {
     const char *v[3] = {
-        jstr(jget(pvc, "spec", NULL), "volumeAttributesClassName"),
-        jstr(jget(pvc, "status", NULL), "currentVolumeAttributesClassName"),
-        jstr(jget(pvc, "status", "modifyVolumeStatus", NULL), "targetVolumeAttributesClassName"),
+        jtext(pvc, "spec", "volumeAttributesClassName"),
+        jtext(pvc, "status", "currentVolumeAttributesClassName"),
+        jtext(pvc, "status", "modifyVolumeStatus", "targetVolumeAttributesClassName"),
     };
     size_t k = 0;
     for (int i = 0; i < 3; i++) {
@@ -699,7 +683,7 @@ static quota_facts *facts_pack(kind k, const json_t *obj, const rlist *u, int us
     const char *strs[3];
     size_t nstr = 0, len = 0;
     if (k == K_POD) {
-        const char *pc = jstr(jget(obj, "spec", NULL), "priorityClassName");
+        const char *pc = jtext(obj, "spec", "priorityClassName");
         if (*pc) strs[nstr++] = pc;
     } else if (k == K_PVC) {
         nstr = pvc_vac_names(obj, strs);
@@ -793,8 +777,8 @@ static void scope_req_init(scope_req *r, const json_t *s)
 {
     memset(r, 0, sizeof *r);
     r->s = s;
-    r->name = jstr(s, "scopeName");
-    r->op = jstr(s, "operator");
+    r->name = jtext(s, "scopeName");
+    r->op = jtext(s, "operator");
 }
 
 static void scope_req_cleanup(scope_req *r)
@@ -814,7 +798,7 @@ static int scope_req_build(scope_req *r)
                name_go_quote(r->op, q, sizeof q));
         return r->built = -1;
     }
-    json_t *values = json_deep_copy(jget(r->s, "values", NULL));
+    json_t *values = json_deep_copy(jget(r->s, "values"));
     json_t *ls = json_pack("{s:[{s:s,s:s,s:o}]}", "matchExpressions", "key", r->name, "operator",
                            r->op, "values", values ? values : json_array());
     r->sel = ls ? sel_from_json(ls, e, sizeof e) : NULL;
@@ -936,11 +920,11 @@ static int scope_matches(scope_req *r, const quota_facts *f, quota_scope_subject
 /* Go %v of one ScopedResourceSelectorRequirement: {Name Op [v1 v2]}. */
 static int format_scope(const json_t *s, dbuf *out)
 {
-    if (dbuf_printf(out, "{%s %s [", jstr(s, "scopeName"), jstr(s, "operator")))
+    if (dbuf_printf(out, "{%s %s [", jtext(s, "scopeName"), jtext(s, "operator")))
         return QUOTA_ENOMEM;
     size_t i;
     const json_t *v;
-    json_array_foreach(jget(s, "values", NULL), i, v)
+    json_array_foreach(jget(s, "values"), i, v)
     {
         const char *str = json_string_value(v);
         if (dbuf_printf(out, "%s%s", i ? " " : "", str ? str : "")) return QUOTA_ENOMEM;
@@ -966,7 +950,7 @@ json_t *quota_scope_selectors(const json_t *spec)
     json_t *arr = json_array();
     size_t i;
     const json_t *v;
-    json_array_foreach(jget(spec, "scopes", NULL), i, v)
+    json_array_foreach(jget(spec, "scopes"), i, v)
     {
         const char *s = json_string_value(v);
         if (arr && json_array_append_new(arr, json_pack("{s:s,s:s}", "scopeName", s ? s : "",
@@ -975,7 +959,7 @@ json_t *quota_scope_selectors(const json_t *spec)
             arr = NULL;
         }
     }
-    json_array_foreach(jget(spec, "scopeSelector", "matchExpressions", NULL), i, v)
+    json_array_foreach(jget(spec, "scopeSelector", "matchExpressions"), i, v)
     {
         if (arr && json_array_append(arr, (json_t *)v)) {
             json_decref(arr);
@@ -1237,8 +1221,8 @@ static int container_has(const json_t *c, rlist *req, rlist *lim, rlist *u, uint
     rl_clear(req);
     rl_clear(lim);
     rl_clear(u);
-    TRY(read_list(jget(c, "resources", "requests", NULL), req));
-    TRY(read_list(jget(c, "resources", "limits", NULL), lim));
+    TRY(read_list(jget(c, "resources", "requests"), req));
+    TRY(read_list(jget(c, "resources", "limits"), lim));
     TRY(usage_helper(req, lim, u));
     *has = 0;
     for (size_t i = 0; i < NMUST; i++)
@@ -1255,10 +1239,10 @@ static void cfacts_walk(quota_cfacts *cf, const json_t *pod)
     for (int l = 0; l < 2 && !cf->rc; l++) {
         size_t i;
         const json_t *c;
-        json_array_foreach(jget(pod, "spec", lists[l], NULL), i, c)
+        json_array_foreach(jget(pod, "spec", lists[l]), i, c)
         {
             cf_container *e = &cf->c[cf->n++];
-            e->name = jstr(c, "name");
+            e->name = jtext(c, "name");
             cf->rc = container_has(c, req, lim, u, &e->has);
             if (cf->rc) break;
         }
@@ -1272,8 +1256,8 @@ quota_cfacts *quota_cfacts_new(const char *group, const char *resource, const js
 {
     bool skip = kind_of(group, resource) != K_POD || pod_level_set(obj, true);
     size_t n = skip ? 0
-                    : json_array_size(jget(obj, "spec", "containers", NULL)) +
-                          json_array_size(jget(obj, "spec", "initContainers", NULL));
+                    : json_array_size(jget(obj, "spec", "containers")) +
+                          json_array_size(jget(obj, "spec", "initContainers"));
     quota_cfacts *cf = calloc(1, sizeof *cf + n * sizeof cf->c[0]);
     if (!cf) return NULL;
     cf->skip = skip;
@@ -1346,8 +1330,8 @@ int quota_constraints(const char *group, const char *resource, const rlist *requ
 
 static int svc_usage(const json_t *svc, rlist *out)
 {
-    const char *type = jstr(jget(svc, "spec", NULL), "type");
-    int64_t ports = (int64_t)json_array_size(jget(svc, "spec", "ports", NULL));
+    const char *type = jtext(svc, "spec", "type");
+    int64_t ports = (int64_t)json_array_size(jget(svc, "spec", "ports"));
     bool lb = strcmp(type, "LoadBalancer") == 0, np = lb || strcmp(type, "NodePort") == 0;
     TRY(set_int(out, "count/services", 1));
     TRY(set_int(out, "services", 1));
@@ -1360,17 +1344,17 @@ static int svc_usage(const json_t *svc, rlist *out)
 static const char *pvc_class(const json_t *pvc)
 {
     const json_t *a =
-        jget(pvc, "metadata", "annotations", "volume.beta.kubernetes.io/storage-class", NULL);
+        jget(pvc, "metadata", "annotations", "volume.beta.kubernetes.io/storage-class");
     if (json_is_string(a)) return json_string_value(a);
-    return jstr(jget(pvc, "spec", NULL), "storageClassName");
+    return jtext(pvc, "spec", "storageClassName");
 }
 
 /* getStorageUsage: the request rounded up to whole bytes, or the allocated size
  * when larger. Returns 1 with *out set, 0 when there is no storage request. */
 static int pvc_storage(const json_t *pvc, qty *out)
 {
-    const json_t *req = jget(pvc, "spec", "resources", "requests", "storage", NULL);
-    const json_t *alloc = jget(pvc, "status", "allocatedResources", "storage", NULL);
+    const json_t *req = jget(pvc, "spec", "resources", "requests", "storage");
+    const json_t *alloc = jget(pvc, "status", "allocatedResources", "storage");
     qty a;
     if (!req) return 0;
     if (qty_from_json(req, out)) return QUOTA_EINVAL;
@@ -1427,8 +1411,8 @@ int quota_usage(const char *group, const char *resource, const json_t *obj, int6
 /* RequiresQuotaReplenish: allocated storage or the referenced VAC set changed. */
 static bool pvc_requires_replenish(const json_t *pvc, const json_t *old)
 {
-    const json_t *a = jget(pvc, "status", "allocatedResources", "storage", NULL);
-    const json_t *b = jget(old, "status", "allocatedResources", "storage", NULL);
+    const json_t *a = jget(pvc, "status", "allocatedResources", "storage");
+    const json_t *b = jget(old, "status", "allocatedResources", "storage");
     qty qa, qb;
     if (qty_from_json(a, &qa) || qty_from_json(b, &qb) || qty_cmp(&qa, &qb) != 0) return true;
     const char *na[3], *nb[3];
@@ -1469,7 +1453,7 @@ bool quota_handles(const char *group, const char *resource, quota_op op, const c
 
 static int spec_hard(const json_t *quota, rlist *hard)
 {
-    return read_list(jget(quota, "spec", "hard", NULL), hard);
+    return read_list(jget(quota, "spec", "hard"), hard);
 }
 
 int quota_recount_begin(const json_t *quota, const char *group, const char *resource, rlist *acc)
@@ -1489,7 +1473,7 @@ int quota_recount_begin(const json_t *quota, const char *group, const char *reso
 quota_recount_ctx *quota_recount_prepare(const json_t *quota, const char *group,
                                          const char *resource)
 {
-    quota_recount_ctx *c = ctx_new(jget(quota, "spec", NULL), kind_of(group, resource));
+    quota_recount_ctx *c = ctx_new(jget(quota, "spec"), kind_of(group, resource));
     if (!c) return NULL;
     c->hard = rl_new();
     /* Unparsable hard: quota_status_used_for fails anyway; keep every key meanwhile. */
@@ -1558,7 +1542,7 @@ json_t *quota_status_used_for(const json_t *quota, const rlist *acc)
     rlist *used = rl_new(), *hard = rl_new(), *masked = NULL;
     json_t *out = NULL;
     if (!used || !hard) goto done;
-    if (read_list(jget(quota, "status", "used", NULL), used) || spec_hard(quota, hard)) goto done;
+    if (read_list(jget(quota, "status", "used"), used) || spec_hard(quota, hard)) goto done;
     for (size_t i = 0; i < rl_len(acc); i++)
         if (rl_set(used, rl_name(acc, i), rl_qty(acc, i))) goto done;
     masked = rl_mask(used, hard);

@@ -15,6 +15,7 @@
  */
 #include "core/rbac.h"
 
+#include "core/jget.h"
 #include "core/rbac_impl.h"
 #include "core/selector.h"
 #include "core/strmap.h"
@@ -63,14 +64,9 @@ static const char *nz(const char *s)
     return s ? s : "";
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    return nz(json_string_value(json_object_get(o, k)));
-}
-
 static const char *meta_str(const json_t *o, const char *k)
 {
-    return jstr(json_object_get(o, "metadata"), k);
+    return jtext(json_object_get(o, "metadata"), k);
 }
 
 /* ---- aggregation ---- */
@@ -342,9 +338,9 @@ static int parse_subjects(binding *b, const json_t *subjects)
     for (size_t i = 0; i < n; i++) {
         const json_t *o = json_array_get(subjects, i);
         subject *sj = &b->subj[b->nsubj++];
-        sj->kind = strdup(jstr(o, "kind"));
-        sj->name = strdup(jstr(o, "name"));
-        sj->ns = strdup(jstr(o, "namespace"));
+        sj->kind = strdup(jtext(o, "kind"));
+        sj->name = strdup(jtext(o, "name"));
+        sj->ns = strdup(jtext(o, "namespace"));
         if (!sj->kind || !sj->name || !sj->ns) return -1;
     }
     return 0;
@@ -362,8 +358,8 @@ static int add_bindings(rbac_snapshot *s, const json_t *list, bool namespaced)
         binding *b = &s->b[s->nb++];
         b->name = strdup(meta_str(o, "name"));
         b->ns = namespaced ? strdup(ns) : NULL;
-        b->ref_kind = strdup(jstr(ref, "kind"));
-        b->ref_name = strdup(jstr(ref, "name"));
+        b->ref_kind = strdup(jtext(ref, "kind"));
+        b->ref_name = strdup(jtext(ref, "name"));
         if (!b->name || (namespaced && !b->ns) || !b->ref_kind || !b->ref_name ||
             parse_subjects(b, json_object_get(o, "subjects")) != 0)
             return -1;
@@ -776,7 +772,7 @@ int rbac_check_role_write(const rbac_snapshot *s, const rbac_user *u, const char
 int rbac_check_binding_write(const rbac_snapshot *s, const rbac_user *u, const char *ns,
                              const json_t *role_ref, char *msg, size_t n)
 {
-    const char *kind = jstr(role_ref, "kind"), *name = jstr(role_ref, "name");
+    const char *kind = jtext(role_ref, "kind"), *name = jtext(role_ref, "name");
     bool cluster = strcmp(kind, "ClusterRole") == 0;
     if (msg && n) msg[0] = '\0';
     if (is_master(u)) return 0;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jget.h"
 #include "core/quantity.h"
 #include "core/quota_eval.h"
 #include "core/rfc3339.h"
@@ -37,24 +38,6 @@
     } while (0)
 
 /* ---- small JSON helpers ---------------------------------------------------------------------- */
-
-/* jget(o, "spec", "taints", NULL): nested member, NULL when absent. */
-static const json_t *jget(const json_t *o, ...)
-{
-    va_list ap;
-    va_start(ap, o);
-    for (const char *k = va_arg(ap, const char *); k && o; k = va_arg(ap, const char *))
-        o = json_object_get(o, k);
-    va_end(ap);
-    return o;
-}
-
-/* A string member, "" when absent or not a string (Go's zero value). */
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
 
 static bool has_prefix(const char *s, const char *p)
 {
@@ -202,14 +185,14 @@ static bool tolerated(const sched_pod *sp, const char *key, const char *value, c
 
 static int compile_tolerations(sched_pod *sp)
 {
-    const json_t *tols = jget(sp->pod, "spec", "tolerations", NULL), *t;
+    const json_t *tols = jget(sp->pod, "spec", "tolerations"), *t;
     size_t i;
     if (json_array_size(tols) && !(sp->tols = calloc(json_array_size(tols), sizeof *sp->tols)))
         return SCHED_ENOMEM;
     json_array_foreach(tols, i, t)
     {
-        const char *op = jstr(t, "operator");
-        sp->tols[i] = (toleration){jstr(t, "key"), jstr(t, "value"), jstr(t, "effect"),
+        const char *op = jtext(t, "operator");
+        sp->tols[i] = (toleration){jtext(t, "key"), jtext(t, "value"), jtext(t, "effect"),
                                    !*op || !strcmp(op, "Equal") ? TOL_EQUAL
                                    : !strcmp(op, "Exists")      ? TOL_EXISTS
                                                                 : TOL_NEVER};
@@ -223,7 +206,7 @@ static int compile_tolerations(sched_pod *sp)
 
 static int compile_selector(sched_pod *sp)
 {
-    const json_t *sel = jget(sp->pod, "spec", "nodeSelector", NULL), *v;
+    const json_t *sel = jget(sp->pod, "spec", "nodeSelector"), *v;
     const char *k;
     size_t n = 0;
     if (json_object_size(sel) &&
@@ -245,10 +228,10 @@ static int compile_selector(sched_pod *sp)
  * LazyErrorNodeSelector does). Key and value syntax is left to API validation. */
 static bool compile_label_req(const json_t *req, requirement *out)
 {
-    const char *op = jstr(req, "operator");
+    const char *op = jtext(req, "operator");
     const json_t *vals = json_object_get(req, "values");
     size_t nv = json_array_size(vals);
-    *out = (requirement){false, REQ_IN, jstr(req, "key"), vals, NULL, 0};
+    *out = (requirement){false, REQ_IN, jtext(req, "key"), vals, NULL, 0};
     if (!strcmp(op, "In") || !strcmp(op, "NotIn")) {
         out->op = op[0] == 'I' ? REQ_IN : REQ_NOT_IN;
         return nv != 0;
@@ -269,7 +252,7 @@ static bool compile_label_req(const json_t *req, requirement *out)
  * exactly one value; the only node field is metadata.name, others read as "". */
 static bool compile_field_req(const json_t *req, requirement *out)
 {
-    const char *op = jstr(req, "operator"), *key = jstr(req, "key");
+    const char *op = jtext(req, "operator"), *key = jtext(req, "key");
     const json_t *vals = json_object_get(req, "values");
     const char *v = json_string_value(json_array_get(vals, 0));
     *out = (requirement){true,
@@ -286,7 +269,7 @@ static bool compile_field_req(const json_t *req, requirement *out)
 static int compile_affinity(sched_pod *sp)
 {
     const json_t *req = jget(sp->pod, "spec", "affinity", "nodeAffinity",
-                             "requiredDuringSchedulingIgnoredDuringExecution", NULL);
+                             "requiredDuringSchedulingIgnoredDuringExecution");
     if (!req || json_is_null(req)) return 0;
     sp->required = true;
     const json_t *terms = json_object_get(req, "nodeSelectorTerms"), *t, *r;
@@ -397,7 +380,7 @@ static int term_names(const json_t *term, json_t **set)
     *set = NULL;
     json_array_foreach(json_object_get(term, "matchFields"), j, r)
     {
-        if (strcmp(jstr(r, "key"), "metadata.name") || strcmp(jstr(r, "operator"), "In")) continue;
+        if (strcmp(jtext(r, "key"), "metadata.name") || strcmp(jtext(r, "operator"), "In")) continue;
         json_t *next = json_object();
         int rc = next ? 0 : SCHED_ENOMEM;
         json_array_foreach(json_object_get(r, "values"), k, v)
@@ -423,7 +406,7 @@ static int affinity_prefilter(const json_t *pod, json_t **names)
     *names = NULL;
     const json_t *terms =
         jget(pod, "spec", "affinity", "nodeAffinity",
-             "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", NULL);
+             "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms");
     if (json_array_size(terms) == 0) return 0;
     json_t *all = json_object(), *set = NULL;
     int rc = all ? 0 : SCHED_ENOMEM;
@@ -494,10 +477,10 @@ static void pod_release(sched_pod *sp)
 static void node_meta(const json_t *node, sched_node_prep *p)
 {
     *p = (sched_node_prep){.ready = true};
-    p->name = jstr(json_object_get(node, "metadata"), "name");
-    p->labels = jget(node, "metadata", "labels", NULL);
-    p->taints = jget(node, "spec", "taints", NULL);
-    p->unschedulable = json_is_true(jget(node, "spec", "unschedulable", NULL));
+    p->name = jtext(json_object_get(node, "metadata"), "name");
+    p->labels = jget(node, "metadata", "labels");
+    p->taints = jget(node, "spec", "taints");
+    p->unschedulable = json_is_true(jget(node, "spec", "unschedulable"));
 }
 
 /* The amounts half, from the node's lists and its parsed allocatable. */
@@ -533,7 +516,7 @@ static int quota_rc(int rc)
 static int node_allocatable(const json_t *node, rlist **out)
 {
     if (!(*out = rl_new())) return SCHED_ENOMEM;
-    int rc = quota_rc(rl_from_json(jget(node, "status", "allocatable", NULL), *out, NULL));
+    int rc = quota_rc(rl_from_json(jget(node, "status", "allocatable"), *out, NULL));
     if (rc) {
         rl_free(*out);
         *out = NULL;
@@ -577,9 +560,9 @@ static int filter_taints(const sched_pod *sp, const sched_node_prep *np, status 
     const json_t *t;
     json_array_foreach(np->taints, i, t)
     {
-        const char *effect = jstr(t, "effect");
+        const char *effect = jtext(t, "effect");
         if (strcmp(effect, "NoSchedule") != 0 && strcmp(effect, "NoExecute") != 0) continue;
-        const char *key = jstr(t, "key"), *value = jstr(t, "value");
+        const char *key = jtext(t, "key"), *value = jtext(t, "value");
         if (!tolerated(sp, key, value, effect))
             return st_fail(st, SCHED_UNRESOLVABLE, SCHED_MSG_TAINT, key, value);
     }
@@ -677,16 +660,16 @@ int sched_filter(const json_t *pod, const rlist *pod_req, const sched_node *n, c
 
 bool sched_pod_ours(const json_t *pod)
 {
-    const char *sn = jstr(json_object_get(pod, "spec"), "schedulerName");
+    const char *sn = jtext(json_object_get(pod, "spec"), "schedulerName");
     if (*sn && strcmp(sn, "default-scheduler") != 0) return false;
-    if (*jstr(json_object_get(pod, "spec"), "nodeName")) return false;
-    const json_t *del = jget(pod, "metadata", "deletionTimestamp", NULL);
+    if (*jtext(json_object_get(pod, "spec"), "nodeName")) return false;
+    const json_t *del = jget(pod, "metadata", "deletionTimestamp");
     return !del || json_is_null(del);
 }
 
 bool sched_pod_gated(const json_t *pod)
 {
-    return json_array_size(jget(pod, "spec", "schedulingGates", NULL)) > 0;
+    return json_array_size(jget(pod, "spec", "schedulingGates")) > 0;
 }
 
 /* applyNonMissing on one container: a shallow copy of it whose resources and
@@ -920,7 +903,7 @@ static int fit_error_message(const json_t *pod, const status *st, size_t n, cons
     else
         TRY_ST(histogram(st, n, false, out));
     DBUF_TRY(dbuf_adds(out, " preemption: "));
-    if (strcmp(jstr(json_object_get(pod, "spec"), "preemptionPolicy"), "Never") == 0) {
+    if (strcmp(jtext(json_object_get(pod, "spec"), "preemptionPolicy"), "Never") == 0) {
         DBUF_TRY(dbuf_adds(out, SCHED_MSG_NOT_ELIGIBLE));
         return 0;
     }
@@ -1067,12 +1050,12 @@ void sched_pod_pending_quota(const json_t *pod, char *buf, size_t n)
     const json_t *c;
     json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
     {
-        if (strcmp(jstr(c, "type"), SCHED_COND_SCHEDULED) != 0) continue;
+        if (strcmp(jtext(c, "type"), SCHED_COND_SCHEDULED) != 0) continue;
         const char *name;
         size_t len;
-        if (!strcmp(jstr(c, "status"), "False") &&
-            !strcmp(jstr(c, "reason"), SCHED_REASON_UNSCHEDULABLE) &&
-            sched_quota_message_quota(jstr(c, "message"), &name, &len) && n)
+        if (!strcmp(jtext(c, "status"), "False") &&
+            !strcmp(jtext(c, "reason"), SCHED_REASON_UNSCHEDULABLE) &&
+            sched_quota_message_quota(jtext(c, "message"), &name, &len) && n)
             snprintf(buf, n, "%.*s", len < INT_MAX ? (int)len : INT_MAX, name);
         return; /* one PodScheduled condition: the first is the one */
     }
@@ -1103,7 +1086,7 @@ static int cmp_i64(int64_t a, int64_t b)
 
 static int64_t priority(const json_t *pod)
 {
-    return json_integer_value(jget(pod, "spec", "priority", NULL));
+    return json_integer_value(jget(pod, "spec", "priority"));
 }
 
 void sched_queue_keys(const json_t *pod, int64_t *prio, int64_t *created_ns)
@@ -1111,7 +1094,7 @@ void sched_queue_keys(const json_t *pod, int64_t *prio, int64_t *created_ns)
     int64_t secs, nanos;
     *prio = priority(pod);
     /* An unknown time sorts after every known one, as in sched_queue_cmp. */
-    if (rfc3339_parse(jstr(json_object_get(pod, "metadata"), "creationTimestamp"), &secs, &nanos))
+    if (rfc3339_parse(jtext(json_object_get(pod, "metadata"), "creationTimestamp"), &secs, &nanos))
         *created_ns = secs * 1000000000 + nanos;
     else
         *created_ns = INT64_MAX;
@@ -1123,12 +1106,12 @@ int sched_queue_cmp(const json_t *a, const json_t *b)
     if (c) return c;
     int64_t as, an, bs, bn;
     const json_t *am = json_object_get(a, "metadata"), *bm = json_object_get(b, "metadata");
-    bool ao = rfc3339_parse(jstr(am, "creationTimestamp"), &as, &an);
-    bool bo = rfc3339_parse(jstr(bm, "creationTimestamp"), &bs, &bn);
+    bool ao = rfc3339_parse(jtext(am, "creationTimestamp"), &as, &an);
+    bool bo = rfc3339_parse(jtext(bm, "creationTimestamp"), &bs, &bn);
     if (ao != bo) return ao ? -1 : 1; /* a known time goes before an unknown one */
     if (ao && (c = cmp_i64(as, bs) ? cmp_i64(as, bs) : cmp_i64(an, bn))) return c;
-    if ((c = strcmp(jstr(am, "namespace"), jstr(bm, "namespace")))) return c;
-    return strcmp(jstr(am, "name"), jstr(bm, "name"));
+    if ((c = strcmp(jtext(am, "namespace"), jtext(bm, "namespace")))) return c;
+    return strcmp(jtext(am, "name"), jtext(bm, "name"));
 }
 
 /* calculateBackoffDuration: initial * 2^(attempts-1), capped, without overflow. */

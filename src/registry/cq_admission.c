@@ -23,6 +23,7 @@
 #include "registry/cq_admission.h"
 
 #include "api/objects.h"
+#include "core/jget.h"
 #include "registry/cq_books.h"
 #include "registry/explain.h"
 
@@ -32,15 +33,9 @@
 
 static const api_kind *cq_kind, *gcq_kind;
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 static const char *meta(const json_t *o, const char *k)
 {
-    return jstr(json_object_get(o, "metadata"), k);
+    return jtext(json_object_get(o, "metadata"), k);
 }
 
 static int forbid(api_err *e, const api_kind *k, const char *name, const char *msg)
@@ -366,7 +361,7 @@ static bool sources_changed(const json_t *a, const json_t *b)
     const char *keys[] = {"apiVersion", "group", "version", "kind", "path", "op"};
     for (size_t i = 0; i < json_array_size(a); i++)
         for (size_t j = 0; j < sizeof keys / sizeof *keys; j++)
-            if (strcmp(jstr(json_array_get(a, i), keys[j]), jstr(json_array_get(b, i), keys[j])))
+            if (strcmp(jtext(json_array_get(a, i), keys[j]), jtext(json_array_get(b, i), keys[j])))
                 return true;
     return false;
 }

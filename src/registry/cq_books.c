@@ -3,6 +3,7 @@
 
 #include "api/kinds.h"
 #include "core/dbuf.h"
+#include "core/jget.h"
 #include "core/jsontext.h"
 #include "core/selector.h"
 #include "registry/conditions.h"
@@ -14,15 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 static const char *meta(const json_t *o, const char *k)
 {
-    return jstr(json_object_get(o, "metadata"), k);
+    return jtext(json_object_get(o, "metadata"), k);
 }
 
 void cq_gvk_string(const char *group, const char *version, const char *kind, char *buf, size_t n)
@@ -36,7 +31,7 @@ void cq_ident_of(cq_ident *id, const char *group, const char *version, const cha
                  const json_t *obj)
 {
     const json_t *m = json_object_get(obj, "metadata");
-    *id = (cq_ident){group, version, kind, jstr(m, "uid"), jstr(m, "namespace"), jstr(m, "name"),
+    *id = (cq_ident){group, version, kind, jtext(m, "uid"), jtext(m, "namespace"), jtext(m, "name"),
                      0, NULL};
     id->uid_hash = strmap_hash(id->uid);
 }
@@ -376,7 +371,7 @@ static int count_one(cq_book *b, const api_kind *k, store_obj *so, count_err **e
             rc = api_err_set(e, API_INTERNAL, "out of memory");
     } else if (matched) {
         /* (each object listed once: it has no claim yet) */
-        const char *uid = jstr(m, "uid");
+        const char *uid = jtext(m, "uid");
         cq_ident id = {k->group, k->version, k->kind, uid,
                        so->ns,   so->name,   strmap_hash(uid), NULL};
         rc = cq_book_set_from(b, &id, NULL, true, &usage, &net, NULL, e);

@@ -2,6 +2,7 @@
 #include "server/authz.h"
 
 #include "api/protobuf.h"
+#include "core/jget.h"
 #include "registry/registry.h"
 
 #include <pthread.h>
@@ -249,12 +250,6 @@ int authz_check_write(const req *rq, const api_kind *k, const char *ns, const js
 
 /* ---- the review APIs ---- */
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 /* attrs from a SubjectAccessReviewSpec for user u; false if it has neither
  * resourceAttributes nor nonResourceAttributes. */
 static bool spec_attrs(const json_t *spec, rbac_user u, rbac_attrs *a)
@@ -262,13 +257,13 @@ static bool spec_attrs(const json_t *spec, rbac_user u, rbac_attrs *a)
     const json_t *ra = json_object_get(spec, "resourceAttributes");
     const json_t *na = json_object_get(spec, "nonResourceAttributes");
     if (json_is_object(ra)) {
-        *a = (rbac_attrs){u,          jstr(ra, "verb"), true, jstr(ra, "group"),
-                          jstr(ra, "resource"), jstr(ra, "subresource"), jstr(ra, "name"),
-                          jstr(ra, "namespace"), ""};
+        *a = (rbac_attrs){u,          jtext(ra, "verb"), true, jtext(ra, "group"),
+                          jtext(ra, "resource"), jtext(ra, "subresource"), jtext(ra, "name"),
+                          jtext(ra, "namespace"), ""};
         return true;
     }
     if (json_is_object(na)) {
-        *a = (rbac_attrs){u, jstr(na, "verb"), false, "", "", "", "", "", jstr(na, "path")};
+        *a = (rbac_attrs){u, jtext(na, "verb"), false, "", "", "", "", "", jtext(na, "path")};
         return true;
     }
     return false;
@@ -368,7 +363,7 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
         for (size_t i = 0; groups && i < json_array_size(g); i++)
             if (json_is_string(json_array_get(g, i)))
                 groups[n++] = json_string_value(json_array_get(g, i));
-        u = (rbac_user){jstr(spec, "user"), groups, n};
+        u = (rbac_user){jtext(spec, "user"), groups, n};
     }
     if (which == 0 || which == 1) {
         if (!spec_attrs(spec, u, &a)) {
@@ -381,7 +376,7 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
         }
         status = access_status(&a);
     } else if (which == 2) {
-        status = rules_status(u, jstr(spec, "namespace"));
+        status = rules_status(u, jtext(spec, "namespace"));
     } else {
         json_t *groups_json = json_array();
         for (size_t i = 0; i < u.ngroups; i++)
@@ -409,7 +404,7 @@ static json_t *replace_with(const json_t *cur, void *ctx, api_err *e)
     json_t *m = json_object_get(cur, "metadata");
     if (nw && m) {
         json_object_set_new(json_object_get(nw, "metadata"), "resourceVersion",
-                            json_string(jstr(m, "resourceVersion")));
+                            json_string(jtext(m, "resourceVersion")));
     }
     return nw;
 }
@@ -436,8 +431,8 @@ int authz_bootstrap(store *st, char *err, size_t n)
     int rc = 0;
     json_array_foreach(defs, i, d)
     {
-        const api_kind *k = api_kind_by_kind(jstr(d, "apiVersion"), jstr(d, "kind"));
-        const char *name = jstr(json_object_get(d, "metadata"), "name");
+        const api_kind *k = api_kind_by_kind(jtext(d, "apiVersion"), jtext(d, "kind"));
+        const char *name = jtext(json_object_get(d, "metadata"), "name");
         api_err e;
         api_err_init(&e);
         json_t *cur = k ? reg_get(st, k, "", name, &e) : NULL, *out = NULL;
@@ -446,14 +441,14 @@ int authz_bootstrap(store *st, char *err, size_t n)
         api_err_clear(&e); /* (NotFound) */
         api_err_init(&e);
         if (!k)
-            r = api_err_set(&e, API_INTERNAL, "no kind %s", jstr(d, "kind"));
+            r = api_err_set(&e, API_INTERNAL, "no kind %s", jtext(d, "kind"));
         else if (!cur)
             r = reg_create(st, k, "", d, false, &out, &e);
-        else if (!strcmp(jstr(ann, "rbac.authorization.kubernetes.io/autoupdate"), "true") &&
+        else if (!strcmp(jtext(ann, "rbac.authorization.kubernetes.io/autoupdate"), "true") &&
                  drifted(cur, d))
             r = reg_update(st, k, "", name, "", replace_with, d, false, &out, &e);
         if (r != 0 && rc == 0) {
-            snprintf(err, n, "%s %s: %s", jstr(d, "kind"), name, e.message);
+            snprintf(err, n, "%s %s: %s", jtext(d, "kind"), name, e.message);
             rc = -1;
         }
         json_decref(out);

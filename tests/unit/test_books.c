@@ -84,6 +84,7 @@
 #include "api/kinds.h"
 #include "api/rq_validation.h"
 #include "core/deferred.h"
+#include "core/jget.h"
 #include "core/quantity.h"
 #include "core/quota_eval.h"
 #include "core/rlist.h"
@@ -175,19 +176,6 @@ static char *dump(const json_t *v)
     char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!s) abort();
     return s;
-}
-
-static const json_t *jget(const json_t *o, const char *a, const char *b, const char *c)
-{
-    const json_t *v = json_object_get(o, a);
-    if (b) v = json_object_get(v, b);
-    if (c) v = json_object_get(v, c);
-    return v;
-}
-
-static const char *jstr(const json_t *o, const char *a, const char *b)
-{
-    return json_string_value(jget(o, a, b, NULL));
 }
 
 static const char *type_name(const json_t *v)
@@ -1314,7 +1302,7 @@ static void check_quota(world *w, const nsent *qe, const nsent *e, size_t n, boo
           *held = rl_new();
     json_t *expj = NULL;
     char diff[700];
-    if (rl_from_json(jget(q, "spec", "hard", NULL), hard, NULL) != 0) goto out; /* (5) */
+    if (rl_from_json(jget(q, "spec", "hard"), hard, NULL) != 0) goto out; /* (5) */
     bool ok = true;
     for (size_t i = 0; i < api_kind_count() && ok; i++) {
         const api_kind *k = api_kind_at(i);
@@ -1345,13 +1333,13 @@ static void check_quota(world *w, const nsent *qe, const nsent *e, size_t n, boo
     }
     expj = ok ? quota_status_used_for(q, acc) : NULL;
     if (!expj || rl_from_json(expj, exp, NULL) != 0) {
-        char *s = dump(jget(q, "status", "used", NULL) ?: json_null());
+        char *s = dump(jget(q, "status", "used") ?: json_null());
         violation(w, INV_BOOKS, "%s: cannot recount (status.used %.200s)", key, s);
         free(s);
         goto out;
     }
     const char *bad = NULL;
-    if (rl_from_json(jget(q, "status", "used", NULL), stored, &bad) != 0)
+    if (rl_from_json(jget(q, "status", "used"), stored, &bad) != 0)
         violation(w, INV_BOOKS, "%s: stored status.used[%s] does not parse", key, bad ? bad : "?");
     else if (!same_usage(exp, stored, diff, sizeof diff))
         violation(w, INV_BOOKS, "%s: stored status.used %s", key, diff);
@@ -1362,9 +1350,9 @@ static void check_quota(world *w, const nsent *qe, const nsent *e, size_t n, boo
     else if (!same_usage(exp, led, diff, sizeof diff))
         violation(w, INV_BOOKS, "%s: ledger usage %s", key, diff);
     rl_free(led);
-    if (rl_from_json(jget(q, "status", "hard", NULL), shard, NULL) != 0 || !rl_equal(shard, hard)) {
-        char *a = dump(jget(q, "status", "hard", NULL) ?: json_null()),
-             *b = dump(jget(q, "spec", "hard", NULL));
+    if (rl_from_json(jget(q, "status", "hard"), shard, NULL) != 0 || !rl_equal(shard, hard)) {
+        char *a = dump(jget(q, "status", "hard") ?: json_null()),
+             *b = dump(jget(q, "spec", "hard"));
         violation(w, INV_BOOKS, "%s: status.hard %.200s is not spec.hard %.200s", key, a, b);
         free(a);
         free(b);
@@ -2213,8 +2201,8 @@ static void valid_edits(const tkind *tk, const char *sub, const json_t *cur, edi
                 edit_add_str(e, "status|phase", json_string(PICK(phases)));
             } else {
                 /* A kubelet reporting what it allocated: the spec's requests. */
-                const json_t *c0 = jget(cur, "spec", "containers", NULL);
-                const json_t *rq = jget(json_array_get(c0, 0), "resources", "requests", NULL);
+                const json_t *c0 = jget(cur, "spec", "containers");
+                const json_t *rq = jget(json_array_get(c0, 0), "resources", "requests");
                 const char *name =
                     json_string_value(json_object_get(json_array_get(c0, 0), "name"));
                 edit_add_str(e, "status|containerStatuses",
@@ -2226,7 +2214,7 @@ static void valid_edits(const tkind *tk, const char *sub, const json_t *cur, edi
         }
         if (!strcmp(sub, "resize")) {
             const json_t *res = json_object_get(
-                json_array_get(jget(cur, "spec", "containers", NULL), 0), "resources");
+                json_array_get(jget(cur, "spec", "containers"), 0), "resources");
             const json_t *rq = json_object_get(res, "requests"),
                          *lim = json_object_get(res, "limits");
             static const char *const parts[] = {"cpu", "memory"};
@@ -2259,7 +2247,7 @@ static void valid_edits(const tkind *tk, const char *sub, const json_t *cur, edi
             edit_add_str(e, "spec|containers|0|image", json_string(chance(50) ? "img:1" : "img:2"));
             break;
         case 2: {
-            const json_t *ads = jget(cur, "spec", "activeDeadlineSeconds", NULL);
+            const json_t *ads = jget(cur, "spec", "activeDeadlineSeconds");
             json_int_t v = json_is_integer(ads) ? json_integer_value(ads) / 2 : 60;
             edit_add_str(e, "spec|activeDeadlineSeconds", json_integer(v > 0 ? v : 1));
             break;
@@ -2286,7 +2274,7 @@ static void valid_edits(const tkind *tk, const char *sub, const json_t *cur, edi
         else
             edit_add_str(e, "spec|resources|requests|storage", json_string(PICK(sizes)));
     } else { /* quotas: raise or lower a limit */
-        const json_t *hard = jget(cur, "spec", "hard", NULL);
+        const json_t *hard = jget(cur, "spec", "hard");
         const char *name = PICK(hard_names);
         if (json_is_object(hard) && json_object_size(hard) && chance(80)) {
             size_t idx = rn(json_object_size(hard)), i = 0;

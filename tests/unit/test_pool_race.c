@@ -96,6 +96,7 @@
 
 #include "api/patch.h"
 #include "api/pool_kinds.h"
+#include "core/jget.h"
 #include "core/selector.h"
 #include "registry/admission.h"
 #include "registry/quota_admission.h"
@@ -245,17 +246,6 @@ static unsigned rnd(client *c, unsigned n)
 
 /* ---- small helpers ---- */
 
-static const json_t *jget(const json_t *o, const char *k)
-{
-    return json_object_get(o, k);
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 /* A resource list from JSON (null or absent: empty); NULL if it does not
  * parse. */
 static rlist *rl_of(const json_t *v)
@@ -308,11 +298,11 @@ static outcome claim_outcome(const json_t *c)
 {
     size_t i;
     json_t *x;
-    json_array_foreach(jget(jget(c, "status"), "conditions"), i, x)
+    json_array_foreach(jget(c, "status", "conditions"), i, x)
     {
-        if (strcmp(jstr(x, "type"), "Exhausted") != 0) continue;
-        if (!strcmp(jstr(x, "status"), "False")) return OUT_BOUND;
-        return !strcmp(jstr(x, "reason"), "QueueExhausted") ? OUT_QUEUED : OUT_EXHAUSTED;
+        if (strcmp(jtext(x, "type"), "Exhausted") != 0) continue;
+        if (!strcmp(jtext(x, "status"), "False")) return OUT_BOUND;
+        return !strcmp(jtext(x, "reason"), "QueueExhausted") ? OUT_QUEUED : OUT_EXHAUSTED;
     }
     return OUT_NOPOOL;
 }
@@ -322,12 +312,12 @@ static outcome claim_outcome(const json_t *c)
 static bool bound_to(const json_t *c, const char *uid)
 {
     const json_t *st = jget(c, "status");
-    if (!*uid || strcmp(jstr(jget(st, "pool"), "uid"), uid) != 0) return false;
+    if (!*uid || strcmp(jtext(st, "pool", "uid"), uid) != 0) return false;
     size_t i;
     json_t *x;
     json_array_foreach(jget(st, "conditions"), i, x)
     {
-        if (!strcmp(jstr(x, "type"), "Exhausted")) return !strcmp(jstr(x, "status"), "False");
+        if (!strcmp(jtext(x, "type"), "Exhausted")) return !strcmp(jtext(x, "status"), "False");
     }
     return false;
 }
@@ -336,7 +326,7 @@ static bool selects(const json_t *selectors, const json_t *ns)
 {
     const json_t *meta = jget(ns, "metadata");
     if (jget(meta, "deletionTimestamp") ||
-        !strcmp(jstr(jget(ns, "status"), "phase"), "Terminating"))
+        !strcmp(jtext(ns, "status", "phase"), "Terminating"))
         return false;
     if (json_array_size(selectors) == 0) return true;
     size_t i;
@@ -719,11 +709,11 @@ static unsigned long check_books(store_txn *t, bool final, pool_total *totals, s
         pinfo *p = &P[i];
         p->obj = store_obj_parse(pobj[i]);
         const json_t *meta = jget(p->obj, "metadata"), *spec = jget(p->obj, "spec");
-        p->name = jstr(meta, "name");
-        p->uid = jstr(meta, "uid");
-        p->hard = rl_of(jget(jget(spec, "quota"), "hard"));
+        p->name = jtext(meta, "name");
+        p->uid = jtext(meta, "uid");
+        p->hard = rl_of(jget(spec, "quota", "hard"));
         p->defaults = rl_of(jget(spec, "defaults"));
-        p->defaults_zero = json_is_true(jget(jget(spec, "config"), "defaultsZero"));
+        p->defaults_zero = json_is_true(jget(spec, "config", "defaultsZero"));
         p->selectors = jget(spec, "selectors");
         p->alloc = rl_new();
         p->ns_sum = calloc(nn ? nn : 1, sizeof *p->ns_sum);
@@ -736,12 +726,12 @@ static unsigned long check_books(store_txn *t, bool final, pool_total *totals, s
     /* the bound claims */
     for (size_t k = 0; k < nc; k++) {
         json_t *cl = store_obj_parse(cobj[k]);
-        const char *cns = jstr(jget(cl, "metadata"), "namespace"),
-                   *cname = jstr(jget(cl, "metadata"), "name");
+        const char *cns = jtext(cl, "metadata", "namespace"),
+                   *cname = jtext(cl, "metadata", "name");
         for (size_t i = 0; i < np; i++) {
             pinfo *p = &P[i];
             if (!bound_to(cl, p->uid)) continue;
-            rlist *req = rl_of(jget(jget(cl, "spec"), "claim"));
+            rlist *req = rl_of(jget(cl, "spec", "claim"));
             if (!req) {
                 violation(rev, "claim %s/%s: spec.claim does not parse", cns, cname);
                 continue;
@@ -749,7 +739,7 @@ static unsigned long check_books(store_txn *t, bool final, pool_total *totals, s
             p->nbound++;
             rl_add_to(p->alloc, req);
             size_t j = 0;
-            while (j < nn && strcmp(jstr(jget(nss[j], "metadata"), "name"), cns) != 0)
+            while (j < nn && strcmp(jtext(nss[j], "metadata", "name"), cns) != 0)
                 j++;
             if (j == nn || !p->selected[j]) {
                 violation(rev, "(1) claim %s/%s is bound to pool %s, which does not select %s", cns,
@@ -779,7 +769,7 @@ static unsigned long check_books(store_txn *t, bool final, pool_total *totals, s
         }
         /* (2) each namespace's capsule-pool-<pool> quota */
         for (size_t j = 0; j < nn; j++) {
-            const char *ns = jstr(jget(nss[j], "metadata"), "name");
+            const char *ns = jtext(nss[j], "metadata", "name");
             char key[512];
             snprintf(key, sizeof key, "resourcequotas/%s/capsule-pool-%s", ns, p->name);
             store_obj *o = store_txn_get(t, key);
@@ -800,7 +790,7 @@ static unsigned long check_books(store_txn *t, bool final, pool_total *totals, s
                     rl_add_name(must, rl_name(p->hard, r));
                 }
                 json_t *q = store_obj_parse(o);
-                rlist *got = rl_of(jget(jget(q, "spec"), "hard"));
+                rlist *got = rl_of(jget(q, "spec", "hard"));
                 if (!got || !same_amounts(want, got, must)) {
                     rl_str(want, a, sizeof a);
                     rl_str(got, b, sizeof b);
@@ -819,7 +809,7 @@ static unsigned long check_books(store_txn *t, bool final, pool_total *totals, s
     for (size_t k = 0; k < nq; k++) {
         json_t *q = store_obj_parse(qobj[k]), *count = NULL;
         const char *key = qobj[k]->key;
-        rlist *hard = rl_of(jget(jget(q, "spec"), "hard"));
+        rlist *hard = rl_of(jget(q, "spec", "hard"));
         rlist *held = quota_ledger_read_txn(t, qobj[k]);
         rlist *recount = quota_recount_in_txn(t, q, &count) == 0 ? rl_of(count) : NULL;
         if (!hard || !held || !recount) {
@@ -840,8 +830,8 @@ static unsigned long check_books(store_txn *t, bool final, pool_total *totals, s
                           key, a, b, res);
             }
             if (final) {
-                rlist *sused = rl_of(jget(jget(q, "status"), "used"));
-                rlist *shard = rl_of(jget(jget(q, "status"), "hard"));
+                rlist *sused = rl_of(jget(q, "status", "used"));
+                rlist *shard = rl_of(jget(q, "status", "hard"));
                 if (!sused || !rl_equal(sused, recount)) {
                     rl_str(sused, a, sizeof a);
                     rl_str(recount, b, sizeof b);
@@ -1050,7 +1040,7 @@ static void test_pool_race(void **state)
     int64_t rev = store_revision(g_st);
     for (int i = 0; i < 2; i++) {
         const json_t *st = jget(pstat[i], "status");
-        rlist *used = rl_of(jget(jget(st, "allocation"), "used"));
+        rlist *used = rl_of(jget(st, "allocation", "used"));
         char a[512], b[512];
         if (!tot[i].alloc || !used || !same_amounts(tot[i].alloc, used, NULL)) {
             rl_str(used, a, sizeof a);
