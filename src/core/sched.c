@@ -380,7 +380,8 @@ static int term_names(const json_t *term, json_t **set)
     *set = NULL;
     json_array_foreach(json_object_get(term, "matchFields"), j, r)
     {
-        if (strcmp(jtext(r, "key"), "metadata.name") || strcmp(jtext(r, "operator"), "In")) continue;
+        if (strcmp(jtext(r, "key"), "metadata.name") || strcmp(jtext(r, "operator"), "In"))
+            continue;
         json_t *next = json_object();
         int rc = next ? 0 : SCHED_ENOMEM;
         json_array_foreach(json_object_get(r, "values"), k, v)
