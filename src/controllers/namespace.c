@@ -16,6 +16,7 @@
  */
 #include "controllers/controllers.h"
 
+#include "core/jget.h"
 #include "core/strmap.h"
 
 #include "api/objects.h"
@@ -77,6 +78,14 @@ int ctrl_remove_finalizer(store *st, const api_kind *k, const char *ns, const ch
     return rc;
 }
 
+/* Whether cur is still the object a sync read (the same uid): a mutation of
+ * a status refuses an object deleted and created again under its name. */
+static bool same_uid(const json_t *cur, const char *uid)
+{
+    const char *now = jstr(cur, "metadata", "uid");
+    return now && uid && strcmp(now, uid) == 0;
+}
+
 typedef struct status_write {
     const char *uid;
     const json_t *status;
@@ -85,8 +94,7 @@ typedef struct status_write {
 static json_t *put_status(const json_t *cur, void *ctx, api_err *e)
 {
     const status_write *w = ctx;
-    const char *uid = json_string_value(json_object_get(json_object_get(cur, "metadata"), "uid"));
-    if (!uid || strcmp(uid, w->uid) != 0) {
+    if (!same_uid(cur, w->uid)) {
         api_err_set(e, API_NOT_FOUND, "replaced");
         return NULL;
     }
@@ -103,7 +111,7 @@ static json_t *put_status(const json_t *cur, void *ctx, api_err *e)
 int ctrl_write_status(store *st, const api_kind *k, const char *ns, const char *name,
                       const char *uid, const json_t *status, json_t **out, api_err *e)
 {
-    status_write w = {uid ? uid : "", status};
+    status_write w = {uid, status};
     *out = NULL;
     return reg_update(st, k, ns, name, "status", put_status, &w, false, out, e) == 0 ? 0 : -1;
 }
@@ -399,12 +407,12 @@ typedef struct ns_ctrl {
 
 static bool has_deletion_timestamp(const json_t *obj)
 {
-    return json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL;
+    return jget(obj, "metadata", "deletionTimestamp") != NULL;
 }
 
 static const char *meta_str(const json_t *obj, const char *field)
 {
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), field));
+    return jstr(obj, "metadata", field);
 }
 
 static void count_remaining(ns_tally *t, const api_kind *k, const json_t *obj)
@@ -555,14 +563,17 @@ typedef struct cond_ctx {
 static json_t *set_conditions(const json_t *cur, void *ctx, api_err *e)
 {
     const cond_ctx *cc = ctx;
-    const char *uid = meta_str(cur, "uid");
-    if (!uid || strcmp(uid, cc->uid) != 0) {
+    if (!same_uid(cur, cc->uid)) {
         api_err_set(e, API_CONFLICT, "namespace was replaced");
         return NULL;
     }
     char now[32];
     reg_now_rfc3339(now, sizeof now);
     json_t *nw = json_deep_copy(cur);
+    if (!nw) {
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
     ns_update_conditions(nw, cc->failing, now);
     return nw;
 }
