@@ -65,11 +65,18 @@ struct store {
     strmap *tables;              /* resource -> rtable* */
     int64_t rev;                 /* last applied revision */
 
-    pthread_mutex_t mu;    /* everything below */
-    pthread_cond_t work;   /* writer: pending queue non-empty */
-    pthread_cond_t done;   /* durable revision advanced (committers) */
-    store_watch *watch_list; /* open watches (each waits on its own condition) */
-    unsigned long wake_gen;  /* store_watch_wake_all calls: a woken watch returns */
+    pthread_mutex_t mu;  /* everything below */
+    pthread_cond_t work; /* writer: pending queue non-empty */
+    pthread_cond_t done; /* durable revision advanced (committers) */
+    /* Open watches, listed by the resource their prefix names ("pods/ns/"
+     * is listed under "pods"), so a commit looks only at the watches of the
+     * resources it wrote; watches of every resource (prefix "") in watch_all. */
+    strmap *watch_by_res; /* resource -> store_watch* (first of a list) */
+    store_watch *watch_all;
+    unsigned long wake_gen; /* store_watch_wake_all calls: a woken watch returns */
+    /* store_when_durable callbacks waiting for their revision (any order). */
+    struct durable_waiter *waiters;
+    size_t nwaiters, waiters_cap;
     pendq queue;
     strmap *unflushed; /* writer only: key -> newest derived store_obj not yet persisted */
     double derived_flush_s;
@@ -108,10 +115,17 @@ struct store_txn {
     size_t nhooks;
 };
 
+typedef struct durable_waiter {
+    int64_t rev;
+    void (*fn)(void *arg, bool ok);
+    void *arg;
+} durable_waiter;
+
 struct store_watch {
     store *s;
     char *prefix;
     size_t prefix_len;
+    char *res; /* the list it is on: its prefix's resource, NULL for watch_all */
     uint64_t next_seq;
     int64_t position;
     store_watch_filter filter; /* or NULL: every event under prefix */
@@ -121,6 +135,15 @@ struct store_watch {
      * concerns, not every one (a context switch each). Under s->mu. */
     pthread_cond_t cv;
     bool waiting;
+    /* A notify watch (store_watch_open_notify) never blocks: armed by a
+     * store_watch_poll that found nothing, it is told once by notify. */
+    void (*notify)(void *arg);
+    void *notify_arg;
+    bool armed;
+    /* Since it last waited with nothing left to read, no event it takes has
+     * arrived: what the history dropped meanwhile was none of its business,
+     * so it resumes at the oldest event kept rather than expiring. */
+    bool clean;
     store_watch *next, *prev_w;
 };
 
@@ -210,7 +233,8 @@ json_t *store_obj_parse_sans(const store_obj *o, const char *path)
 {
     const char *dot = strchr(path, '.');
     jt_val v;
-    int r = jt_member(jt_text(o->json, o->len), path, dot ? (size_t)(dot - path) : strlen(path), &v);
+    int r =
+        jt_member(jt_text(o->json, o->len), path, dot ? (size_t)(dot - path) : strlen(path), &v);
     if (r == 1 && dot) r = jt_member(v, dot + 1, strlen(dot + 1), &v);
     const char *end = r == 1 ? jt_skip(v) : NULL;
     if (!end) return store_obj_parse(o); /* absent, or the text cannot tell */
@@ -415,17 +439,55 @@ static bool watch_takes(const store_watch *w, const store_event *e)
            (!w->filter || w->filter(w->filter_arg, e));
 }
 
+/* Tell a waiting or armed watch to look (under s->mu). */
+static void watch_fire(store_watch *w)
+{
+    if (w->armed) {
+        w->armed = false;
+        w->notify(w->notify_arg);
+    } else if (w->waiting) {
+        pthread_cond_signal(&w->cv);
+    }
+}
+
+static void fire_list(store_watch *w)
+{
+    for (; w; w = w->next)
+        watch_fire(w);
+}
+
+/* The watches of event e's resource that take it and wait for it. */
+static void wake_for(store *s, store_watch *w, uint64_t q, const store_event *e)
+{
+    for (; w; w = w->next) {
+        if ((!w->waiting && !w->armed) || q < w->next_seq || !watch_takes(w, e)) continue;
+        w->clean = false;
+        watch_fire(w);
+    }
+}
+
 /* Wake the waiting watches that take any of the events from sequence
  * `from` on (under s->mu); all of them when `all` (closing, wake_all). */
 static void wake_watches(store *s, uint64_t from, bool all)
 {
+    if (all) {
+        void *v;
+        for (size_t it = 0; strmap_next(s->watch_by_res, &it, NULL, &v);)
+            fire_list(v);
+        fire_list(s->watch_all);
+        return;
+    }
     if (from < s->seq_first) from = s->seq_first;
-    for (store_watch *w = s->watch_list; w; w = w->next) {
-        if (!w->waiting) continue;
-        bool wake = all || w->next_seq < s->seq_first;
-        for (uint64_t q = from > w->next_seq ? from : w->next_seq; !wake && q < s->seq_end; q++)
-            wake = watch_takes(w, &s->ring[q % s->ring_cap]);
-        if (wake) pthread_cond_signal(&w->cv);
+    char res[256];
+    for (uint64_t q = from; q < s->seq_end; q++) {
+        const store_event *e = &s->ring[q % s->ring_cap];
+        size_t n = resource_len(e->obj->key);
+        if (n < sizeof res) {
+            memcpy(res, e->obj->key, n);
+            res[n] = '\0';
+            wake_for(s, strmap_get(s->watch_by_res, res), q, e);
+        }
+        wake_for(s, s->watch_all, q, e);
     }
 }
 
@@ -545,6 +607,30 @@ static store_op *ops_reserve(store_op *ops, size_t *cap, size_t need)
     return ops;
 }
 
+/* Move the waiters whose revision is durable into *out (grown as needed;
+ * under s->mu). Out of memory leaves them waiting for the next batch. */
+static size_t take_ready_waiters(store *s, durable_waiter **out, size_t *cap)
+{
+    size_t n = 0, keep = 0;
+    for (size_t i = 0; i < s->nwaiters; i++) {
+        durable_waiter *w = &s->waiters[i];
+        if (w->rev <= s->durable_rev && n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 16;
+            durable_waiter *nv = realloc(*out, nc * sizeof *nv);
+            if (nv) {
+                *out = nv;
+                *cap = nc;
+            }
+        }
+        if (w->rev <= s->durable_rev && n < *cap)
+            (*out)[n++] = *w;
+        else
+            s->waiters[keep++] = *w;
+    }
+    s->nwaiters = keep;
+    return n;
+}
+
 static void *writer_main(void *arg)
 {
     store *s = arg;
@@ -552,6 +638,8 @@ static void *writer_main(void *arg)
     pendq batch = {0};
     store_op *ops = NULL;
     size_t ops_cap = 0;
+    durable_waiter *ready = NULL;
+    size_t ready_cap = 0;
     char err[512];
     double last_flush = clock_mono_s();
 
@@ -626,8 +714,11 @@ static void *writer_main(void *arg)
          * a woken thread can take it at once instead of sleeping again on it.
          * The predicates changed under it above. */
         wake_watches(s, first_seq, false);
+        size_t nready = take_ready_waiters(s, &ready, &ready_cap);
         pthread_mutex_unlock(&s->mu);
         pthread_cond_broadcast(&s->done);
+        for (size_t i = 0; i < nready; i++)
+            ready[i].fn(ready[i].arg, true);
         pthread_mutex_lock(&s->mu);
         /* By count and by bytes, so the backend's history (read back on
          * every start) stays within a quarter more than the ring's. */
@@ -637,6 +728,7 @@ static void *writer_main(void *arg)
     pthread_mutex_unlock(&s->mu);
     free(batch.v);
     free(ops);
+    free(ready);
     return NULL;
 }
 
@@ -659,7 +751,8 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     s->ring = calloc(s->ring_cap, sizeof *s->ring);
     s->tables = strmap_new();
     s->unflushed = strmap_new();
-    if (!s->ring || !s->tables || !s->unflushed) {
+    s->watch_by_res = strmap_new();
+    if (!s->ring || !s->tables || !s->unflushed || !s->watch_by_res) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -742,6 +835,10 @@ void store_close(store *s)
         store_obj_unref(s->ring[q % s->ring_cap].obj);
         store_obj_unref(s->ring[q % s->ring_cap].prev);
     }
+    for (size_t i = 0; i < s->nwaiters; i++) /* (none: the writer made all durable) */
+        s->waiters[i].fn(s->waiters[i].arg, s->waiters[i].rev <= s->durable_rev);
+    free(s->waiters);
+    strmap_free(s->watch_by_res); /* (every watch is closed by now) */
     free(s->ring);
     free(s->queue.v);
     strmap_free(s->unflushed); /* the writer flushed it before exiting */
@@ -822,8 +919,8 @@ static int collect(store *s, const char *prefix, bool borrow, store_obj ***out, 
     if (!v) return -1;
     if (only) {
         /* "resource/ns/" names the whole table (key_ns stopped at its end) */
-        bool exact = prefix[plen - 1] == '/' && strchr(strchr(prefix, '/') + 1, '/') ==
-                                                    prefix + plen - 1;
+        bool exact =
+            prefix[plen - 1] == '/' && strchr(strchr(prefix, '/') + 1, '/') == prefix + plen - 1;
         collect_from(only, prefix, plen, exact, borrow, v, &k);
     } else {
         void *n;
@@ -1145,6 +1242,62 @@ static int queue_reserve(pendq *q, size_t extra)
     return 0;
 }
 
+/* ---- durability ---- */
+
+static _Thread_local bool defer_on;
+static _Thread_local int64_t defer_rev;
+
+void store_defer_durability(bool on)
+{
+    defer_on = on;
+    defer_rev = 0;
+}
+
+int64_t store_deferred_rev(void)
+{
+    return defer_rev;
+}
+
+int store_when_durable(store *s, int64_t rev, void (*fn)(void *arg, bool ok), void *arg)
+{
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    if (s->durable_rev < rev) {
+        rc = 1;
+        if (s->nwaiters == s->waiters_cap) {
+            size_t nc = s->waiters_cap ? s->waiters_cap * 2 : 64;
+            durable_waiter *nv = realloc(s->waiters, nc * sizeof *nv);
+            if (!nv) {
+                rc = -1;
+            } else {
+                s->waiters = nv;
+                s->waiters_cap = nc;
+            }
+        }
+        if (rc == 1) s->waiters[s->nwaiters++] = (durable_waiter){rev, fn, arg};
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+bool store_is_durable(store *s, int64_t rev)
+{
+    pthread_mutex_lock(&s->mu);
+    bool d = s->durable_rev >= rev;
+    pthread_mutex_unlock(&s->mu);
+    return d;
+}
+
+int store_wait_durable(store *s, int64_t rev)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->durable_rev < rev && !s->closing)
+        pthread_cond_wait(&s->done, &s->mu);
+    int rc = s->durable_rev >= rev ? 0 : -1;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
 int store_commit(store_txn *t)
 {
     store *s = t->s;
@@ -1196,23 +1349,41 @@ int store_commit(store_txn *t)
     pthread_mutex_unlock(&s->txn_lock);
     txn_free(t);
 
-    pthread_mutex_lock(&s->mu);
-    while (s->durable_rev < rev && !s->closing)
-        pthread_cond_wait(&s->done, &s->mu);
-    rc = s->durable_rev >= rev ? 0 : -1;
-    pthread_mutex_unlock(&s->mu);
-    return rc;
+    if (defer_on) { /* the caller waits for durability its own way */
+        if (rev > defer_rev) defer_rev = rev;
+        return 0;
+    }
+    return store_wait_durable(s, rev);
 }
 
 /* ---- watches ---- */
 
-store_watch *store_watch_open(store *s, const char *prefix, int64_t after, bool *expired)
+static void watch_link(store *s, store_watch *w, store_watch *head)
 {
-    return store_watch_open_filtered(s, prefix, after, NULL, NULL, expired);
+    w->prev_w = NULL;
+    w->next = head;
+    if (head) head->prev_w = w;
 }
 
-store_watch *store_watch_open_filtered(store *s, const char *prefix, int64_t after,
-                                       store_watch_filter filter, void *arg, bool *expired)
+static void watch_free_struct(store_watch *w)
+{
+    pthread_cond_destroy(&w->cv);
+    free(w->prefix);
+    free(w->res);
+    free(w);
+}
+
+/* The resource a watch prefix names ("pods/ns/" -> "pods"), malloc'd; NULL
+ * (listed with every resource's watches) for "" or a prefix without one. */
+static char *prefix_resource(const char *prefix)
+{
+    const char *slash = strchr(prefix, '/');
+    return slash && slash > prefix ? strndup(prefix, (size_t)(slash - prefix)) : NULL;
+}
+
+static store_watch *watch_open(store *s, const char *prefix, int64_t after,
+                               store_watch_filter filter, void *arg, void (*notify)(void *),
+                               void *notify_arg, bool *expired)
 {
     *expired = false;
     store_watch *w = calloc(1, sizeof *w);
@@ -1220,34 +1391,86 @@ store_watch *store_watch_open_filtered(store *s, const char *prefix, int64_t aft
     w->s = s;
     w->prefix = strdup(prefix);
     w->prefix_len = strlen(prefix);
+    w->res = prefix_resource(prefix);
     w->filter = filter;
     w->filter_arg = arg;
-    if (!w->prefix) {
-        free(w);
-        return NULL;
-    }
+    w->notify = notify;
+    w->notify_arg = notify_arg;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w->cv, &ca);
     pthread_condattr_destroy(&ca);
+    if (!w->prefix || (w->prefix_len && strchr(prefix, '/') > prefix && !w->res)) {
+        watch_free_struct(w);
+        return NULL;
+    }
     pthread_mutex_lock(&s->mu);
     if (after < s->history_start) {
         pthread_mutex_unlock(&s->mu);
         *expired = true;
-        pthread_cond_destroy(&w->cv);
-        free(w->prefix);
-        free(w);
+        watch_free_struct(w);
         return NULL;
+    }
+    if (w->res) {
+        store_watch *head = strmap_get(s->watch_by_res, w->res);
+        if (strmap_put(s->watch_by_res, w->res, w, NULL) != 0) {
+            pthread_mutex_unlock(&s->mu);
+            watch_free_struct(w);
+            return NULL;
+        }
+        watch_link(s, w, head);
+    } else {
+        watch_link(s, w, s->watch_all);
+        s->watch_all = w;
     }
     w->next_seq = ring_seek(s, after);
     w->position = after;
-    w->next = s->watch_list;
-    if (w->next) w->next->prev_w = w;
-    s->watch_list = w;
     s->watchers++;
     pthread_mutex_unlock(&s->mu);
     return w;
+}
+
+store_watch *store_watch_open(store *s, const char *prefix, int64_t after, bool *expired)
+{
+    return watch_open(s, prefix, after, NULL, NULL, NULL, NULL, expired);
+}
+
+store_watch *store_watch_open_filtered(store *s, const char *prefix, int64_t after,
+                                       store_watch_filter filter, void *arg, bool *expired)
+{
+    return watch_open(s, prefix, after, filter, arg, NULL, NULL, expired);
+}
+
+store_watch *store_watch_open_notify(store *s, const char *prefix, int64_t after,
+                                     store_watch_filter filter, void *arg,
+                                     void (*notify)(void *arg), void *notify_arg, bool *expired)
+{
+    return watch_open(s, prefix, after, filter, arg, notify, notify_arg, expired);
+}
+
+/* The next event w takes, as far as the history goes (under s->mu): 1 with
+ * *ev set (references taken), 0 when it has read everything, -1 when it fell
+ * out of the history while events it takes were in what was dropped. */
+static int watch_take(store *s, store_watch *w, store_event *ev)
+{
+    if (w->next_seq < s->seq_first) {
+        if (!w->clean) return -1;
+        w->next_seq = s->seq_first; /* nothing it takes was dropped */
+    }
+    while (w->next_seq < s->seq_end) {
+        store_event *e = &s->ring[w->next_seq % s->ring_cap];
+        w->next_seq++;
+        w->position = e->rv;
+        if (!watch_takes(w, e)) continue;
+        *ev = *e;
+        store_obj_ref(ev->obj);
+        if (ev->prev) store_obj_ref(ev->prev);
+        return 1;
+    }
+    if (s->durable_rev > w->position) w->position = s->durable_rev;
+    w->clean = true; /* read to the end: what it misses from here wakes it */
+    return 0;
 }
 
 int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
@@ -1257,19 +1480,11 @@ int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
     bool timed_out = false;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        if (w->next_seq < s->seq_first) break; /* fell out of history */
-        while (w->next_seq < s->seq_end) {
-            store_event *e = &s->ring[w->next_seq % s->ring_cap];
-            w->next_seq++;
-            w->position = e->rv;
-            if (!watch_takes(w, e)) continue;
-            *ev = *e;
-            store_obj_ref(ev->obj);
-            if (ev->prev) store_obj_ref(ev->prev);
+        int rc = watch_take(s, w, ev);
+        if (rc != 0) {
             pthread_mutex_unlock(&s->mu);
-            return 1;
+            return rc;
         }
-        if (s->durable_rev > w->position) w->position = s->durable_rev;
         if (s->closing) break;
         if (timed_out) { /* (after passing what came meanwhile: position is current) */
             pthread_mutex_unlock(&s->mu);
@@ -1283,6 +1498,17 @@ int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
     }
     pthread_mutex_unlock(&s->mu);
     return -1;
+}
+
+int store_watch_poll(store_watch *w, store_event *ev)
+{
+    store *s = w->s;
+    pthread_mutex_lock(&s->mu);
+    int rc = watch_take(s, w, ev);
+    if (rc == 0 && s->closing) rc = -1;
+    w->armed = rc == 0 && w->notify;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 int64_t store_watch_position(store_watch *w)
@@ -1299,15 +1525,19 @@ void store_watch_close(store_watch *w)
     store *s = w->s;
     pthread_mutex_lock(&s->mu);
     s->watchers--;
-    if (w->prev_w)
+    if (w->prev_w) {
         w->prev_w->next = w->next;
-    else
-        s->watch_list = w->next;
+    } else if (w->res) {
+        if (w->next)
+            strmap_put(s->watch_by_res, w->next->res, w->next, NULL); /* (replaces: no alloc) */
+        else
+            strmap_del(s->watch_by_res, w->res);
+    } else {
+        s->watch_all = w->next;
+    }
     if (w->next) w->next->prev_w = w->prev_w;
     pthread_mutex_unlock(&s->mu);
-    pthread_cond_destroy(&w->cv);
-    free(w->prefix);
-    free(w);
+    watch_free_struct(w);
 }
 
 void store_watch_wake_all(store *s)

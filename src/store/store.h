@@ -201,6 +201,25 @@ typedef void (*store_txn_end_fn)(void *arg, int64_t rev, bool committed);
 int store_txn_on_end(store_txn *t, store_txn_end_fn fn, void *arg);
 /* Apply, release the lock, wait until durable. Returns 0, or -1 (nothing applied). */
 int store_commit(store_txn *t);
+
+/* Durability without waiting. While a thread has it on, its store_commit
+ * returns once the transaction is applied, without waiting for the disk,
+ * and store_deferred_rev() is the highest revision it committed since; the
+ * thread must see that revision durable (store_when_durable) before it tells
+ * anyone the write happened. For the HTTP layer: a request's connection is
+ * parked, holding no thread, until its writes are durable, and the writer
+ * thread resumes it. Turning it on or off resets store_deferred_rev to 0. */
+void store_defer_durability(bool on);
+int64_t store_deferred_rev(void);
+/* fn(arg, ok) once revision rev is durable (ok true) or the store closed
+ * without making it durable (ok false): on the writer's thread with no store
+ * lock held; fn must not block. 0 when rev is durable already (fn is not
+ * called), 1 when fn will be called, -1 when out of memory. */
+int store_when_durable(store *s, int64_t rev, void (*fn)(void *arg, bool ok), void *arg);
+/* Whether revision rev is durable; wait (blocking) until it is, or the store
+ * closes: 0, or -1 when it closed without making rev durable. */
+bool store_is_durable(store *s, int64_t rev);
+int store_wait_durable(store *s, int64_t rev);
 void store_abort(store_txn *t);
 
 /* Watches over keys with `prefix`, from revision `after` exclusive.
@@ -223,6 +242,16 @@ store_watch *store_watch_open_filtered(store *s, const char *prefix, int64_t aft
                                        store_watch_filter filter, void *arg, bool *expired);
 /* Next event: 1 got one, 0 timed out, -1 expired (fell out of history) or store closing. */
 int store_watch_next(store_watch *w, store_event *ev, int timeout_ms);
+/* A watch that never blocks a thread: store_watch_poll returns the next
+ * event at once (1), or 0 when there is none yet: the watch is then armed,
+ * and notify(notify_arg) is called once when an event it takes arrives (or
+ * the store closes, or store_watch_wake_all), for the owner to poll again.
+ * notify runs on the store's writer thread under the store's lock: it must
+ * be quick and call nothing of the store. -1: expired or closing. */
+store_watch *store_watch_open_notify(store *s, const char *prefix, int64_t after,
+                                     store_watch_filter filter, void *arg,
+                                     void (*notify)(void *arg), void *notify_arg, bool *expired);
+int store_watch_poll(store_watch *w, store_event *ev);
 int64_t store_watch_position(store_watch *w);
 void store_watch_close(store_watch *w);
 /* Wake every watcher (e.g. on shutdown): a store_watch_next waiting returns
