@@ -60,6 +60,7 @@ typedef struct options {
     const char *audit_policy_file;
     int sa_max_expiration_s; /* 0: no maximum */
     int simulated_nodes;
+    long max_watches; /* per user */
 } options;
 
 static void usage(FILE *out)
@@ -99,6 +100,9 @@ static void usage(FILE *out)
                  "                          default 24h, 0 for no maximum)\n"
                  "  --watch-history N       events kept for watch resumption, also across\n"
                  "                          restarts (default 25000)\n"
+                 "  --max-watches-per-user N open watches one user may hold (members of\n"
+                 "                          system:masters excepted; default 500); one more\n"
+                 "                          is refused with 429\n"
                  "  --resource-quota-sync-period DURATION\n"
                  "                          how often every quota is fully recounted\n"
                  "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
@@ -145,6 +149,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"scheduler", required_argument, NULL, 's'},
         {"simulated-nodes", required_argument, NULL, 'N'},
         {"watch-history", required_argument, NULL, 'w'},
+        {"max-watches-per-user", required_argument, NULL, 'W'},
         {"admission-control-config-file", required_argument, NULL, 'a'},
         {"audit-log-path", required_argument, NULL, 'A'},
         {"audit-policy-file", required_argument, NULL, 'P'},
@@ -154,6 +159,7 @@ static int parse_options(int argc, char **argv, options *o)
     };
     *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300, true, true, 25000};
     o->sa_max_expiration_s = TOKENREQ_DEFAULT_MAX_SECONDS;
+    o->max_watches = WATCH_DEFAULT_PER_USER;
     char err[512];
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -203,6 +209,15 @@ static int parse_options(int argc, char **argv, options *o)
             o->watch_history = strtol(optarg, &end, 10);
             if (*end || o->watch_history < 100 || o->watch_history > 10000000) {
                 fprintf(stderr, "allotd: --watch-history takes 100 to 10000000\n");
+                return -1;
+            }
+            break;
+        }
+        case 'W': {
+            char *end;
+            o->max_watches = strtol(optarg, &end, 10);
+            if (*end || o->max_watches < 1 || o->max_watches > 1000000) {
+                fprintf(stderr, "allotd: --max-watches-per-user takes 1 to 1000000\n");
                 return -1;
             }
             break;
@@ -621,7 +636,9 @@ int main(int argc, char **argv)
     }
     srv.m = metrics_new();
     srv.inflight = inflight_new(INFLIGHT_DEFAULT_LIMIT);
-    if (!srv.m || !srv.inflight || bootstrap_namespaces(srv.st) != 0 || bootstrap_priority_classes(srv.st) != 0)
+    srv.watches = inflight_new((unsigned)o.max_watches);
+    if (!srv.m || !srv.inflight || !srv.watches || bootstrap_namespaces(srv.st) != 0 ||
+        bootstrap_priority_classes(srv.st) != 0)
         goto out;
     if (authz_bootstrap(srv.st, err, sizeof err) != 0) {
         log_msg(LOG_ERROR, "cannot write the default RBAC roles", "\"error\":\"%s\"", err);
@@ -640,8 +657,8 @@ int main(int argc, char **argv)
     /* Every namespace gets upstream's ServiceAccount "default" and
      * ConfigMap kube-root-ca.crt (our CA), through quota like any client. */
     if (!(base = baseline_start(srv.st, ca, err, sizeof err))) {
-        log_msg(LOG_ERROR, "cannot start the namespace baseline controller",
-                "\"error\":\"%s\"", err);
+        log_msg(LOG_ERROR, "cannot start the namespace baseline controller", "\"error\":\"%s\"",
+                err);
         goto out;
     }
     snprintf(srv.address, sizeof srv.address, strchr(o.bind_address, ':') ? "[%s]:%d" : "%s:%d",
@@ -700,6 +717,7 @@ out:
     authz_cleanup();
     audit_log_close(srv.audit);
     inflight_free(srv.inflight);
+    inflight_free(srv.watches);
     audit_policy_free(srv.audit_policy);
     auth_free(srv.auth);
     satoken_key_free(sakey);

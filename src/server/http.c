@@ -1,31 +1,47 @@
-/* http.c - libmicrohttpd glue: TLS, request bodies, authentication, responses.
+/* http.c - libmicrohttpd glue: connections, TLS, request bodies,
+ * authentication, responses.
  *
- * One thread per connection: handlers block while their write becomes
- * durable (group commit) and watches block between events, so a thread per
- * connection keeps both simple. Bodies are accumulated up to upstream's 3 MiB
- * limit; past it the request is answered 413 without buffering the rest.
+ * A fixed pool of worker threads (http_workers(), the number of cores)
+ * serves every connection through epoll; a request runs on one worker from
+ * its headers to its response, and nothing blocks a worker for long:
+ *  - a write's response waits for its durability with its connection parked
+ *    (MHD_suspend_connection): the handler's store commits do not wait
+ *    (store_defer_durability), and the store's writer resumes the
+ *    connection once the write is on disk (store_when_durable);
+ *  - a watch with nothing to send parks its connection the same way, and is
+ *    resumed by the store when an event it takes arrives, by the timer
+ *    thread at its deadline or next bookmark, or when its client hangs up.
+ * So an idle keep-alive connection or an idle watch holds no thread. One
+ * more thread, "http-timer", keeps the time for parked connections and for
+ * connections that have not yet presented a request, and notices parked
+ * clients hanging up (epoll, EPOLLRDHUP); it sleeps until something is due.
  *
- * What one client can hold (issue 12: ~1,030 idle TCP connections used to
- * lock every client out for the 300 s idle timeout):
- *  - connections are polled with poll(2), never select(2): select cannot
- *    watch a descriptor above 1023, and libmicrohttpd refused every
- *    connection past it;
- *  - HTTP_MAX_PER_IP connections per client address (more are accepted and
- *    closed at once, so the listen queue never fills), and a global limit as
- *    large as the descriptor limit allows (HTTP_MAX_CONNECTIONS);
- *  - a connection must finish its TLS handshake and the headers of its first
- *    request within HTTP_HEADER_TIMEOUT_S of being accepted, however slowly
- *    it trickles bytes (libmicrohttpd's own timeout is an idle timeout that
- *    each byte resets; upstream's ReadHeaderTimeout is absolute too). The
- *    guard thread below shuts such connections down; after its first request
- *    a connection is governed by the idle timeout (HTTP_IDLE_TIMEOUT_S),
- *    longer than clients' keep-alive pools (client-go: 90 s) so a client never
- *    races the server closing an idle connection.
+ * Parking (struct waker, one per connection): a connection is parked only
+ * by its own worker, under the waker's lock, and resumed under the same
+ * lock by whoever wakes it, so a resume always finds it suspended; a wake
+ * that comes before the park makes the park return at once.
+ *
+ * What one client can hold (issues 12 and 26):
+ *  - connections are polled with epoll, never select(2) (which cannot watch
+ *    a descriptor above 1023);
+ *  - a connection that has not yet presented a request (TLS handshake and
+ *    headers) must do so within HTTP_HEADER_TIMEOUT_S of its accept, however
+ *    slowly it trickles bytes; at most HTTP_MAX_PER_IP such connections per
+ *    client address and HTTP_MAX_WAITING in all, and over either bound the
+ *    OLDEST waiting connection is shut down, never the new one
+ *    (server/conntrack.h): idle connections from an address cannot lock out
+ *    the next real client from it;
+ *  - after its first request a connection is governed by the idle timeout
+ *    (HTTP_IDLE_TIMEOUT_S), longer than clients' keep-alive pools (client-go:
+ *    90 s) so a client never races the server closing an idle connection;
+ *  - bodies are accumulated up to upstream's 3 MiB limit; past it the
+ *    request is answered 413 without buffering the rest.
  */
 #include "server/http.h"
 #include "server/authz.h"
 
 #include "core/urlpath.h"
+#include "server/conntrack.h"
 #include "server/inflight.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -34,39 +50,72 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
-/* One accepted connection until it has sent the headers of a request; it
- * then stays with the connection to remember its client certificate's
- * verdict (the certificate cannot change on a connection, so it is verified
- * once, on the first request). */
-typedef struct conn_guard {
+/* Connections that have not yet presented a request, in all. */
+#define HTTP_MAX_WAITING 4096
+/* A connection that has streamed a response (a watch) is closed when it
+ * makes no progress for this long: a client that stops reading is let go
+ * as upstream lets go of a watcher that cannot keep up, and this stays
+ * longer than clients' keep-alive pools after the stream ends. */
+#define HTTP_STREAM_TIMEOUT_S 120
+
+/* One per connection (its socket context), from accept to close. */
+struct waker {
+    atomic_int refs; /* the connection's, a stream's, a durability wait's */
+    http_server *h;
+    pthread_mutex_t mu;       /* c, parked, pending */
+    struct MHD_Connection *c; /* NULL once the connection closed */
+    bool parked, pending;
+    atomic_bool hup; /* the client hung up (seen while parked) */
     int fd;
-    double t0;
-    bool active; /* headers of a request received: no longer the guard's */
-    bool shut;
-    struct conn_guard *prev, *next;
-    bool cert_known; /* cert below is decided (only this connection's thread touches it) */
+    char addr[INET6_ADDRSTRLEN];
+    /* Under h->mu: */
+    ct_entry ct;               /* waiting for its first request (conntrack) */
+    bool hup_watched;          /* registered with the timer's epoll */
+    struct waker *prev, *next; /* every connection */
+    /* Under h->tmu: the timer heap. */
+    int64_t due_ms;
+    size_t heap_i; /* position + 1 in h->heap, 0 when not in it */
+    /* Only this connection's worker touches these: */
+    bool cert_known; /* cert below is decided */
     auth_cert_result cert;
     auth_ident *cert_user; /* when cert == AUTH_CERT_OK */
-} conn_guard;
+    bool timeout_set;      /* HTTP_STREAM_TIMEOUT_S applies */
+};
 
 struct http_server {
     server *srv;
     struct MHD_Daemon *d;
-    pthread_mutex_t mu; /* guards, stop */
-    pthread_cond_t wake;
-    conn_guard head; /* circular list of connections not yet active */
-    bool stop, guard_started;
-    pthread_t guard;
+    pthread_mutex_t mu; /* conns, waiting, all, retired, hup registrations */
+    conntrack *waiting;
+    waker all;       /* circular list of every connection */
+    waker **retired; /* hang-up registrations ended, released by the timer thread */
+    size_t nretired, retired_cap;
+    atomic_bool stopping;
+    atomic_int nparked;
+    /* The timer thread. */
+    pthread_t timer;
+    bool timer_started, stop;
+    int epfd, evfd;
+    pthread_mutex_t tmu; /* heap, sleep_until */
+    waker **heap;        /* min-heap by due_ms */
+    size_t nheap, heap_cap;
+    int64_t sleep_until; /* the timer thread sleeps until this (INT64_MAX: no deadline) */
 };
 
 /* One per request, made by on_uri before libmicrohttpd decodes anything. */
@@ -78,25 +127,195 @@ typedef struct conn_state {
     bool too_large;
     double t0;
     auth_ident ident; /* the request's user when it is made per request (rq.user points here) */
+    /* Answered, its response parked until its writes are durable: */
+    bool answered;
+    int64_t rev;
+    req rq;
+    resp rs;
 } conn_state;
+
+unsigned http_workers(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+/* ---- wakers ---- */
+
+void waker_hold(waker *w)
+{
+    atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
+}
+
+void waker_release(waker *w)
+{
+    if (!w || atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) != 1) return;
+    pthread_mutex_destroy(&w->mu);
+    free(w->cert_user);
+    free(w);
+}
+
+static void timer_kick(http_server *h)
+{
+    uint64_t one = 1;
+    if (write(h->evfd, &one, sizeof one) < 0 && errno != EAGAIN)
+        log_msg(LOG_ERROR, "cannot wake the http timer thread", NULL);
+}
+
+void waker_wake(waker *w)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->parked) {
+        w->parked = false;
+        atomic_fetch_sub(&w->h->nparked, 1);
+        MHD_resume_connection(w->c);
+    } else {
+        w->pending = true;
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+bool waker_hung_up(waker *w)
+{
+    return atomic_load(&w->hup);
+}
+
+/* Park w's connection (called by its worker, inside a libmicrohttpd
+ * callback): true when parked; false when a wake came first (consumed) or
+ * the server is stopping, and the caller must look again at once. */
+static bool waker_park(waker *w)
+{
+    pthread_mutex_lock(&w->mu);
+    bool park = !w->pending && !atomic_load(&w->h->stopping) && w->c;
+    w->pending = false;
+    if (park) {
+        w->parked = true;
+        atomic_fetch_add(&w->h->nparked, 1);
+        MHD_suspend_connection(w->c);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return park;
+}
+
+/* The timer heap (under h->tmu), ordered by due_ms. */
+static void heap_place(http_server *h, size_t i, waker *w)
+{
+    h->heap[i] = w;
+    w->heap_i = i + 1;
+}
+
+static void heap_up(http_server *h, size_t i)
+{
+    waker *w = h->heap[i];
+    while (i > 0 && h->heap[(i - 1) / 2]->due_ms > w->due_ms) {
+        heap_place(h, i, h->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_place(h, i, w);
+}
+
+static void heap_down(http_server *h, size_t i)
+{
+    waker *w = h->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->nheap) break;
+        if (c + 1 < h->nheap && h->heap[c + 1]->due_ms < h->heap[c]->due_ms) c++;
+        if (h->heap[c]->due_ms >= w->due_ms) break;
+        heap_place(h, i, h->heap[c]);
+        i = c;
+    }
+    heap_place(h, i, w);
+}
+
+static void heap_remove(http_server *h, waker *w)
+{
+    if (!w->heap_i) return;
+    size_t i = w->heap_i - 1;
+    w->heap_i = 0;
+    waker *last = h->heap[--h->nheap];
+    if (i == h->nheap) return;
+    h->heap[i] = last;
+    last->heap_i = i + 1;
+    heap_up(h, i);
+    heap_down(h, last->heap_i - 1);
+}
+
+void waker_set_timer(waker *w, int64_t at_ms)
+{
+    http_server *h = w->h;
+    bool kick = false;
+    pthread_mutex_lock(&h->tmu);
+    heap_remove(h, w);
+    if (at_ms > 0) {
+        if (h->nheap == h->heap_cap) {
+            size_t nc = h->heap_cap ? h->heap_cap * 2 : 64;
+            waker **nv = realloc(h->heap, nc * sizeof *nv);
+            if (nv) {
+                h->heap = nv;
+                h->heap_cap = nc;
+            }
+        }
+        if (h->nheap < h->heap_cap) {
+            w->due_ms = at_ms;
+            h->heap[h->nheap++] = w;
+            heap_up(h, h->nheap - 1);
+            kick = at_ms < h->sleep_until;
+        }
+    }
+    pthread_mutex_unlock(&h->tmu);
+    if (kick) timer_kick(h);
+}
+
+/* Watch a parked stream's client for hanging up (its first park). */
+static void watch_hangup(waker *w)
+{
+    http_server *h = w->h;
+    pthread_mutex_lock(&h->mu);
+    if (!w->hup_watched && w->c) {
+        struct epoll_event ev = {.events = EPOLLRDHUP | EPOLLET, .data.ptr = w};
+        if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, w->fd, &ev) == 0) {
+            waker_hold(w); /* the registration's, released by the timer thread */
+            w->hup_watched = true;
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+}
 
 static const char *query(const req *r, const char *name)
 {
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* A streamed response and the connection it streams on. */
+typedef struct sstream {
+    stream st;
+    waker *w; /* a reference */
+} sstream;
+
+/* libmicrohttpd's content reader: what the stream has, else park until the
+ * stream's waker says it may have more (returning 0 with the connection
+ * suspended, as libmicrohttpd asks). */
 static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
 {
-    stream *st = cls;
-    long n = st->read(st->ctx, buf, max);
-    return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+    sstream *ss = cls;
+    for (;;) {
+        long n = ss->st.read(ss->st.ctx, buf, max);
+        if (n < 0) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (n > 0) return (ssize_t)n;
+        if (atomic_load(&ss->w->h->stopping)) return MHD_CONTENT_READER_END_OF_STREAM;
+        watch_hangup(ss->w);
+        if (waker_park(ss->w)) return 0;
+    }
 }
 
 static void stream_free_cb(void *cls)
 {
-    stream *st = cls;
-    st->free(st->ctx);
-    free(st);
+    sstream *ss = cls;
+    ss->st.free(ss->st.ctx);
+    waker_set_timer(ss->w, 0);
+    waker_release(ss->w);
+    free(ss);
 }
 
 /* One `Warning: 299 - "<text>"` header per text, quoted as upstream's
@@ -126,21 +345,28 @@ static void add_warnings(struct MHD_Response *r, const json_t *warnings)
     }
 }
 
-static enum MHD_Result send_resp(struct MHD_Connection *c, resp *rs)
+static enum MHD_Result send_resp(struct MHD_Connection *c, waker *w, resp *rs)
 {
     struct MHD_Response *r;
     if (rs->st.read) {
-        stream *st = malloc(sizeof *st);
-        if (!st) {
+        sstream *ss = malloc(sizeof *ss);
+        if (!ss) {
             rs->st.free(rs->st.ctx);
             return MHD_NO;
         }
-        *st = rs->st;
-        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_cb, st,
+        ss->st = rs->st;
+        ss->w = w;
+        waker_hold(w);
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_cb, ss,
                                               stream_free_cb);
         if (!r) {
-            stream_free_cb(st);
+            stream_free_cb(ss);
             return MHD_NO;
+        }
+        if (!w->timeout_set) {
+            MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+                                      (unsigned)HTTP_STREAM_TIMEOUT_S);
+            w->timeout_set = true;
         }
     } else if (rs->fixed) {
         r = MHD_create_response_from_buffer(rs->fixed_len, (void *)rs->fixed,
@@ -211,14 +437,14 @@ static bool is_health(const char *url)
            !strncmp(url, "/readyz/", 8);
 }
 
-/* The client certificate's verdict: computed once per connection when the
- * connection has its guard, else for this request (into scratch). */
+/* The client certificate's verdict: computed once per connection (kept
+ * with its waker), else for this request (into scratch). */
 static auth_cert_result client_cert(const auth_t *a, struct MHD_Connection *c, auth_ident *scratch,
                                     const auth_user **user)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    conn_guard *g = ci ? ci->socket_context : NULL;
+    waker *g = ci ? ci->socket_context : NULL;
     if (g && g->cert_known) {
         if (g->cert == AUTH_CERT_OK) *user = &g->cert_user->user;
         return g->cert;
@@ -294,8 +520,8 @@ static void serve_ui(req *rq, resp *rs)
 
 /* Routing sees only cs->path, the raw path: libmicrohttpd's decoded url
  * would let "%00" and "%2f" change which object a request names. */
-static void handle(http_server *h, struct MHD_Connection *c, const char *method, conn_state *cs,
-                   resp *rs, req *rq, auth_ident *ident)
+static void handle(http_server *h, struct MHD_Connection *c, waker *w, const char *method,
+                   conn_state *cs, resp *rs, req *rq, auth_ident *ident)
 {
     server *srv = h->srv;
     const char *url = cs->path;
@@ -306,9 +532,7 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *method,
     rq->conn = c;
     rq->verb = method;
     snprintf(rq->resource, sizeof rq->resource, "%s", "");
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    rq->fd = ci ? ci->connect_fd : -1;
+    rq->waker = w;
     rs->code = 200;
 
     if (is_health(url)) {
@@ -390,17 +614,31 @@ static void log_request(const req *rq, const conn_state *cs, int code, double se
                 code, secs);
 }
 
-/* ---- the header deadline: a thread that shuts down connections too slow
- * to present a request. The socket is shut down (not closed) under h->mu,
- * and libmicrohttpd notifies CLOSED (which takes h->mu) before it closes the
- * descriptor, so the descriptor shut down is never one reused since. ---- */
+/* ---- connections ---- */
 
-static void guard_unlink(conn_guard *g)
+static waker *waker_of_entry(ct_entry *e)
 {
-    if (!g->prev) return;
-    g->prev->next = g->next;
-    g->next->prev = g->prev;
-    g->prev = g->next = NULL;
+    return (waker *)((char *)e - offsetof(waker, ct));
+}
+
+/* Shut down a connection that must give way (under h->mu: libmicrohttpd
+ * notifies CLOSED, which takes h->mu, before it closes the descriptor, so
+ * the descriptor shut down is never one reused since). */
+static void give_way(ct_entry *e)
+{
+    shutdown(waker_of_entry(e)->fd, SHUT_RDWR);
+}
+
+static void client_addr(struct MHD_Connection *c, char *buf, size_t n)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    snprintf(buf, n, "?");
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)n);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)n);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -410,60 +648,152 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        conn_guard *g = calloc(1, sizeof *g);
-        if (!g || !ci) {
-            free(g);
-            return; /* unguarded: the idle timeout still applies */
+        waker *w = calloc(1, sizeof *w);
+        if (!w || !ci) {
+            free(w);
+            return; /* no waker: its requests are refused (on_request) */
         }
-        g->fd = ci->connect_fd;
-        g->t0 = clock_mono_s();
+        atomic_init(&w->refs, 1);
+        w->h = h;
+        w->c = c;
+        w->fd = ci->connect_fd;
+        pthread_mutex_init(&w->mu, NULL);
+        client_addr(c, w->addr, sizeof w->addr);
         pthread_mutex_lock(&h->mu);
-        g->next = &h->head;
-        g->prev = h->head.prev;
-        h->head.prev->next = g;
-        h->head.prev = g;
+        w->next = &h->all;
+        w->prev = h->all.prev;
+        h->all.prev->next = w;
+        h->all.prev = w;
+        bool was_empty = conntrack_waiting(h->waiting) == 0;
+        ct_entry *out = conntrack_add(h->waiting, &w->ct, w->addr, clock_mono_s());
+        if (out) give_way(out);
         pthread_mutex_unlock(&h->mu);
-        *socket_context = g;
+        if (was_empty) timer_kick(h); /* a deadline earlier than the timer's sleep */
+        *socket_context = w;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
-        conn_guard *g = *socket_context;
+        waker *w = *socket_context;
+        pthread_mutex_lock(&w->mu);
+        w->c = NULL; /* wakes from now on do nothing */
+        pthread_mutex_unlock(&w->mu);
         pthread_mutex_lock(&h->mu);
-        guard_unlink(g);
+        conntrack_remove(h->waiting, &w->ct);
+        w->prev->next = w->next;
+        w->next->prev = w->prev;
+        bool retire = w->hup_watched;
+        if (retire) {
+            /* (the descriptor is still open: it is closed after this) */
+            epoll_ctl(h->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+            w->hup_watched = false;
+            if (h->nretired == h->retired_cap) {
+                size_t nc = h->retired_cap ? h->retired_cap * 2 : 64;
+                waker **nv = realloc(h->retired, nc * sizeof *nv);
+                if (nv) {
+                    h->retired = nv;
+                    h->retired_cap = nc;
+                }
+            }
+            /* The timer thread may hold w from its last epoll_wait: it
+             * drops the registration's reference before its next one.
+             * (Out of memory: the reference leaks rather than dangles.) */
+            if (h->nretired < h->retired_cap) h->retired[h->nretired++] = w;
+        }
         pthread_mutex_unlock(&h->mu);
-        free(g->cert_user);
-        free(g);
+        waker_set_timer(w, 0);
         *socket_context = NULL;
+        waker_release(w);
     }
 }
 
-/* The headers of a request arrived: the connection is no longer the guard's. */
-static void guard_release(http_server *h, struct MHD_Connection *c)
+/* The headers of a request arrived: no longer waiting (conntrack). */
+static void guard_release(http_server *h, waker *w)
 {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    conn_guard *g = ci ? ci->socket_context : NULL;
-    if (!g || g->active) return; /* active is only ever set by this connection's thread */
+    if (!w || !w->ct.listed) return; /* (only this connection's worker changes listed to true) */
     pthread_mutex_lock(&h->mu);
-    g->active = true;
-    guard_unlink(g);
+    conntrack_remove(h->waiting, &w->ct);
     pthread_mutex_unlock(&h->mu);
 }
 
-static void *guard_main(void *arg)
+/* ---- the timer thread: deadlines of waiting connections, parked streams'
+ * timers, parked clients hanging up ---- */
+
+static int64_t timer_wait_ms(http_server *h, int64_t now)
+{
+    int64_t until = INT64_MAX;
+    double at;
+    pthread_mutex_lock(&h->mu);
+    if (conntrack_next_deadline(h->waiting, &at)) until = (int64_t)(at * 1000) + 1;
+    pthread_mutex_unlock(&h->mu);
+    pthread_mutex_lock(&h->tmu);
+    if (h->nheap && h->heap[0]->due_ms < until) until = h->heap[0]->due_ms;
+    h->sleep_until = until;
+    pthread_mutex_unlock(&h->tmu);
+    if (until == INT64_MAX) return -1;
+    return until <= now ? 0 : until - now > 3600000 ? 3600000 : until - now;
+}
+
+static void *timer_main(void *arg)
 {
     http_server *h = arg;
-    pthread_mutex_lock(&h->mu);
-    while (!h->stop) {
-        struct timespec ts = clock_deadline(CLOCK_MONOTONIC, 250);
-        pthread_cond_timedwait(&h->wake, &h->mu, &ts);
-        double cutoff = clock_mono_s() - HTTP_HEADER_TIMEOUT_S;
-        /* oldest first: stop at the first connection still within its time */
-        for (conn_guard *g = h->head.next; g != &h->head && g->t0 < cutoff; g = g->next) {
-            if (g->shut) continue;
-            g->shut = true;
-            shutdown(g->fd, SHUT_RDWR);
+    pthread_setname_np(pthread_self(), "http-timer");
+    struct epoll_event evs[64];
+    waker **due = NULL;
+    size_t due_cap = 0;
+    for (;;) {
+        /* Registrations that ended before this wait cannot be in it. */
+        pthread_mutex_lock(&h->mu);
+        bool stop = h->stop;
+        size_t nret = h->nretired;
+        waker **ret = h->retired;
+        h->retired = NULL;
+        h->nretired = h->retired_cap = 0;
+        pthread_mutex_unlock(&h->mu);
+        for (size_t i = 0; i < nret; i++)
+            waker_release(ret[i]);
+        free(ret);
+        if (stop) break;
+
+        int n = epoll_wait(h->epfd, evs, 64, (int)timer_wait_ms(h, clock_mono_ms()));
+        for (int i = 0; i < n; i++) {
+            waker *w = evs[i].data.ptr;
+            if (!w) { /* the kick */
+                uint64_t v;
+                if (read(h->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+                    log_msg(LOG_ERROR, "cannot read the http timer's eventfd", NULL);
+                continue;
+            }
+            atomic_store(&w->hup, true);
+            waker_wake(w);
+        }
+        /* Waiting connections past their deadline give way. */
+        double now_s = clock_mono_s();
+        pthread_mutex_lock(&h->mu);
+        for (ct_entry *e; (e = conntrack_expired(h->waiting, now_s));)
+            give_way(e);
+        pthread_mutex_unlock(&h->mu);
+        /* Parked streams whose time came. */
+        int64_t now = clock_mono_ms();
+        size_t ndue = 0;
+        pthread_mutex_lock(&h->tmu);
+        while (h->nheap && h->heap[0]->due_ms <= now) {
+            waker *w = h->heap[0];
+            heap_remove(h, w);
+            if (ndue == due_cap) {
+                size_t nc = due_cap ? due_cap * 2 : 64;
+                waker **nv = realloc(due, nc * sizeof *nv);
+                if (!nv) break; /* (the rest wait for the next round) */
+                due = nv;
+                due_cap = nc;
+            }
+            waker_hold(w);
+            due[ndue++] = w;
+        }
+        pthread_mutex_unlock(&h->tmu);
+        for (size_t i = 0; i < ndue; i++) {
+            waker_wake(due[i]);
+            waker_release(due[i]);
         }
     }
-    pthread_mutex_unlock(&h->mu);
+    free(due);
     return NULL;
 }
 
@@ -477,9 +807,20 @@ static void audit_request(const server *srv, struct MHD_Connection *c, const con
     char verb[16], ip[64] = "";
     const rbac_attrs *z = &rq->authz;
     const auth_user *u = rq->user;
-    audit_attrs a = {u ? u->name : "system:anonymous", u ? u->uid : "",
-                     u ? (const char *const *)u->groups : anon_groups, u ? u->ngroups : 1,
-                     NULL, false, "", "", "", "", "", "", cs->uri, ip,
+    audit_attrs a = {u ? u->name : "system:anonymous",
+                     u ? u->uid : "",
+                     u ? (const char *const *)u->groups : anon_groups,
+                     u ? u->ngroups : 1,
+                     NULL,
+                     false,
+                     "",
+                     "",
+                     "",
+                     "",
+                     "",
+                     "",
+                     cs->uri,
+                     ip,
                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT)};
     if (rq->authz_set) {
         a.verb = z->verb;
@@ -523,16 +864,47 @@ static void audit_request(const server *srv, struct MHD_Connection *c, const con
     json_decref(body);
 }
 
+/* The store's writer: the revision a parked response waits for is durable. */
+static void on_durable(void *arg, bool ok)
+{
+    waker *w = arg;
+    waker_wake(w);
+    waker_release(w);
+}
+
+/* Send an answered request's response, and account for it. */
+static enum MHD_Result finish(http_server *h, struct MHD_Connection *c, waker *w,
+                              const char *method, conn_state *cs)
+{
+    req *rq = &cs->rq;
+    resp *rs = &cs->rs;
+    /* (a watch gives its seat back once it streams: long-running requests
+     * hold none, as upstream) */
+    if (rq->seated) inflight_leave(h->srv->inflight, rq->user->name);
+    rq->seated = false;
+    enum MHD_Result ret = send_resp(c, w, rs);
+    double secs = clock_mono_s() - cs->t0;
+    metrics_request(h->srv->m, rq->verb, rq->resource, rs->code, secs);
+    log_request(rq, cs, rs->code, secs);
+    if (h->srv->audit) audit_request(h->srv, c, cs, method, rq, rs);
+    resp_clear(rs);
+    memset(rs, 0, sizeof *rs);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
     http_server *h = cls;
     conn_state *cs = *con_cls;
-    if (!cs) return MHD_NO;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    waker *w = ci ? ci->socket_context : NULL;
+    if (!cs || !w) return MHD_NO;
     if (!cs->started) {
         cs->started = true;
-        guard_release(h, c);
+        guard_release(h, w);
         return MHD_YES;
     }
     if (*upload_size) {
@@ -543,19 +915,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
-    resp rs = {0};
-    req rq = {0};
-    handle(h, c, method, cs, &rs, &rq, &cs->ident);
-    /* (a watch gives its seat back once it streams: long-running requests
-     * hold none, as upstream) */
-    if (rq.seated) inflight_leave(h->srv->inflight, rq.user->name);
-    enum MHD_Result ret = send_resp(c, &rs);
-    double secs = clock_mono_s() - cs->t0;
-    metrics_request(h->srv->m, rq.verb, rq.resource, rs.code, secs);
-    log_request(&rq, cs, rs.code, secs);
-    if (h->srv->audit) audit_request(h->srv, c, cs, method, &rq, &rs);
-    resp_clear(&rs);
-    return ret;
+    store *st = h->srv->st;
+    if (!cs->answered) {
+        /* The handler's commits do not wait for the disk: the response
+         * does, parked, and the store's writer resumes it. */
+        store_defer_durability(true);
+        handle(h, c, w, method, cs, &cs->rs, &cs->rq, &cs->ident);
+        cs->rev = store_deferred_rev();
+        store_defer_durability(false);
+        cs->answered = true;
+        if (cs->rev) {
+            waker_hold(w); /* on_durable's */
+            int r = store_when_durable(st, cs->rev, on_durable, w);
+            if (r != 1) waker_release(w);
+            if (r < 0) store_wait_durable(st, cs->rev); /* (out of memory) */
+        }
+    }
+    while (cs->rev && !store_is_durable(st, cs->rev)) {
+        if (atomic_load(&h->stopping)) {
+            store_wait_durable(st, cs->rev);
+            break;
+        }
+        if (waker_park(w)) return MHD_YES; /* on_durable resumes it: here again */
+    }
+    return finish(h, c, w, method, cs);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -563,6 +946,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
     conn_state *cs = *con_cls;
     if (!cs) return;
+    if (cs->rq.seated) inflight_leave(((http_server *)cls)->srv->inflight, cs->rq.user->name);
+    resp_clear(&cs->rs);
+    if (cs->rs.st.read) cs->rs.st.free(cs->rs.st.ctx); /* (answered, never sent) */
     dbuf_free(&cs->body);
     free(cs->path);
     free(cs->uri);
@@ -611,23 +997,32 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
         return NULL;
     }
     h->srv = srv;
-    h->head.next = h->head.prev = &h->head;
+    h->all.next = h->all.prev = &h->all;
+    h->epfd = h->evfd = -1;
+    h->sleep_until = INT64_MAX;
     pthread_mutex_init(&h->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&h->wake, &ca);
-    pthread_condattr_destroy(&ca);
-    if (pthread_create(&h->guard, NULL, guard_main, h) != 0) {
+    pthread_mutex_init(&h->tmu, NULL);
+    h->waiting = conntrack_new(HTTP_MAX_PER_IP, HTTP_MAX_WAITING, HTTP_HEADER_TIMEOUT_S);
+    h->epfd = epoll_create1(EPOLL_CLOEXEC);
+    h->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    struct epoll_event kick = {.events = EPOLLIN, .data.ptr = NULL};
+    if (!h->waiting || h->epfd < 0 || h->evfd < 0 ||
+        epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->evfd, &kick) != 0) {
         freeaddrinfo(ai);
-        snprintf(err, errlen, "cannot start the connection guard thread");
+        snprintf(err, errlen, "cannot set up the connection timers");
         http_stop(h);
         return NULL;
     }
-    h->guard_started = true;
-    /* poll(2), not select(2): see the top of this file. */
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_TLS |
-                     MHD_USE_ERROR_LOG;
+    if (pthread_create(&h->timer, NULL, timer_main, h) != 0) {
+        freeaddrinfo(ai);
+        snprintf(err, errlen, "cannot start the http timer thread");
+        http_stop(h);
+        return NULL;
+    }
+    h->timer_started = true;
+    /* epoll, never select(2): see the top of this file. */
+    unsigned flags =
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TLS | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
     /* With a trust PEM libmicrohttpd asks clients for a certificate
      * (GNUTLS_CERT_REQUEST: optional, not verified in the handshake); the
@@ -640,7 +1035,7 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
         MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_TRUST, trust,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_CONNECTION_LIMIT,
-        http_connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP,
+        http_connection_limit(), MHD_OPTION_THREAD_POOL_SIZE, http_workers(),
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) {
@@ -654,15 +1049,46 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
 void http_stop(http_server *h)
 {
     if (!h) return;
-    if (h->d) MHD_stop_daemon(h->d); /* every connection CLOSED: the guard list is empty */
-    if (h->guard_started) {
+    if (h->d) {
+        /* Every connection is woken; from now on none parks: a watch ends
+         * its stream, a response waiting for its durability waits on its
+         * worker. libmicrohttpd refuses to stop with a connection parked. */
+        atomic_store(&h->stopping, true);
+        pthread_mutex_lock(&h->mu);
+        size_t n = 0, cap = 16;
+        waker **v = malloc(cap * sizeof *v);
+        for (waker *w = h->all.next; v && w != &h->all; w = w->next) {
+            if (n == cap) {
+                waker **nv = realloc(v, (cap *= 2) * sizeof *v);
+                if (!nv) break;
+                v = nv;
+            }
+            waker_hold(w);
+            v[n++] = w;
+        }
+        pthread_mutex_unlock(&h->mu);
+        for (size_t i = 0; i < n; i++) {
+            waker_wake(v[i]);
+            waker_release(v[i]);
+        }
+        free(v);
+        for (int i = 0; i < 500 && atomic_load(&h->nparked) > 0; i++)
+            nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
+        MHD_stop_daemon(h->d); /* every connection CLOSED */
+    }
+    if (h->timer_started) {
         pthread_mutex_lock(&h->mu);
         h->stop = true;
-        pthread_cond_signal(&h->wake);
         pthread_mutex_unlock(&h->mu);
-        pthread_join(h->guard, NULL);
+        timer_kick(h);
+        pthread_join(h->timer, NULL); /* (it releases what was retired) */
     }
-    pthread_cond_destroy(&h->wake);
+    if (h->epfd >= 0) close(h->epfd);
+    if (h->evfd >= 0) close(h->evfd);
+    conntrack_free(h->waiting);
+    free(h->heap);
+    free(h->retired);
+    pthread_mutex_destroy(&h->tmu);
     pthread_mutex_destroy(&h->mu);
     free(h);
 }

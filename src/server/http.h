@@ -7,7 +7,8 @@
 
 typedef struct http_server http_server;
 
-/* Connections one client address may hold open; more are closed at once. */
+/* Connections one client address may hold that have not yet presented a
+ * request; a new one past it makes the oldest give way (server/conntrack.h). */
 #define HTTP_MAX_PER_IP 256
 /* Connections in all, at most; fewer when the descriptor limit is lower
  * (http_connection_limit). allotd raises its soft descriptor limit to the
@@ -23,11 +24,15 @@ typedef struct http_server http_server;
  * the descriptor limit less a reserve when that is lower. */
 unsigned http_connection_limit(void);
 
+/* The worker threads that serve every connection: the number of cores. */
+unsigned http_workers(void);
+
 /* Listen on bind_addr:port with the given PEM certificate and key; the
  * strings must outlive the server. NULL on error with err filled. */
 http_server *http_start(server *srv, const char *bind_addr, int port, const char *cert_pem,
                         const char *key_pem, char *err, size_t errlen);
-/* Stop accepting, close connections and join their threads. */
+/* Stop: end every stream, answer what waits for durability, close every
+ * connection and join the threads. */
 void http_stop(http_server *h);
 
 #endif

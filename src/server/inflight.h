@@ -21,6 +21,8 @@
 #include <stddef.h>
 
 #define INFLIGHT_DEFAULT_LIMIT 64
+/* Open watches per user (allotd --max-watches-per-user), counted the same way. */
+#define WATCH_DEFAULT_PER_USER 500
 
 typedef struct inflight inflight;
 

@@ -24,8 +24,9 @@ typedef struct server {
     store *st;
     auth_t *auth;
     metrics *m;
-    audit_log *audit;             /* NULL: no audit log */
-    struct inflight *inflight;    /* per-user requests in flight (server/inflight.h) */
+    audit_log *audit;          /* NULL: no audit log */
+    struct inflight *inflight; /* per-user requests in flight (server/inflight.h) */
+    struct inflight *watches;  /* per-user open watches (the same counter) */
     audit_policy *audit_policy;
     char address[300]; /* host:port clients reach us at (discovery) */
     volatile int stopping;
@@ -45,14 +46,14 @@ typedef struct req {
     const auth_user *user;
     /* Query parameters, URL-decoded, by name (NULL when absent). */
     const char *(*query)(const struct req *r, const char *name);
-    void *conn; /* opaque for query() */
-    int fd;     /* the client socket, to notice a hang-up during a long watch */
+    void *conn;          /* opaque for query() */
+    struct waker *waker; /* the connection's, for a streamed response (below) */
     /* Filled by the handler for metrics. */
     const char *verb;
     char resource[128];
     /* Filled by authorization, for the audit log: what was asked, and the
      * decision ("allow"/"forbid", NULL when none was taken) and its reason. */
-    rbac_attrs authz; /* its strings point into the kind table, rq, or authz_str */
+    rbac_attrs authz;       /* its strings point into the kind table, rq, or authz_str */
     char authz_str[3][256]; /* namespace, name, subresource (the route's are gone by then) */
     bool authz_set;
     const char *decision;
@@ -60,8 +61,27 @@ typedef struct req {
     bool seated; /* holds a seat in srv->inflight (http.c) */
 } req;
 
+/* A connection's waker (http.c): what a streamed response that has nothing
+ * to send yet arranges to be called when it may have, so its connection is
+ * parked meanwhile instead of holding a thread. Reference counted: a stream
+ * that keeps one beyond its request holds it (waker_hold / waker_release). */
+typedef struct waker waker;
+void waker_hold(waker *w);
+void waker_release(waker *w);
+/* Resume the parked connection (or, when it is not parked yet, make its
+ * next park return at once). Any thread; takes only the waker's own lock
+ * and libmicrohttpd's, so it may be called under other locks. */
+void waker_wake(waker *w);
+/* Wake w at monotonic time at_ms (clock_mono_ms), replacing the time set
+ * before; 0 for none. */
+void waker_set_timer(waker *w, int64_t at_ms);
+/* The client has gone away (hung up): nothing it is sent will arrive. */
+bool waker_hung_up(waker *w);
+
 /* A streamed body (watch): called until it returns -1 (end). It writes up to
- * `max` bytes into buf and returns how many; it may block for a bounded time. */
+ * `max` bytes into buf and returns how many, or 0 when it has nothing yet:
+ * then it must have arranged a waker_wake (a store notify, a timer) for when
+ * it may have; it never blocks. */
 typedef struct stream {
     long (*read)(void *ctx, char *buf, size_t max);
     void (*free)(void *ctx);

@@ -7,8 +7,14 @@
  * previous value, so an object that stops matching is seen as DELETED and one
  * that starts matching as ADDED, as upstream's watch cache does.
  *
- * The reader blocks for at most one second at a time, so it notices server
- * shutdown, the client hanging up and the timeout promptly.
+ * The reader never blocks: with nothing to send it arms its store watch
+ * (store_watch_poll) and a timer for its deadline or next bookmark, and
+ * returns 0; its connection is parked, holding no thread, until the store
+ * notifies an event it takes, the timer fires or the client hangs up
+ * (server.h's waker). Each user may hold srv->watches' limit of open
+ * watches (429 past it); a client that stops reading is cut by the HTTP
+ * layer's stream timeout, and what it has not read is the store's shared
+ * history, never a copy of its own.
  */
 #include "server/server.h"
 
@@ -18,11 +24,11 @@
 #include "core/selector.h"
 #include "registry/registry.h"
 #include "server/filter.h"
+#include "server/inflight.h"
 #include "server/metrics.h"
 #include "util/clock.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +39,6 @@
 #define MAX_TIMEOUT_S 86400L
 #define DEFAULT_TIMEOUT_S 1800
 #define BOOKMARK_EVERY_S 5
-#define WAIT_SLICE_MS 1000
 
 typedef struct watch_ctx {
     server *srv;
@@ -41,7 +46,8 @@ typedef struct watch_ctx {
     store_watch *w;
     list_filter f;
     char *name; /* single-object watch, or NULL */
-    int fd;
+    waker *wk;  /* its connection's (the stream holds a reference) */
+    char *user; /* counted in srv->watches, or NULL */
     bool table, table_header_sent, bookmarks, initial_end_bookmark;
     char *include_object;
     store_obj **initial;
@@ -133,17 +139,10 @@ static void emit_error(watch_ctx *c, const api_err *e)
     }
 }
 
-static bool client_gone(int fd)
-{
-    if (fd < 0) return false;
-    struct pollfd p = {fd, POLLRDHUP, 0};
-    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
-}
-
-/* Produce the next event (or bookmark) into c->out, waiting at most
- * wait_ms. Returns whether there may be more to produce at once (an event
- * or an initial object was taken). */
-static bool produce(watch_ctx *c, int wait_ms)
+/* Produce the next event or initial object into c->out, without waiting.
+ * Returns whether it produced anything (or ended the watch); false when
+ * there is nothing yet: the store watch is then armed. */
+static bool produce(watch_ctx *c)
 {
     if (c->next_initial < c->ninitial) {
         store_obj *o = c->initial[c->next_initial++];
@@ -153,7 +152,7 @@ static bool produce(watch_ctx *c, int wait_ms)
         return true;
     }
     store_event ev;
-    int rc = store_watch_next(c->w, &ev, wait_ms);
+    int rc = store_watch_poll(c->w, &ev);
     if (rc < 0) {
         if (!c->srv->stopping) {
             api_err e;
@@ -165,14 +164,9 @@ static bool produce(watch_ctx *c, int wait_ms)
             api_err_clear(&e);
         }
         c->done = true;
-        return false;
+        return true;
     }
-    if (rc == 0) {
-        if (c->bookmarks && clock_mono_ms() - c->last_send_ms >= BOOKMARK_EVERY_S * 1000) {
-            emit_bookmark(c, store_watch_position(c->w), false);
-        }
-        return false;
-    }
+    if (rc == 0) return false;
     bool now = matches(c, ev.obj);
     bool before = ev.type == STORE_EV_MODIFIED && matches(c, ev.prev);
     if (ev.type == STORE_EV_DELETED) {
@@ -199,21 +193,34 @@ static long watch_read(void *ctx, char *buf, size_t max)
             if (n > max) n = max;
             memcpy(buf, c->out.p + c->out_pos, n);
             c->out_pos += n;
-            if (c->out_pos == c->out.len) {
-                c->out.len = 0;
+            if (c->out_pos == c->out.len) { /* an idle watch keeps no buffer */
+                dbuf_free(&c->out);
                 c->out_pos = 0;
             }
             c->last_send_ms = clock_mono_ms();
             return (long)n;
         }
-        if (c->done || c->srv->stopping || clock_mono_ms() >= c->deadline_ms || client_gone(c->fd))
-            return -1;
+        int64_t now = clock_mono_ms();
+        if (c->done || c->srv->stopping || now >= c->deadline_ms || waker_hung_up(c->wk)) return -1;
         /* What is ready as well goes in the same chunk: a burst (a ledger
          * flush writes many quotas at once, the initial objects) is one TLS
          * record and one wakeup of the client, not one per event. */
-        if (produce(c, WAIT_SLICE_MS))
-            while (c->out.len < max && produce(c, 0))
+        if (produce(c)) {
+            while (!c->done && c->out.len < max && produce(c))
                 ;
+            continue;
+        }
+        int64_t wake = c->deadline_ms;
+        if (c->bookmarks) {
+            int64_t due = c->last_send_ms + BOOKMARK_EVERY_S * 1000;
+            if (now >= due) {
+                emit_bookmark(c, store_watch_position(c->w), false);
+                continue;
+            }
+            if (due < wake) wake = due;
+        }
+        waker_set_timer(c->wk, wake);
+        return 0; /* parked until the store, the timer or a hang-up wakes it */
     }
 }
 
@@ -230,8 +237,34 @@ static void watch_free(void *ctx)
     free(c->name);
     free(c->include_object);
     dbuf_free(&c->out);
+    if (c->user) inflight_leave(c->srv->watches, c->user);
+    free(c->user);
     metrics_watch_delta(c->srv->m, -1);
     free(c);
+}
+
+/* store_watch_open_notify's notify: an event for it arrived. */
+static void watch_notify(void *arg)
+{
+    waker_wake(arg);
+}
+
+/* A place among the user's open watches (srv->watches), for all but
+ * system:masters: false with upstream's 429 in rs when the user holds its
+ * limit. */
+static bool watch_seat(req *rq, watch_ctx *c, resp *rs)
+{
+    if (!rq->srv->watches || !rq->user) return true;
+    for (size_t i = 0; i < rq->user->ngroups; i++)
+        if (!strcmp(rq->user->groups[i], RBAC_SYSTEM_MASTERS)) return true;
+    if (!inflight_enter(rq->srv->watches, rq->user->name)) {
+        resp_errf(rs, API_TOO_MANY_REQUESTS, "Too many requests, please try again later.");
+        json_object_set_new(rs->json, "details", json_pack("{s:i}", "retryAfterSeconds", 1));
+        rs->retry_after = 1;
+        return false;
+    }
+    if (!(c->user = strdup(rq->user->name))) inflight_leave(rq->srv->watches, rq->user->name);
+    return true;
 }
 
 void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const char *name)
@@ -242,11 +275,16 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
     if (!c) return resp_errf(rs, API_INTERNAL, "out of memory");
     c->srv = rq->srv;
     c->kind = k;
-    c->fd = rq->fd;
+    c->wk = rq->waker;
     c->table = rq->accept && strstr(rq->accept, "as=Table");
     dbuf_init(&c->out, (size_t)64 << 20);
     api_err e;
     api_err_init(&e);
+    if (!c->wk) {
+        resp_errf(rs, API_INTERNAL, "this connection cannot stream");
+        goto fail;
+    }
+    if (!watch_seat(rq, c, rs)) goto fail;
     if (filter_parse(rq, k, &c->f, &e) != 0) {
         resp_err(rs, &e);
         api_err_clear(&e);
@@ -298,7 +336,8 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
         c->initial_end_bookmark = send_initial && c->bookmarks;
     }
     bool expired = false;
-    c->w = store_watch_open_filtered(rq->srv->st, prefix, from, takes, c, &expired);
+    c->w =
+        store_watch_open_notify(rq->srv->st, prefix, from, takes, c, watch_notify, c->wk, &expired);
     if (!c->w && !expired) {
         resp_errf(rs, API_INTERNAL, "out of memory");
         goto fail;
@@ -316,6 +355,8 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
     rs->st = (stream){watch_read, watch_free, c};
     return;
 fail:
+    if (c->user) inflight_leave(rq->srv->watches, c->user);
+    free(c->user);
     filter_free(&c->f);
     free(c->name);
     free(c->include_object);

@@ -491,7 +491,7 @@ static void exec_step(world *w, const step *s, outcome *out)
     rq.accept = s->accept;
     rq.query = query_get;
     rq.conn = &qt;
-    rq.fd = -1;
+    rq.waker = NULL;
     static const char *const admin_groups[] = {"system:masters", "system:authenticated"};
     static const auth_user admin = {"admin", "admin", admin_groups, 2};
     rq.user = &admin; /* (as http.c authenticates the admin token) */
