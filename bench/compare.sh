@@ -11,17 +11,19 @@
 # server alone). Each run: a fresh data dir, 10 namespaces with one
 # ResourceQuota each (pods, cpu, memory), REQUESTS pod creates over 16 HTTPS
 # keep-alive connections (bench/loadgen). Reports creates/s, p50/p99 latency,
-# server CPU per create and RSS after the run.
+# server CPU and context switches per create, and RSS after the run.
+# CONNECTIONS (default 16) sets the client's connections.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 [ $# -eq 2 ] || { echo "usage: $0 BEFORE AFTER" >&2; exit 2; }
 before=$(realpath "$1") after=$(realpath "$2")
 REQUESTS=${REQUESTS:-20000}
+CONNECTIONS=${CONNECTIONS:-16}
 ROUNDS=${ROUNDS:-5}
 [ -x build/loadgen ] || scripts/build.sh build >/dev/null
 
-run() { # run BINARY CONFIG -> prints "creates/s p50 p99 cpu_us rss_mib"
+run() { # run BINARY CONFIG -> prints "creates/s p50 p99 cpu_us rss_mib ctxsw"
   local bin=$1 cfg=$2 dir port pid url tok args=""
   [ "$cfg" = api ] && args="--scheduler=false --node-agent=false"
   dir=$(mktemp -d /tmp/allot-cmp.XXXXXX)
@@ -41,20 +43,22 @@ run() { # run BINARY CONFIG -> prints "creates/s p50 p99 cpu_us rss_mib"
     post /api/v1/namespaces "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"bench-$i\"}}"
     post /api/v1/namespaces/bench-$i/resourcequotas "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\"},\"spec\":{\"hard\":{\"pods\":\"1000000\",\"requests.cpu\":\"100000\",\"requests.memory\":\"100Ti\",\"limits.cpu\":\"100000\",\"limits.memory\":\"100Ti\"}}}"
   done
-  build/loadgen --data-dir "$dir" --url "$url" --connections 16 --requests "$REQUESTS" --namespaces 10 \
+  build/loadgen --data-dir "$dir" --url "$url" --connections "$CONNECTIONS" --requests "$REQUESTS" --namespaces 10 \
     --pid $pid --label x >"$dir/out" 2>&1
   local rss
   rss=$(awk '/VmRSS/{printf "%.1f", $2/1024}' /proc/$pid/status)
   kill $pid; wait $pid 2>/dev/null || true
-  # loadgen: "x: N creates in Ts: R/s, p50 A ms, p99 B ms, server cpu C us/create"
+  # loadgen: "x: N creates in Ts: R/s, p50 A ms, p99 B ms, ..., server CPU C
+  # us/request, server ctxsw S/request"
   awk -v rss="$rss" '{
     for (i = 1; i <= NF; i++) {
-      if ($i ~ /\/s,?$/ && $i+0 > 0) r = $i + 0
+      if ($i ~ /\/s,?$/ && $i+0 > 0 && !r) r = $i + 0
       if ($i == "p50") p50 = $(i+1) + 0
       if ($i == "p99") p99 = $(i+1) + 0
       if ($i == "CPU") c = $(i+1) + 0
+      if ($i == "ctxsw") cs = $(i+1) + 0
     }
-  } END { printf "%s %s %s %s %s\n", r, p50, p99, c, rss }' "$dir/out"
+  } END { printf "%s %s %s %s %s %s\n", r, p50, p99, c, rss, cs }' "$dir/out"
   rm -rf "$dir"
 }
 
@@ -72,8 +76,8 @@ done
 for cfg in default api; do
   for side in before after; do
     col() { printf '%s' "${res[$cfg.$side]}" | awk -v c="$1" 'NF{print $c}' | median; }
-    printf '%-8s %-6s creates/s %8.0f  p50 %6.2f ms  p99 %6.2f ms  cpu %6.1f us/create  rss %7.1f MiB\n' \
-      "$cfg" "$side" "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 5)"
+    printf '%-8s %-6s creates/s %8.0f  p50 %6.2f ms  p99 %6.2f ms  cpu %6.1f us/create  ctxsw %5.2f/create  rss %7.1f MiB\n' \
+      "$cfg" "$side" "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$(col 6)" "$(col 5)"
   done
   b=$(printf '%s' "${res[$cfg.before]}" | awk 'NF{print $1}' | median)
   a=$(printf '%s' "${res[$cfg.after]}" | awk 'NF{print $1}' | median)

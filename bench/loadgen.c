@@ -12,6 +12,7 @@
  * on the client.
  */
 #include <curl/curl.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -170,6 +171,34 @@ static double cpu_seconds(long pid)
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* The server's context switches (voluntary and involuntary) summed over its
+ * threads, from /proc/PID/task/TID/status; -1 if unknown. (A thread that
+ * exits takes its count along: allotd's threads live as long as it.) */
+static long ctx_switches(long pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    long total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[320];
+        snprintf(p, sizeof p, "/proc/%ld/task/%s/status", pid, e->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f) continue;
+        long v;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+                sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+                total += v;
+        fclose(f);
+    }
+    closedir(d);
+    return total;
+}
+
 static int read_file(const char *path, char *buf, size_t n)
 {
     FILE *f = fopen(path, "r");
@@ -252,6 +281,7 @@ int main(int argc, char **argv)
         w[i] = (worker){&c, i, calloc((size_t)c.requests, sizeof(double)), 0, 0, 0};
     }
     double cpu0 = c.pid ? cpu_seconds(c.pid) : -1;
+    long cs0 = c.pid ? ctx_switches(c.pid) : -1;
     double t0 = now();
     for (int i = 0; i < c.connections; i++)
         pthread_create(&th[i], NULL, run, &w[i]);
@@ -259,6 +289,7 @@ int main(int argc, char **argv)
         pthread_join(th[i], NULL);
     double secs = now() - t0;
     double cpu1 = c.pid ? cpu_seconds(c.pid) : -1;
+    long cs1 = c.pid ? ctx_switches(c.pid) : -1;
 
     long n = 0, errors = 0, rejected = 0;
     for (int i = 0; i < c.connections; i++) {
@@ -279,10 +310,12 @@ int main(int argc, char **argv)
     long rss = c.pid ? rss_kib(c.pid) : -1;
     printf(
         "%s: %ld %s creates over %d connections in %.2fs: %.0f/s, p50 %.2f ms, p99 %.2f ms, "
-        "max %.2f ms, rejected %ld, errors %ld, server RSS %.1f MiB, server CPU %.0f us/request\n",
+        "max %.2f ms, rejected %ld, errors %ld, server RSS %.1f MiB, server CPU %.0f us/request, "
+        "server ctxsw %.2f/request\n",
         c.label, n - rejected, c.resource, c.connections, secs, (double)(n - rejected) / secs,
         p50 * 1e3, p99 * 1e3, max * 1e3, rejected, errors, rss >= 0 ? (double)rss / 1024 : -1,
-        cpu0 >= 0 && cpu1 >= 0 && n ? (cpu1 - cpu0) / (double)n * 1e6 : -1);
+        cpu0 >= 0 && cpu1 >= 0 && n ? (cpu1 - cpu0) / (double)n * 1e6 : -1,
+        cs0 >= 0 && cs1 >= 0 && n ? (double)(cs1 - cs0) / (double)n : -1);
     free(all);
     free(w);
     free(th);
