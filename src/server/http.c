@@ -24,6 +24,7 @@
  */
 #include "server/http.h"
 #include "server/authz.h"
+#include "server/impersonate.h"
 
 #include "core/urlpath.h"
 #include "server/inflight.h"
@@ -77,7 +78,8 @@ typedef struct conn_state {
     dbuf body;
     bool too_large;
     double t0;
-    auth_ident ident; /* the request's user when it is made per request (rq.user points here) */
+    auth_ident ident;   /* the request's user when it is made per request (rq.user points here) */
+    impersonation *imp; /* the user it acts as (Impersonate-User), or NULL */
 } conn_state;
 
 static const char *query(const req *r, const char *name)
@@ -330,6 +332,7 @@ static void handle(http_server *h, struct MHD_Connection *c, const char *method,
         resp_errf(rs, API_UNAUTHORIZED, "Unauthorized");
         return;
     }
+    if (impersonate_request(c, rq, &cs->imp, rs) != 0) return;
     if (cs->too_large) {
         resp_errf(rs, API_TOO_LARGE, "Request entity too large: limit is %d", MAX_BODY_BYTES);
         return;
@@ -476,11 +479,12 @@ static void audit_request(const server *srv, struct MHD_Connection *c, const con
     static const char *const anon_groups[] = {"system:unauthenticated"};
     char verb[16], ip[64] = "";
     const rbac_attrs *z = &rq->authz;
-    const auth_user *u = rq->user;
+    const auth_user *u = rq->impersonator ? rq->impersonator : rq->user; /* who sent it */
     audit_attrs a = {u ? u->name : "system:anonymous", u ? u->uid : "",
                      u ? (const char *const *)u->groups : anon_groups, u ? u->ngroups : 1,
                      NULL, false, "", "", "", "", "", "", cs->uri, ip,
                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT)};
+    a.impersonated = rq->impersonator ? rq->user : NULL;
     if (rq->authz_set) {
         a.verb = z->verb;
         a.resource_request = z->resource_request;
@@ -564,6 +568,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     conn_state *cs = *con_cls;
     if (!cs) return;
     dbuf_free(&cs->body);
+    impersonate_free(cs->imp);
     free(cs->path);
     free(cs->uri);
     free(cs);
