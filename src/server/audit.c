@@ -360,18 +360,40 @@ static int add_json(dbuf *b, const char *key, const json_t *j)
     return rc;
 }
 
-static int add_user(dbuf *b, const audit_attrs *a)
+/* `"name":[v1,...]`, after a comma unless it opens an object. */
+static int add_list(dbuf *b, const char *name, const char *const *v, size_t n)
 {
-    int rc = dbuf_adds(b, ",\"user\":{");
-    if (rc == 0) rc = add_opt(b, "username", a->user);
-    if (rc == 0) rc = add_opt(b, "uid", a->uid);
-    if (rc == 0 && a->ngroups) {
-        rc = dbuf_printf(b, "%s\"groups\":[", b->p[b->len - 1] == '{' ? "" : ",");
-        for (size_t i = 0; rc == 0 && i < a->ngroups; i++) {
+    int rc = dbuf_printf(b, "%s\"%s\":[", b->p[b->len - 1] == '{' ? "" : ",", name);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (i) rc = dbuf_add(b, ",", 1);
+        if (rc == 0) rc = add_val(b, v[i]);
+    }
+    return rc == 0 ? dbuf_add(b, "]", 1) : -1;
+}
+
+/* `,"key":{username, uid, groups, extra}`, an authentication.k8s.io/v1
+ * UserInfo (empty members left out). */
+static int add_user(dbuf *b, const char *key, const char *name, const char *uid,
+                    const char *const *groups, size_t ngroups, const auth_extra *extra,
+                    size_t nextra)
+{
+    int rc = dbuf_printf(b, ",\"%s\":{", key);
+    if (rc == 0) rc = add_opt(b, "username", name);
+    if (rc == 0) rc = add_opt(b, "uid", uid);
+    if (rc == 0 && ngroups) rc = add_list(b, "groups", groups, ngroups);
+    if (rc == 0 && nextra) {
+        rc = dbuf_printf(b, "%s\"extra\":{", b->p[b->len - 1] == '{' ? "" : ",");
+        for (size_t i = 0; rc == 0 && i < nextra; i++) {
             if (i) rc = dbuf_add(b, ",", 1);
-            if (rc == 0) rc = add_val(b, a->groups[i]);
+            if (rc == 0) rc = add_val(b, extra[i].key);
+            if (rc == 0) rc = dbuf_add(b, ":[", 2);
+            for (size_t j = 0; rc == 0 && j < extra[i].nvalues; j++) {
+                if (j) rc = dbuf_add(b, ",", 1);
+                if (rc == 0) rc = add_val(b, extra[i].values[j]);
+            }
+            if (rc == 0) rc = dbuf_add(b, "]", 1);
         }
-        if (rc == 0) rc = dbuf_add(b, "]", 1);
+        if (rc == 0) rc = dbuf_add(b, "}", 1);
     }
     return rc == 0 ? dbuf_add(b, "}", 1) : -1;
 }
@@ -401,7 +423,11 @@ char *audit_event_line(const audit_event *ev, const audit_attrs *a, unsigned sta
                          level_names[ev->level], ev->id, stage_names[si]);
     if (rc == 0) rc = add_str(&b, "requestURI", a->path ? a->path : "");
     if (rc == 0) rc = add_str(&b, "verb", a->verb ? a->verb : "");
-    if (rc == 0) rc = add_user(&b, a);
+    if (rc == 0) rc = add_user(&b, "user", a->user, a->uid, a->groups, a->ngroups, NULL, 0);
+    const auth_user *iu = a->impersonated;
+    if (rc == 0 && iu)
+        rc = add_user(&b, "impersonatedUser", iu->name, iu->uid, iu->groups, iu->ngroups, iu->extra,
+                      iu->nextra);
     if (rc == 0) rc = dbuf_adds(&b, ",\"sourceIPs\":[");
     if (rc == 0) rc = add_val(&b, a->source_ip ? a->source_ip : "");
     if (rc == 0) rc = dbuf_add(&b, "]", 1);

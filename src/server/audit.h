@@ -25,6 +25,8 @@
 #ifndef ALLOT_SERVER_AUDIT_H
 #define ALLOT_SERVER_AUDIT_H
 
+#include "server/auth.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,7 +47,9 @@ audit_policy *audit_policy_default(void);
 void audit_policy_free(audit_policy *p);
 
 /* What a request is, for the policy and the Event (all borrowed; "" when
- * not applicable). */
+ * not applicable). The user is the authenticated one (the policy decides on
+ * it, as upstream's runs before impersonation); `impersonated` the user it
+ * acts as, recorded as the Event's impersonatedUser. */
 typedef struct audit_attrs {
     const char *user, *uid;
     const char *const *groups;
@@ -55,6 +59,7 @@ typedef struct audit_attrs {
     const char *api_group, *api_version, *resource, *subresource, *ns, *name;
     const char *path; /* the request URI, query included */
     const char *source_ip, *user_agent;
+    const auth_user *impersonated; /* or NULL */
 } audit_attrs;
 
 /* The level for a request, and the stages to leave out (AUDIT_STAGE_* bits;

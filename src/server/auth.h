@@ -41,12 +41,23 @@
 
 typedef struct auth auth_t;
 
-/* Who a token belongs to. All pointers are owned by the auth_t. */
+/* One key of a user's extra (user.Info.Extra) and its values. */
+typedef struct auth_extra {
+    const char *key;
+    const char *const *values;
+    size_t nvalues;
+} auth_extra;
+
+/* Who a token belongs to. All pointers are owned by the auth_t (or by
+ * whoever made the user: an auth_ident, an impersonation). Only impersonated
+ * users have extras here. */
 typedef struct auth_user {
     const char *name;
     const char *uid;
     const char *const *groups;
     size_t ngroups;
+    const auth_extra *extra;
+    size_t nextra;
 } auth_user;
 
 /* A user made for one request or connection (a ServiceAccount token's, a

@@ -193,6 +193,11 @@ static int check(const rbac_attrs *a, resp *rs, char *reason, size_t rn)
     return -1;
 }
 
+int authz_check(const rbac_attrs *a, resp *rs)
+{
+    return check(a, rs, NULL, 0);
+}
+
 int authz_request(req *rq, const rbac_attrs *a, resp *rs)
 {
     rq->authz = *a;
@@ -313,6 +318,27 @@ static json_t *rules_status(rbac_user u, const char *ns)
     return st;
 }
 
+/* A SelfSubjectReview's status: the request's user (the impersonated one
+ * when it impersonates), extra included. */
+static json_t *self_review_status(const auth_user *user)
+{
+    json_t *groups = json_array(), *extra = json_object();
+    for (size_t i = 0; user && i < user->ngroups; i++)
+        json_array_append_new(groups, json_string(user->groups[i]));
+    for (size_t i = 0; user && i < user->nextra; i++) {
+        json_t *values = json_array();
+        for (size_t j = 0; j < user->extra[i].nvalues; j++)
+            json_array_append_new(values, json_string(user->extra[i].values[j]));
+        json_object_set_new(extra, user->extra[i].key, values);
+    }
+    json_t *info = json_pack("{s:s, s:o}", "username", user ? user->name : "", "groups", groups);
+    if (info && user && user->uid && *user->uid) /* (omitempty, as upstream's UserInfo) */
+        json_object_set_new(info, "uid", json_string(user->uid));
+    if (info && json_object_size(extra)) json_object_set(info, "extra", extra);
+    json_decref(extra);
+    return info ? json_pack("{s:o}", "userInfo", info) : NULL;
+}
+
 bool authz_serve_review(req *rq, resp *rs, const char *group, const char *version,
                         const char *resource)
 {
@@ -378,11 +404,7 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
     } else if (which == 2) {
         status = rules_status(u, jtext(spec, "namespace"));
     } else {
-        json_t *groups_json = json_array();
-        for (size_t i = 0; i < u.ngroups; i++)
-            json_array_append_new(groups_json, json_string(u.groups[i]));
-        status = json_pack("{s:{s:s, s:s, s:o}}", "userInfo", "username", u.name, "uid",
-                           rq->user && rq->user->uid ? rq->user->uid : "", "groups", groups_json);
+        status = self_review_status(rq->user);
     }
     if (!status) {
         resp_errf(rs, API_INTERNAL, "out of memory");

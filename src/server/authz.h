@@ -44,6 +44,11 @@ rbac_user authz_user(const req *rq);
  * rs. The attributes, decision and reason are kept on rq for the audit log. */
 int authz_request(req *rq, const rbac_attrs *a, resp *rs);
 
+/* Decide attributes that are not the request's own (an impersonation's
+ * checks): 0 allowed, or -1 with upstream's 403 set on rs. Nothing is
+ * recorded on the request. */
+int authz_check(const rbac_attrs *a, resp *rs);
+
 /* A resource request's attributes from its method and route parts. */
 void authz_resource_attrs(const req *rq, const api_kind *k, const char *ns, const char *name,
                           const char *sub, bool watch, rbac_attrs *a);

@@ -39,6 +39,7 @@
  */
 #include "server/http.h"
 #include "server/authz.h"
+#include "server/impersonate.h"
 
 #include "core/urlpath.h"
 #include "server/conntrack.h"
@@ -126,7 +127,8 @@ typedef struct conn_state {
     dbuf body;
     bool too_large;
     double t0;
-    auth_ident ident; /* the request's user when it is made per request (rq.user points here) */
+    auth_ident ident;   /* the request's user when it is made per request (rq.user points here) */
+    impersonation *imp; /* the user it acts as (Impersonate-User), or NULL */
     /* Answered, its response parked until its writes are durable: */
     bool answered;
     int64_t rev;
@@ -554,6 +556,7 @@ static void handle(http_server *h, struct MHD_Connection *c, waker *w, const cha
         resp_errf(rs, API_UNAUTHORIZED, "Unauthorized");
         return;
     }
+    if (impersonate_request(c, rq, &cs->imp, rs) != 0) return;
     if (cs->too_large) {
         resp_errf(rs, API_TOO_LARGE, "Request entity too large: limit is %d", MAX_BODY_BYTES);
         return;
@@ -806,22 +809,12 @@ static void audit_request(const server *srv, struct MHD_Connection *c, const con
     static const char *const anon_groups[] = {"system:unauthenticated"};
     char verb[16], ip[64] = "";
     const rbac_attrs *z = &rq->authz;
-    const auth_user *u = rq->user;
-    audit_attrs a = {u ? u->name : "system:anonymous",
-                     u ? u->uid : "",
-                     u ? (const char *const *)u->groups : anon_groups,
-                     u ? u->ngroups : 1,
-                     NULL,
-                     false,
-                     "",
-                     "",
-                     "",
-                     "",
-                     "",
-                     "",
-                     cs->uri,
-                     ip,
+    const auth_user *u = rq->impersonator ? rq->impersonator : rq->user; /* who sent it */
+    audit_attrs a = {u ? u->name : "system:anonymous", u ? u->uid : "",
+                     u ? (const char *const *)u->groups : anon_groups, u ? u->ngroups : 1,
+                     NULL, false, "", "", "", "", "", "", cs->uri, ip,
                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT)};
+    a.impersonated = rq->impersonator ? rq->user : NULL;
     if (rq->authz_set) {
         a.verb = z->verb;
         a.resource_request = z->resource_request;
@@ -950,6 +943,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     resp_clear(&cs->rs);
     if (cs->rs.st.read) cs->rs.st.free(cs->rs.st.ctx); /* (answered, never sent) */
     dbuf_free(&cs->body);
+    impersonate_free(cs->imp);
     free(cs->path);
     free(cs->uri);
     free(cs);

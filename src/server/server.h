@@ -43,7 +43,8 @@ typedef struct req {
     const char *content_type;
     const char *accept;
     const char *user_agent; /* may be NULL */
-    const auth_user *user;
+    const auth_user *user;  /* who the request is: the impersonated user when it impersonates */
+    const auth_user *impersonator; /* the authenticated user acting as `user`, or NULL */
     /* Query parameters, URL-decoded, by name (NULL when absent). */
     const char *(*query)(const struct req *r, const char *name);
     void *conn;          /* opaque for query() */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "server/audit.h"
+#include "testutil.h"
 
 /* From kubernetes.io/docs/tasks/debug/debug-cluster/audit/ (audit-policy.yaml). */
 static const char *const POLICY =
@@ -257,6 +258,59 @@ static void test_event_lines(void **state)
     audit_policy_free(p);
 }
 
+/* impersonatedUser beside user (audit.LogImpersonatedUser): the policy
+ * decides on the authenticated user; the Event names both. */
+static void test_impersonated_user(void **state)
+{
+    (void)state;
+    const char *text = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n"
+                       "- level: None\n  users: [\"alice\"]\n- level: Metadata\n";
+    char err[256];
+    audit_policy *p = audit_policy_parse(text, strlen(text), err, sizeof err);
+    assert_non_null(p);
+    const char *groups[] = {"system:masters", "system:authenticated"};
+    const char *igroups[] = {"devs", "system:authenticated"};
+    const char *scopes[] = {"view", "de\"v"};
+    const auth_extra extra[] = {{"scopes", scopes, 2}, {"acme.com/project", scopes, 1}};
+    const auth_user alice = {"alice", "1234", igroups, 2, extra, 2};
+    audit_attrs a = {.user = "admin",
+                     .uid = "admin",
+                     .groups = groups,
+                     .ngroups = 2,
+                     .verb = "list",
+                     .resource_request = true,
+                     .api_version = "v1",
+                     .resource = "secrets",
+                     .ns = "tenant-b",
+                     .impersonated = &alice};
+    audit_event ev;
+    audit_event_begin(&ev, p, &a); /* the rule for alice does not apply: admin sent it */
+    assert_int_equal(ev.level, AUDIT_METADATA);
+    ev.code = 403;
+    json_t *j = line_json(&ev, &a, AUDIT_STAGE_COMPLETE);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "user"), "username")),
+                        "admin");
+    json_t *want = J("{'username':'alice','uid':'1234','groups':['devs','system:authenticated'],"
+                     "'extra':{'scopes':['view','de\\'v'],'acme.com/project':['view']}}");
+    assert_json_eq(json_object_get(j, "impersonatedUser"), want);
+    json_decref(want);
+    json_decref(j);
+    /* empty members are left out, as upstream's omitempty */
+    const auth_user bare = {"bob", "", NULL, 0, NULL, 0};
+    a.impersonated = &bare;
+    j = line_json(&ev, &a, AUDIT_STAGE_COMPLETE);
+    want = J("{'username':'bob'}");
+    assert_json_eq(json_object_get(j, "impersonatedUser"), want);
+    json_decref(want);
+    json_decref(j);
+    a.impersonated = NULL;
+    j = line_json(&ev, &a, AUDIT_STAGE_COMPLETE);
+    assert_null(json_object_get(j, "impersonatedUser"));
+    json_decref(j);
+    audit_policy_free(p);
+}
+
 static void test_log_file(void **state)
 {
     (void)state;
@@ -306,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_wildcards_and_secrets),
         cmocka_unit_test(test_bad_policies),
         cmocka_unit_test(test_event_lines),
+        cmocka_unit_test(test_impersonated_user),
         cmocka_unit_test(test_log_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
