@@ -146,13 +146,16 @@ static store_obj *txn_get_obj(store_txn *t, const api_kind *k, const char *ns, c
     return store_txn_get(t, key);
 }
 
+/* Write obj at its key in t; *stored (when given and k serves what it
+ * stores) gets the version written, whose text is obj's serialisation. */
 static int put_obj(store_txn *t, const api_kind *k, const char *ns, const char *name, json_t *obj,
-                   api_err *e)
+                   store_obj **stored, api_err *e)
 {
     char key[768];
     set_rv(obj, store_txn_rev(t));
     if (api_kind_key(k, ns, name, key, sizeof key) < 0 || store_txn_put(t, key, obj, NULL) != 0)
         return api_err_set(e, API_INTERNAL, "store write failed");
+    if (stored && !(k->flags & API_KIND_CONVERTS)) *stored = store_txn_get(t, key);
     return 0;
 }
 
@@ -330,7 +333,7 @@ static int prepare_create(const api_kind *k, const char *ns, json_t *obj, api_er
     return 0;
 }
 
-const reg_writer REG_WRITER_ALLOTD = {"allotd", false};
+const reg_writer REG_WRITER_ALLOTD = {"allotd", false, NULL};
 
 /* managedFields of a write that is not an apply (api/fieldmanager.h); cur
  * NULL for a create. A pods/binding write is not recorded, as upstream's
@@ -368,7 +371,7 @@ static int create_prepare(const api_kind *k, const char *ns, const reg_writer *w
  * and the write; t is committed (aborted for a dry run) on success, left to
  * the caller to abort on failure. */
 static int create_locked(store_txn *t, const api_kind *k, const char *ns, json_t *obj,
-                         bool generated, bool dry_run, api_err *e)
+                         bool generated, bool dry_run, store_obj **stored, api_err *e)
 {
     json_t *meta = json_object_get(obj, "metadata");
     const char *gen = json_string_value(json_object_get(meta, "generateName"));
@@ -396,7 +399,7 @@ static int create_locked(store_txn *t, const api_kind *k, const char *ns, json_t
     }
     char name[512];
     snprintf(name, sizeof name, "%s", meta_str(obj, "name"));
-    if (put_obj(t, k, ns, name, obj, e) != 0) return -1;
+    if (put_obj(t, k, ns, name, obj, stored, e) != 0) return -1;
     if (commit(t, e) != 0) return 1; /* t is gone, the write failed */
     api_kind_to_version(k, obj);
     return 0;
@@ -404,13 +407,16 @@ static int create_locked(store_txn *t, const api_kind *k, const char *ns, json_t
 
 /* create_locked, then *out = obj (0), or obj freed and t ended (-1). */
 static int create_in(store_txn *t, const api_kind *k, const char *ns, json_t *obj, bool generated,
-                     bool dry_run, json_t **out, api_err *e)
+                     bool dry_run, store_obj **stored, json_t **out, api_err *e)
 {
-    int rc = create_locked(t, k, ns, obj, generated, dry_run, e);
+    store_obj *o = NULL;
+    int rc = create_locked(t, k, ns, obj, generated, dry_run, stored ? &o : NULL, e);
     if (rc == 0) {
         *out = obj;
+        if (stored) *stored = o;
         return 0;
     }
+    store_obj_unref(o);
     if (rc < 0) store_abort(t);
     json_decref(obj);
     return -1;
@@ -429,7 +435,7 @@ int reg_create_as(store *st, const api_kind *k, const char *ns, const json_t *in
         api_err_set(e, API_INTERNAL, "out of memory");
         goto fail;
     }
-    return create_in(t, k, ns, obj, generated, dry_run, out, e);
+    return create_in(t, k, ns, obj, generated, dry_run, w->stored, out, e);
 fail:
     store_abort(t);
     json_decref(obj);
@@ -640,7 +646,7 @@ static int apply_create(store_txn *t, const api_kind *k, const char *ns, const c
     json_object_set_new(meta, "name", json_string(name));
     json_object_del(meta, "generateName");
     if (create_prepare(k, ns, w, obj, &generated, e) != 0) goto fail;
-    return create_in(t, k, ns, obj, false, dry_run, out, e);
+    return create_in(t, k, ns, obj, false, dry_run, w->stored, out, e);
 fail:
     store_abort(t);
     json_decref(obj);
@@ -723,12 +729,16 @@ int reg_update_as(store *st, const api_kind *k, const char *ns, const char *name
         rc = run_admission(t, ak, REG_DELETE, "", nw, nw, false, e);
         if (rc == 0) rc = delete_now(t, k, ns, name, nw, e);
     } else {
-        rc = put_obj(t, k, ns, name, nw, e);
+        rc = put_obj(t, k, ns, name, nw, w->stored, e);
     }
     if (rc != 0) goto fail;
     json_decref(cur);
     if (commit(t, e) != 0) {
         json_decref(nw);
+        if (w->stored) {
+            store_obj_unref(*w->stored);
+            *w->stored = NULL;
+        }
         return -1;
     }
     api_kind_to_version(k, nw);
@@ -883,7 +893,7 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
         /* A namespace marked for deletion turns Terminating: admission sees
          * that change as the update it is (a namespace's pools let it go). */
         if (is_ns && admit_marking(t, api_kind_storage_row(k), ns, name, cur, e) != 0) goto fail;
-        if (put_obj(t, k, ns, name, cur, e) != 0) goto fail;
+        if (put_obj(t, k, ns, name, cur, NULL, e) != 0) goto fail;
     } else {
         if (o->dry_run) {
             store_abort(t);

@@ -74,6 +74,11 @@ typedef struct reg_writer {
      * managedFields itself, and an absent object is created by it (the
      * mutation gets cur NULL; reg_update_as says *created). */
     bool apply;
+    /* When given: the version written (a reference, or NULL when nothing was
+     * written or the kind serves another version than it stores), whose
+     * text is exactly the object handed back, for a response sent without
+     * serialising it again. */
+    store_obj **stored;
 } reg_writer;
 
 /* allot's own components (controllers, node agent, scheduler) write as
@@ -99,9 +104,9 @@ typedef json_t *(*reg_mutate_fn)(const json_t *cur, void *ctx, api_err *e);
  * from fn(NULL) (*created true; created may be NULL otherwise). */
 int reg_update(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,
                reg_mutate_fn fn, void *ctx, bool dry_run, json_t **out, api_err *e);
-int reg_update_as(store *st, const api_kind *k, const char *ns, const char *name,
-                  const char *sub, reg_mutate_fn fn, void *ctx, const reg_writer *w,
-                  bool dry_run, json_t **out, bool *created, api_err *e);
+int reg_update_as(store *st, const api_kind *k, const char *ns, const char *name, const char *sub,
+                  reg_mutate_fn fn, void *ctx, const reg_writer *w, bool dry_run, json_t **out,
+                  bool *created, api_err *e);
 
 typedef struct reg_delete_opts {
     bool dry_run;

@@ -347,6 +347,11 @@ static void add_warnings(struct MHD_Response *r, const json_t *warnings)
     }
 }
 
+static void unref_stored(void *o)
+{
+    store_obj_unref(o);
+}
+
 static enum MHD_Result send_resp(struct MHD_Connection *c, waker *w, resp *rs)
 {
     struct MHD_Response *r;
@@ -369,6 +374,15 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, waker *w, resp *rs)
             MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
                                       (unsigned)HTTP_STREAM_TIMEOUT_S);
             w->timeout_set = true;
+        }
+    } else if (rs->stored) {
+        store_obj *o = rs->stored;
+        rs->stored = NULL;
+        r = MHD_create_response_from_buffer_with_free_callback_cls(o->len, o->json, unref_stored,
+                                                                   o);
+        if (!r) {
+            store_obj_unref(o);
+            return MHD_NO;
         }
     } else if (rs->fixed) {
         r = MHD_create_response_from_buffer(rs->fixed_len, (void *)rs->fixed,
@@ -407,6 +421,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, waker *w, resp *rs)
 
 static void resp_clear(resp *rs)
 {
+    store_obj_unref(rs->stored);
     json_decref(rs->warnings);
     json_decref(rs->json);
     free(rs->raw);
@@ -810,9 +825,20 @@ static void audit_request(const server *srv, struct MHD_Connection *c, const con
     char verb[16], ip[64] = "";
     const rbac_attrs *z = &rq->authz;
     const auth_user *u = rq->impersonator ? rq->impersonator : rq->user; /* who sent it */
-    audit_attrs a = {u ? u->name : "system:anonymous", u ? u->uid : "",
-                     u ? (const char *const *)u->groups : anon_groups, u ? u->ngroups : 1,
-                     NULL, false, "", "", "", "", "", "", cs->uri, ip,
+    audit_attrs a = {u ? u->name : "system:anonymous",
+                     u ? u->uid : "",
+                     u ? (const char *const *)u->groups : anon_groups,
+                     u ? u->ngroups : 1,
+                     NULL,
+                     false,
+                     "",
+                     "",
+                     "",
+                     "",
+                     "",
+                     "",
+                     cs->uri,
+                     ip,
                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT)};
     a.impersonated = rq->impersonator ? rq->user : NULL;
     if (rq->authz_set) {

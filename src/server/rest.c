@@ -464,6 +464,24 @@ static void unsupported_media(resp *rs, const req *rq)
 
 /* ---- object responses ---- */
 
+static void respond_object(const req *rq, resp *rs, const route *rt, int code, json_t *obj);
+
+/* The same for an object just written: sent as the text the store made of
+ * it (stored, a reference taken over; NULL when there is none), not
+ * serialised a second time. */
+static void respond_written(const req *rq, resp *rs, const route *rt, int code, json_t *obj,
+                            store_obj *stored)
+{
+    if (!stored || wants_table(rq)) {
+        store_obj_unref(stored);
+        respond_object(rq, rs, rt, code, obj);
+        return;
+    }
+    resp_json(rs, code, obj); /* (kept for the audit log) */
+    store_obj_unref(rs->stored);
+    rs->stored = stored;
+}
+
 static void respond_object(const req *rq, resp *rs, const route *rt, int code, json_t *obj)
 {
     if (wants_table(rq)) {
@@ -665,8 +683,8 @@ void rest_explain_warnings(reg_explain *x, int rc, const api_err *e, json_t **wa
     json_decref(st);
 }
 
-static int explained_create(const req *rq, const route *rt, const json_t *obj,
-                            const reg_writer *w, json_t **out, json_t **warnings, api_err *e)
+static int explained_create(const req *rq, const route *rt, const json_t *obj, const reg_writer *w,
+                            json_t **out, json_t **warnings, api_err *e)
 {
     reg_explain *x = reg_explain_begin();
     int rc = reg_create_as(rq->srv->st, rt->kind, rt->ns, obj, w, true, out, e);
@@ -697,7 +715,8 @@ static void do_create(req *rq, resp *rs, const route *rt)
     json_t *obj = NULL, *out = NULL, *warnings = NULL;
     bool dry_run = is_dry_run(rq);
     char manager[FM_MANAGER_MAX + 1];
-    reg_writer w = {manager, false};
+    store_obj *stored = NULL;
+    reg_writer w = {manager, false, &stored};
     if (field_validation(rq, "CreateOptions", &fv, &e) != 0 ||
         rest_field_manager(rq, "CreateOptions", manager, sizeof manager, &e) != 0 ||
         !(obj = decode_body(rq, rt, true, &e)) || typed_body(rt, obj, fv, &warnings, &e) != 0 ||
@@ -714,7 +733,7 @@ static void do_create(req *rq, resp *rs, const route *rt)
     rs->warnings = warnings;
     if (rt->kind->warnings_on_create && (rs->warnings || (rs->warnings = json_array())))
         rt->kind->warnings_on_create(out, rs->warnings);
-    respond_object(rq, rs, rt, 201, out);
+    respond_written(rq, rs, rt, 201, out, stored);
 }
 
 /* ---- scale subresource (autoscaling/v1 Scale) ---- */
@@ -851,8 +870,8 @@ static void do_scale(req *rq, resp *rs, const route *rt, bool write, bool patch)
             api_err_clear(&e);
             return;
         }
-        rc = reg_update_as(rq->srv->st, rt->kind, rt->ns, rt->name, "scale", mutate_scale, &sc,
-                           &w, is_dry_run(rq), &out, NULL, &e);
+        rc = reg_update_as(rq->srv->st, rt->kind, rt->ns, rt->name, "scale", mutate_scale, &sc, &w,
+                           is_dry_run(rq), &out, NULL, &e);
         json_decref(sc.body);
     }
     if (rc != 0) {
@@ -931,8 +950,10 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
     bool dry_run = is_dry_run(rq);
     const char *opts = patch ? "PatchOptions" : "UpdateOptions";
     char manager[FM_MANAGER_MAX + 1];
-    reg_writer w = {manager, false};
-    if (patch && patch_is_apply(rq->content_type)) return rest_apply(rq, rs, rt->kind, rt->ns, rt->name, rt->sub);
+    store_obj *stored = NULL;
+    reg_writer w = {manager, false, &stored};
+    if (patch && patch_is_apply(rq->content_type))
+        return rest_apply(rq, rs, rt->kind, rt->ns, rt->name, rt->sub);
     if (field_validation(rq, opts, &fv, &e) != 0 ||
         rest_field_manager(rq, opts, manager, sizeof manager, &e) != 0 ||
         (patch && query_present(rq, "force") &&
@@ -957,8 +978,8 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
         }
         patch_ctx pc = {rq, rt->kind, rt->ns, fv, NULL};
         reg_explain *x = dry_run ? reg_explain_begin() : NULL;
-        rc = reg_update_as(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_patch, &pc,
-                           &w, dry_run, &out, NULL, &e);
+        rc = reg_update_as(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, mutate_patch, &pc, &w,
+                           dry_run, &out, NULL, &e);
         warnings = pc.warnings;
         if (x) rest_explain_warnings(x, rc, &e, &warnings);
     } else {
@@ -970,19 +991,20 @@ static void do_update(req *rq, resp *rs, const route *rt, bool patch)
                  : -1;
         reg_explain *x = rc == 0 && dry_run ? reg_explain_begin() : NULL;
         if (rc == 0)
-            rc = reg_update_as(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, rest_replace,
-                               body, &w, dry_run, &out, NULL, &e);
+            rc = reg_update_as(rq->srv->st, rt->kind, rt->ns, rt->name, rt->sub, rest_replace, body,
+                               &w, dry_run, &out, NULL, &e);
         if (x) rest_explain_warnings(x, rc, &e, &warnings);
     }
     json_decref(body);
     if (rc != 0) {
+        store_obj_unref(stored);
         rs->warnings = warnings;
         resp_err(rs, &e);
         api_err_clear(&e);
         return;
     }
     rs->warnings = warnings;
-    respond_object(rq, rs, rt, 200, out);
+    respond_written(rq, rs, rt, 200, out, stored);
 }
 
 /* ---- pods/binding ---- */

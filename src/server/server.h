@@ -98,6 +98,7 @@ typedef struct resp {
     stream st;                /* when st.read is set: a streamed body */
     json_t *warnings;         /* warning texts (owned), sent as `Warning: 299 - "..."` */
     int retry_after;          /* seconds for a Retry-After header, 0 for none */
+    store_obj *stored;        /* a body sent as this stored version's text (a reference), or NULL */
     const void *fixed;        /* a body that outlives the response (not freed), or NULL */
     size_t fixed_len;
     const char *const *headers; /* more headers: name, value, ..., NULL (static), or NULL */
