@@ -421,7 +421,7 @@ static void check_dependent(gc_ctrl *g, const char *key)
 {
     gc_dep d = {api_kind_for_key(key), NULL, NULL};
     if (d.k) d.o = store_get(g->st, key);
-    if (d.o) d.obj = store_obj_parse_parts(d.o, DEPENDENT_PARTS);
+    if (d.o) d.obj = store_obj_view_parts(d.o, DEPENDENT_PARTS);
     if (d.obj && json_array_size(owner_refs(d.obj))) attempt_delete(g, &d);
     json_decref(d.obj);
     store_obj_unref(d.o);

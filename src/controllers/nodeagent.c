@@ -292,7 +292,7 @@ static void track(node_agent *a, const store_obj *o)
         forget(a, o->key);
         return;
     }
-    json_t *pod = store_obj_parse_sans(o, "metadata.managedFields");
+    json_t *pod = store_obj_view_sans(o, "metadata.managedFields");
     int64_t due = 0;
     action act = pod ? next_action(a->st, pod, &due) : ACT_NONE;
     const char *uid = pod ? jstr(pod, "metadata", "uid") : NULL;

@@ -533,7 +533,7 @@ static void pod_seen(rsc *c, const store_obj *o)
 {
     rpod *p = strmap_get(c->pods, o->key);
     if (p && p->rv >= o->rv) return; /* a replay of what the cache holds */
-    json_t *pod = store_obj_parse_parts(o, POD_PARTS);
+    json_t *pod = store_obj_view_parts(o, POD_PARTS);
     if (!pod) return;
     bool fresh =
         !p || strcmp(p->uid, jstr(pod, "metadata", "uid") ? jstr(pod, "metadata", "uid") : "");

@@ -621,7 +621,7 @@ static void on_pod(scheduler *s, const store_event *ev)
     }
     json_t *pod = NULL;
     if (ev->type != STORE_EV_DELETED && !(pod = pending_view(ev->obj)))
-        pod = store_obj_parse_sans(ev->obj, "metadata.managedFields");
+        pod = store_obj_view_sans(ev->obj, "metadata.managedFields");
     const char *node = pod ? jstr(pod, "spec", "nodeName") : NULL;
     bool counts = pod && node && *node && !terminal(pod);
     bool was = strmap_get(s->placed, key) != NULL;

@@ -155,7 +155,16 @@ static int put_obj(store_txn *t, const api_kind *k, const char *ns, const char *
     set_rv(obj, store_txn_rev(t));
     if (api_kind_key(k, ns, name, key, sizeof key) < 0 || store_txn_put(t, key, obj, NULL) != 0)
         return api_err_set(e, API_INTERNAL, "store write failed");
-    if (stored && !(k->flags & API_KIND_CONVERTS)) *stored = store_txn_get(t, key);
+    bool share = k->flags & API_KIND_READ_PARSED;
+    if ((stored && !(k->flags & API_KIND_CONVERTS)) || share) {
+        store_obj *o = store_txn_get(t, key);
+        /* (a copy: obj is the caller's, and changes after this) */
+        if (o && share) store_obj_set_doc(o, json_deep_copy(obj));
+        if (stored && !(k->flags & API_KIND_CONVERTS))
+            *stored = o;
+        else
+            store_obj_unref(o);
+    }
     return 0;
 }
 
@@ -616,8 +625,10 @@ static int prepare_from(const store_obj *o, const api_kind *k, const char *ns, c
                         json_t **cur, json_t **nw, api_err *e)
 {
     *nw = NULL;
-    if (!(*cur = store_obj_parse(o)))
-        return api_err_set(e, API_INTERNAL, "stored object is corrupt");
+    json_t *doc = store_obj_doc_cached(o); /* (a copy of a parse is cheaper than a parse) */
+    *cur = doc ? json_deep_copy(doc) : store_obj_parse(o);
+    json_decref(doc);
+    if (!*cur) return api_err_set(e, API_INTERNAL, "stored object is corrupt");
     api_kind_to_version(k, *cur); /* the mutation sees the object in the request's version */
     if (!(*nw = fn(*cur, ctx, e))) return -1;
     if (prepare_update(k, ns, name, sub, w, *cur, nw, e) != 0) return -1;

@@ -27,6 +27,7 @@
 #define DEFAULT_HISTORY 25000
 #define DEFAULT_HISTORY_BYTES ((size_t)64 << 20)
 #define DEFAULT_DERIVED_FLUSH_MS 100
+#define DEFAULT_DOC_CACHE_BYTES ((size_t)64 << 20)
 
 const double store_commit_buckets[11] = {.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1};
 
@@ -98,6 +99,11 @@ struct store {
     size_t since_compact_bytes; /* event bytes written since the last compaction */
 
     store_stats stats;
+
+    /* The doc cache (store_obj_doc): parsed objects, newest first. */
+    pthread_mutex_t doc_mu;
+    store_obj *doc_head, *doc_tail;
+    size_t doc_bytes, doc_budget;
 };
 
 #define TXN_MAX_HOOKS 4
@@ -162,27 +168,147 @@ static void index_clear(store_index *idx)
     memset(idx, 0, sizeof *idx);
 }
 
+/* ---- the doc cache: parsed objects, shared, within a byte budget ---- */
+
+/* What a parse of o is counted as: jansson's tree of a Kubernetes object
+ * takes about six times its compact text. */
+static size_t doc_cost(const store_obj *o)
+{
+    return o->len * 6 + 256;
+}
+
+/* Off the cache's list (under doc_mu); its doc is the caller's to drop. */
+static json_t *doc_detach(store *s, store_obj *o)
+{
+    if (o->doc_prev)
+        o->doc_prev->doc_next = o->doc_next;
+    else
+        s->doc_head = o->doc_next;
+    if (o->doc_next)
+        o->doc_next->doc_prev = o->doc_prev;
+    else
+        s->doc_tail = o->doc_prev;
+    o->doc_prev = o->doc_next = NULL;
+    s->doc_bytes -= doc_cost(o);
+    json_t *d = o->doc;
+    o->doc = NULL;
+    /* last: once an unlocked reader sees it false, nothing touches o here */
+    atomic_store_explicit(&o->doc_linked, false, memory_order_release);
+    return d;
+}
+
+#define DOC_EVICT_MAX 16
+
+/* Attach doc (a reference, taken) to o as its cached parse, newest first,
+ * and detach the oldest past the budget into out (at most DOC_EVICT_MAX;
+ * under doc_mu). Returns how many were detached. */
+static size_t doc_attach(store *s, store_obj *o, json_t *doc, json_t **out)
+{
+    o->doc = doc;
+    atomic_store(&o->doc_linked, true);
+    o->doc_prev = NULL;
+    o->doc_next = s->doc_head;
+    if (s->doc_head) s->doc_head->doc_prev = o;
+    s->doc_head = o;
+    if (!s->doc_tail) s->doc_tail = o;
+    s->doc_bytes += doc_cost(o);
+    size_t n = 0;
+    while (s->doc_bytes > s->doc_budget && s->doc_tail != o && n < DOC_EVICT_MAX)
+        out[n++] = doc_detach(s, s->doc_tail);
+    return n;
+}
+
 void store_obj_unref(store_obj *o)
 {
     if (!o) return;
     if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) != 1) return;
     index_clear(&o->idx);
-    json_decref(atomic_load(&o->doc));
+    json_t *doc = NULL;
+    /* (an object never cached, or dropped from the cache, even after its
+     * store closed, needs no lock: only the cache's eviction could be
+     * looking at it, and it is done once doc_linked is false) */
+    if (o->s && atomic_load_explicit(&o->doc_linked, memory_order_acquire)) {
+        pthread_mutex_lock(&o->s->doc_mu);
+        if (atomic_load(&o->doc_linked)) doc = doc_detach(o->s, o);
+        pthread_mutex_unlock(&o->s->doc_mu);
+    }
+    json_decref(doc);
     free(o->key);
     free(o->nsname);
     free(o->json);
     free(o);
 }
 
+json_t *store_obj_doc_cached(const store_obj *o)
+{
+    json_t *d = NULL;
+    if (!o->s) return NULL;
+    pthread_mutex_lock(&o->s->doc_mu);
+    if (o->doc) d = json_incref(o->doc);
+    pthread_mutex_unlock(&o->s->doc_mu);
+    return d;
+}
+
+json_t *store_obj_view_sans(const store_obj *o, const char *path)
+{
+    json_t *d = store_obj_doc_cached(o);
+    return d ? d : store_obj_parse_sans(o, path);
+}
+
+json_t *store_obj_view_parts(const store_obj *o, const char *const *paths)
+{
+    json_t *d = store_obj_doc_cached(o);
+    return d ? d : store_obj_parse_parts(o, paths);
+}
+
+/* Install doc as o's parse unless another thread did first: a new
+ * reference to whichever o keeps. doc is taken. */
+static json_t *doc_install(store_obj *o, json_t *doc)
+{
+    store *s = o->s;
+    json_t *evicted[DOC_EVICT_MAX], *keep;
+    size_t n = 0;
+    pthread_mutex_lock(&s->doc_mu);
+    if (o->doc) { /* another thread parsed it first: share theirs */
+        keep = json_incref(o->doc);
+        pthread_mutex_unlock(&s->doc_mu);
+        json_decref(doc);
+        return keep;
+    }
+    keep = json_incref(doc);
+    n = doc_attach(s, o, doc, evicted);
+    pthread_mutex_unlock(&s->doc_mu);
+    for (size_t i = 0; i < n; i++)
+        json_decref(evicted[i]);
+    return keep;
+}
+
 json_t *store_obj_doc(store_obj *o)
 {
-    json_t *d = atomic_load(&o->doc);
-    if (d) return json_incref(d);
-    json_t *mine = store_obj_parse(o), *expected = NULL;
-    if (!mine) return NULL;
-    if (atomic_compare_exchange_strong(&o->doc, &expected, mine)) return json_incref(mine);
-    json_decref(mine); /* another thread parsed it first: share theirs */
-    return json_incref(expected);
+    json_t *d = store_obj_doc_cached(o);
+    if (d) return d;
+    json_t *mine = store_obj_parse(o);
+    if (!mine || !o->s) return mine;
+    return doc_install(o, mine);
+}
+
+void store_obj_set_doc(store_obj *o, json_t *doc)
+{
+    if (!doc) return;
+    if (!o->s) {
+        json_decref(doc);
+        return;
+    }
+    json_decref(doc_install(o, doc));
+}
+
+/* Drop every cached parse (closing). */
+static void doc_clear(store *s)
+{
+    pthread_mutex_lock(&s->doc_mu);
+    while (s->doc_head)
+        json_decref(doc_detach(s, s->doc_head));
+    pthread_mutex_unlock(&s->doc_mu);
 }
 
 json_t *store_obj_parse(const store_obj *o)
@@ -263,10 +389,12 @@ json_t *store_obj_parse_sans(const store_obj *o, const char *path)
 }
 
 /* Takes ownership of json and idx. */
-static store_obj *obj_new(const char *key, int64_t rv, char *json, size_t len, store_index *idx)
+static store_obj *obj_new(store *s, const char *key, int64_t rv, char *json, size_t len,
+                          store_index *idx)
 {
     store_obj *o = calloc(1, sizeof *o);
     if (!o) return NULL;
+    o->s = s;
     atomic_init(&o->refs, 1);
     o->rv = rv;
     o->key = strdup(key);
@@ -307,7 +435,7 @@ static store_obj *obj_from_text(store *s, const char *key, int64_t rv, const cha
         if (parsed) s->indexer(key, parsed, &idx);
         json_decref(parsed);
     }
-    store_obj *o = obj_new(key, rv, copy, len, &idx);
+    store_obj *o = obj_new(s, key, rv, copy, len, &idx);
     if (!o) {
         free(copy);
         index_clear(&idx);
@@ -746,6 +874,8 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     s->indexer = indexer;
     s->ring_cap = cfg && cfg->event_history ? cfg->event_history : DEFAULT_HISTORY;
     s->max_bytes = cfg && cfg->history_bytes ? cfg->history_bytes : DEFAULT_HISTORY_BYTES;
+    s->doc_budget = cfg && cfg->doc_cache_bytes ? cfg->doc_cache_bytes : DEFAULT_DOC_CACHE_BYTES;
+    pthread_mutex_init(&s->doc_mu, NULL);
     s->derived_flush_s =
         (cfg && cfg->derived_flush_ms ? cfg->derived_flush_ms : DEFAULT_DERIVED_FLUSH_MS) / 1e3;
     s->ring = calloc(s->ring_cap, sizeof *s->ring);
@@ -842,6 +972,7 @@ void store_close(store *s)
     free(s->ring);
     free(s->queue.v);
     strmap_free(s->unflushed); /* the writer flushed it before exiting */
+    doc_clear(s);              /* (objects freed from here on leave the cache alone) */
     tables_free(s);
     if (s->be.close) s->be.close(s->be.impl);
     free(s);
@@ -1141,7 +1272,7 @@ static int txn_put(store_txn *t, const char *key, const json_t *obj, char *text,
         local = *idx;
     else if (t->s->indexer)
         t->s->indexer(key, obj, &local);
-    store_obj *o = obj_new(key, t->rev, text, len, &local);
+    store_obj *o = obj_new(t->s, key, t->rev, text, len, &local);
     if (!o) goto fail;
     store_obj *cur = store_txn_get(t, key);
     store_ev_type type = cur ? STORE_EV_MODIFIED : STORE_EV_ADDED;
@@ -1182,7 +1313,7 @@ int store_txn_delete(store_txn *t, const char *key, const json_t *last)
     store_index idx = {0};
     if (!text) goto fail;
     if (t->s->indexer) t->s->indexer(key, last, &idx);
-    store_obj *o = obj_new(key, t->rev, text, len, &idx);
+    store_obj *o = obj_new(t->s, key, t->rev, text, len, &idx);
     if (!o) goto fail;
     if (txn_push(t, STORE_EV_DELETED, o, false) != 0) {
         store_obj_unref(o);

@@ -50,7 +50,12 @@ typedef struct store_obj {
     char *json;   /* compact JSON, metadata.resourceVersion == rv */
     size_t len;
     store_index idx;
-    json_t *_Atomic doc; /* store_obj_doc's parse, once asked for */
+    /* store_obj_doc's parse, kept while the store's budget for them allows
+     * (under the store's doc lock; see store_obj_doc). */
+    json_t *doc;
+    struct store *s; /* the store whose doc cache holds doc */
+    struct store_obj *doc_prev, *doc_next;
+    atomic_bool doc_linked; /* in the cache (set under its lock, cleared last) */
     /* For the layer above (the registry's ledger keeps its entry for this
      * version here): read and written only by the writer-lock holder, never
      * by the store. */
@@ -74,11 +79,27 @@ json_t *store_obj_parse_parts(const store_obj *o, const char *const *paths);
  * object but not of its largest member. The whole object when the text
  * cannot tell; NULL when out of memory or o is not valid JSON. */
 json_t *store_obj_parse_sans(const store_obj *o, const char *path);
-/* The stored JSON parsed once and kept with the object: a new reference to a
- * value every caller shares and none may modify. For objects read far more
- * often than written (namespaces, priority classes, limit ranges), read
- * inside the writer lock on every create. NULL if it does not parse. */
+/* The stored JSON parsed once and shared: a new reference to a value every
+ * caller shares and none may modify (json_deep_copy it to change it). Each
+ * version is parsed at most once while its parse stays in the store's doc
+ * cache, which keeps the most recently parsed or written versions within a
+ * byte budget (store_config.doc_cache_bytes): a version read by several
+ * controllers after its write is parsed once, not once each. NULL if it
+ * does not parse. */
 json_t *store_obj_doc(store_obj *o);
+/* The cached parse of o if there is one (a new reference), else NULL: for a
+ * caller that would rather parse a part than the whole. */
+json_t *store_obj_doc_cached(const store_obj *o);
+/* A parse of o to read, never to change: its cached parse when it has one
+ * (no parsing at all), else only what the reader needs parsed: the members
+ * outside `path` (store_obj_parse_sans) or `paths` (store_obj_parse_parts).
+ * For controllers reading every version of busy objects. */
+json_t *store_obj_view_sans(const store_obj *o, const char *path);
+json_t *store_obj_view_parts(const store_obj *o, const char *const *paths);
+/* Give o its parse: `doc` (taken) must be exactly what o's text parses to,
+ * and nobody may change it from now on. For a writer that has the object it
+ * just serialised: its readers then never parse it. */
+void store_obj_set_doc(store_obj *o, json_t *doc);
 
 /* The layer above computes a store_index from a parsed object; the store calls
  * it when loading from disk. Must be pure and thread-safe. */
@@ -126,6 +147,8 @@ typedef struct store_config {
     unsigned derived_flush_ms; /* derived writes reach the disk at most this late (default 100) */
     size_t history_bytes;      /* event_history's events hold at most this many bytes of JSON
                                   (default 64 MiB; the newest event is kept whatever its size) */
+    size_t doc_cache_bytes;    /* parsed objects kept (store_obj_doc), at most about this much
+                                  memory (default 64 MiB) */
 } store_config;
 
 /* Takes ownership of the backend (closed by store_close). NULL on error. */
