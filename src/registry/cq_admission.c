@@ -408,8 +408,18 @@ static bool sources_changed(const json_t *a, const json_t *b)
     return false;
 }
 
+/* The quota's status as it is written (a create, an update): what its
+ * books will say, at once. */
+static int quota_status(store_txn *t, const api_kind *k, reg_op op, json_t *obj, const json_t *old,
+                        bool dry_run, api_err *e)
+{
+    if (dry_run || op == REG_DELETE) return 0;
+    return cq_book_status_into(t, obj, k == gcq_kind, old ? json_object_get(old, "status") : NULL,
+                               e);
+}
+
 static int admit_quota(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
-                       const json_t *old, api_err *e)
+                       const json_t *old, bool dry_run, api_err *e)
 {
     const char *name = meta(obj, "name");
     char key[768];
@@ -425,13 +435,13 @@ static int admit_quota(store_txn *t, const api_kind *k, reg_op op, const char *s
     cq_quota *q = cq_compile(json_object_get(obj, "spec"), k == gcq_kind, err, sizeof err);
     cq_free(q);
     if (!q) return forbid(e, k, name, err);
-    if (op != REG_UPDATE) return 0;
+    if (op != REG_UPDATE) return quota_status(t, k, op, obj, old, dry_run, e);
     store_obj *o = store_txn_get(t, key);
     ledger_entry *en = o ? cq_book_of(t, o, e) : NULL;
     if (o) store_obj_unref(o);
-    if (!en) return o ? -1 : 0;
+    if (!en) return o ? -1 : quota_status(t, k, op, obj, old, dry_run, e);
     const cq_book *b = cq_book_value(en);
-    if (qty_sign(&b->used) <= 0) return 0;
+    if (qty_sign(&b->used) <= 0) return quota_status(t, k, op, obj, old, dry_run, e);
     char used[64], lim[64], msg[600];
     fmt_qty(&b->used, used, sizeof used);
     const json_t *ns = json_object_get(obj, "spec"), *os = json_object_get(old, "spec");
@@ -450,7 +460,7 @@ static int admit_quota(store_txn *t, const api_kind *k, reg_op op, const char *s
                  lim);
         return forbid(e, k, name, msg);
     }
-    return 0;
+    return quota_status(t, k, op, obj, old, dry_run, e);
 }
 
 /* A namespace created, relabelled or deleted may enter or leave global
@@ -484,7 +494,8 @@ static int admit_namespace(store_txn *t, reg_op op, const json_t *obj, const jso
 static int cq_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
                     const json_t *old, bool dry_run, api_err *e)
 {
-    if ((k == cq_kind || k == gcq_kind) && admit_quota(t, k, op, sub, obj, old, e) != 0) return -1;
+    if ((k == cq_kind || k == gcq_kind) && admit_quota(t, k, op, sub, obj, old, dry_run, e) != 0)
+        return -1;
     if (charge(t, k, op, sub, obj, old, dry_run, e) != 0) return -1;
     /* last: the books it drops must not be loaded again in this transaction
      * (they would read the namespace as it was) */

@@ -528,10 +528,11 @@ static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
     return rc;
 }
 
-static void *book_load(store_txn *t, store_obj *o, api_err *e)
+/* The books of quota version `quota` (a reference, taken) as t sees the
+ * store: Capsule's rebuild. NULL with e set. */
+static cq_book *book_build(store_txn *t, json_t *quota, bool global, api_err *e)
 {
     cq_book *b = calloc(1, sizeof *b);
-    json_t *quota = store_obj_parse(o);
     if (!b || !quota) {
         json_decref(quota);
         book_free(b);
@@ -541,7 +542,7 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
     b->quota = quota;
     b->name = meta(quota, "name");
     b->ns = meta(quota, "namespace");
-    b->global = !strncmp(o->key, GCQ_PREFIX, strlen(GCQ_PREFIX));
+    b->global = global;
     b->used = b->sum = qty_zero(QTY_DECIMAL_SI);
     b->last_status = json_incref(json_object_get(quota, "status"));
     char err[1200];
@@ -578,6 +579,11 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
         return NULL;
     }
     return b;
+}
+
+static void *book_load(store_txn *t, store_obj *o, api_err *e)
+{
+    return book_build(t, store_obj_parse(o), !strncmp(o->key, GCQ_PREFIX, strlen(GCQ_PREFIX)), e);
 }
 
 /* ---- the status ---- */
@@ -730,6 +736,23 @@ static json_t *status_json(const cq_book *b, const char *now, bool claims)
     }
     free(problems);
     return st;
+}
+
+int cq_book_status_into(store_txn *t, json_t *quota, bool global, const json_t *old_status,
+                        api_err *e)
+{
+    json_t *copy = json_copy(quota); /* (the books read its metadata and spec) */
+    if (copy) json_object_del(copy, "status");
+    if (copy && old_status) json_object_set(copy, "status", (json_t *)old_status);
+    cq_book *b = book_build(t, copy, global, e);
+    if (!b) return -1;
+    char now[32];
+    reg_now_rfc3339(now, sizeof now);
+    json_t *st = status_json(b, now, true);
+    book_free(b);
+    if (!st || json_object_set_new(quota, "status", st) != 0)
+        return api_err_set(e, API_INTERNAL, "out of memory");
+    return 0;
 }
 
 /* The stored quota `cur` with the books' status (a new object; *same when

@@ -158,6 +158,15 @@ static inline size_t cq_book_nproblems(const cq_book *b)
  * e set. */
 int cq_book_note(cq_book *b, cq_ident *id, const char *problem, api_err *e);
 
+/* Set quota's status (a quota version about to be written, either kind)
+ * to what its books will say, counted as t sees the store; old_status (the
+ * version it replaces, or NULL) keeps its conditions' transition times. A
+ * create or a spec change then stores its usage and Ready condition at once:
+ * watchers (the dashboard) see them without waiting for a reader to load the
+ * books. 0 or -1 with e set. */
+int cq_book_status_into(store_txn *t, json_t *quota, bool global, const json_t *old_status,
+                        api_err *e);
+
 /* As pool_book_verify: the stored status checked once after a load. */
 int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e);
 
