@@ -206,7 +206,9 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
         } else if (!problem) {
             continue;
         } else {
-            if (!(x->problem = strdup(err))) return api_err_set(e, API_INTERNAL, "out of memory");
+            /* (as the books keep it: the same text is the same problem) */
+            if (!(x->problem = strndup(err, cq_problem_len(err))))
+                return api_err_set(e, API_INTERNAL, "out of memory");
             /* a create brings it in; an update, if the quota could read the
              * object until now */
             if (status || (op != REG_CREATE && cq_book_problem_of(x->b, id))) continue;

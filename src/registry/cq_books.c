@@ -237,8 +237,8 @@ int cq_book_note(cq_book *b, cq_ident *id, const char *problem, api_err *e)
     }
     if (!b->problems && !(b->problems = strmap_new()))
         return api_err_set(e, API_INTERNAL, "out of memory");
-    size_t n = strlen(problem) + 1;
-    cq_problem *p = malloc(sizeof *p + n);
+    size_t n = cq_problem_len(problem);
+    cq_problem *p = malloc(sizeof *p + n + 1);
     cq_obj *o = p ? ident_obj(id) : NULL;
     if (!o) {
         free(p);
@@ -246,6 +246,7 @@ int cq_book_note(cq_book *b, cq_ident *id, const char *problem, api_err *e)
     }
     p->obj = o;
     memcpy(p->msg, problem, n);
+    p->msg[n] = '\0';
     void *old = NULL;
     if (strmap_put_h(b->problems, o->uid, o->uid_hash, p, &old) != 0) {
         obj_release(o);

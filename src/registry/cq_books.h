@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define CQ_PREFIX "customquotas." CQ_GROUP "/"
 #define GCQ_PREFIX "globalcustomquotas." CQ_GROUP "//"
@@ -95,6 +96,20 @@ typedef struct cq_book {
 /* An object whose values a quota cannot all read, with its first problem
  * (core/cquota.h's text): counted as cq_object_usage counts it, and named in
  * the quota's Ready condition until it is fixed or gone. */
+#define CQ_PROBLEM_MAX 600 /* bytes of a problem's text kept (the rest is cut) */
+/* The length of problem text msg as the books keep it: at most
+ * CQ_PROBLEM_MAX bytes, cut before a character (every object of a quota may
+ * have one). */
+static inline size_t cq_problem_len(const char *msg)
+{
+    size_t n = strlen(msg);
+    if (n > CQ_PROBLEM_MAX) {
+        n = CQ_PROBLEM_MAX;
+        while (n && ((unsigned char)msg[n] & 0xC0) == 0x80)
+            n--;
+    }
+    return n;
+}
 typedef struct cq_problem {
     cq_obj *obj; /* a reference; its uid keys books.problems */
     char msg[];

@@ -466,6 +466,40 @@ static void test_problems(void **state)
     check_books(st, false);
     assert_int_equal(cq_books_resync(st, &drift), 0);
     assert_int_equal(drift, 0);
+    /* a long value: its problem is kept cut (CQ_PROBLEM_MAX), the same
+     * through admission and a recount */
+    char *big = malloc(3000);
+    assert_non_null(big);
+    memset(big, 'y', 2999);
+    big[2999] = '\0';
+    t = store_begin(st);
+    p = J("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p-long','namespace':'t','uid':"
+          "'long-uid','resourceVersion':'1'},'spec':{'containers':[{'name':'c','image':'x'}]}}");
+    json_object_set_new(json_object_get(p, "metadata"), "annotations",
+                        json_pack("{s:s}", "cost", big));
+    free(big);
+    assert_int_equal(store_txn_put(t, "pods/t/p-long", p, NULL), 0);
+    json_decref(p);
+    assert_int_equal(store_commit(t), 0);
+    assert_int_equal(cq_books_resync(st, &drift), 0);
+    assert_int_equal(drift, 3);
+    check_books(st, false);
+    expect_code(reg_merge(st, pods, "t", "p-long", "", "{'metadata':{'labels':{'a':'b'}}}", false,
+                          msg, sizeof msg),
+                200, msg, NULL);
+    reg_prepare_read(st, cq);
+    store_obj *so = store_get(st, "customquotas.capsule.clastix.io/t/cost");
+    assert_non_null(so);
+    json_t *qo = store_obj_parse(so);
+    const json_t *conds = json_object_get(json_object_get(qo, "status"), "conditions");
+    const char *rm = json_string_value(json_object_get(json_array_get(conds, 0), "message"));
+    assert_non_null(rm);
+    assert_true(strlen(rm) < 1200);
+    assert_non_null(strstr(rm, "get usage from t/p-long"));
+    json_decref(qo);
+    store_obj_unref(so);
+    assert_int_equal(cq_books_resync(st, &drift), 0);
+    assert_int_equal(drift, 0);
     store_close(st);
 }
 
