@@ -1,5 +1,7 @@
-// view-custom.js - CustomQuotas and GlobalCustomQuotas: limit, used (status)
-// and the objects they count (status.claims).
+// view-custom.js - CustomQuotas and GlobalCustomQuotas: limit, used (status),
+// the objects they count (status.claims), and whether the quota can be
+// trusted (its Ready condition): a quota that is not Ready is never shown
+// as a healthy green bar, and its reason and message are shown with it.
 
 import { h, replaceChildren } from './dom.js';
 import { condition } from './k8s.js';
@@ -30,18 +32,42 @@ function claimsCell(cq) {
   return details;
 }
 
+/**
+ * Whether a quota's numbers can be trusted, from its Ready condition:
+ * 'ready' (True), 'unknown' (no condition yet: allot has not written its
+ * status) or 'not-ready' (False or Unknown: the quota cannot count, or
+ * cannot read some objects, and says why), with the condition's reason and
+ * message.
+ */
+export function quotaHealth(cq) {
+  const ready = condition(cq, 'Ready');
+  if (!ready) return { state: 'unknown', reason: '', message: '' };
+  if (ready.status === 'True') return { state: 'ready', reason: ready.reason ?? '', message: ready.message ?? '' };
+  return { state: 'not-ready', reason: ready.reason || 'NotReady', message: ready.message ?? '' };
+}
+
 function quotaRow(cq) {
   const md = cq.metadata;
   const limit = String(cq.spec?.limit ?? '');
   const used = cq.status?.usage?.used;
-  const ready = condition(cq, 'Ready');
-  return h('tr', { 'data-testid': 'cq-row', 'data-kind': cq.kind, 'data-namespace': md.namespace ?? '', 'data-name': md.name },
+  const health = quotaHealth(cq);
+  const bar = meter({ name: 'used', used, hard: limit, ratio: usageRatio(used ?? '0', limit) });
+  if (health.state === 'not-ready') { // never a green bar for a quota that cannot be trusted
+    bar.className = 'meter lvl-broken';
+    bar.dataset.level = 'broken';
+    bar.title = `not ready (${health.reason}): ${bar.title}`;
+  }
+  return h('tr', { 'data-testid': 'cq-row', 'data-kind': cq.kind, 'data-namespace': md.namespace ?? '', 'data-name': md.name,
+    'data-ready': health.state },
     h('td', null, h('span', { class: 'tag' }, cq.kind === 'GlobalCustomQuota' ? 'global' : 'namespace')),
     h('td', null, md.namespace ?? (cq.status?.namespaces ?? []).join(', ')),
-    h('th', { scope: 'row' }, md.name),
-    h('td', { class: 'meter-cell' }, meter({ name: 'used', used, hard: limit, ratio: usageRatio(used ?? '0', limit) })),
+    h('th', { scope: 'row' }, md.name,
+      health.state === 'not-ready' ? [' ', h('span', { class: 'tag crit', 'data-testid': 'cq-reason' }, health.reason)] : null),
+    h('td', { class: 'meter-cell' }, bar),
     h('td', { class: 'small' }, sourcesText(cq),
-      ready && ready.status !== 'True' ? h('div', { class: 'error' }, `${ready.reason}: ${ready.message}`) : null),
+      health.state === 'not-ready'
+        ? h('div', { class: 'error', 'data-testid': 'cq-condition' }, `Ready=False ${health.reason}: ${health.message}`)
+        : null),
     h('td', null, claimsCell(cq)));
 }
 

@@ -262,9 +262,11 @@ static int shape_error(const cel_program *p, const char *what, char *err, size_t
     return CEL_ERR_EVAL;
 }
 
-/* Capsule's EvaluateQuantity: a quantity, or the exact sum of a non-empty list of them.
- * (A list(kubernetes.Quantity) program can still meet other elements at run time, in
- * `[quantity('1')] + object.more` for instance.) */
+/* Capsule's EvaluateQuantity: a quantity, or the exact sum of a list of them. An empty
+ * list is 0, where Capsule fails ("returned an empty quantity list"): seed 003's rule that
+ * a missing value counts 0, as for a source path's `[*]` over an empty list
+ * (docs/custom-quotas.md). (A list(kubernetes.Quantity) program can still meet other
+ * elements at run time, in `[quantity('1')] + object.more` for instance.) */
 static int sum_quantities(const cel_program *p, const cel_val *v, qty *out, char *err,
                           size_t errlen)
 {
@@ -278,7 +280,6 @@ static int sum_quantities(const cel_program *p, const cel_val *v, qty *out, char
                            "list<kubernetes.Quantity>",
                            err, errlen);
     size_t n = cel_list_len(v);
-    if (n == 0) return shape_error(p, " returned an empty quantity list", err, errlen);
     qty total = qty_zero(QTY_DECIMAL_SI);
     for (size_t i = 0; i < n; i++) {
         cel_val e = cel_list_at(v, i);

@@ -125,7 +125,8 @@ int cel_eval_bool(const cel_program *p, const json_t *const *vars, const cel_lim
                   char *err, size_t errlen);
 
 /* CEL_EXPECT_QUANTITY: a quantity, or the exact sum of a list of them (an empty list
- * is an error: "CEL expression \"...\" returned an empty quantity list"). */
+ * is 0: seed 003's missing values; Capsule fails with "returned an empty quantity
+ * list"). */
 int cel_eval_quantity(const cel_program *p, const json_t *const *vars, const cel_limits *lim,
                       qty *out, char *err, size_t errlen);
 

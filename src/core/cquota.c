@@ -57,8 +57,7 @@ static int fail(char *err, size_t n, const char *fmt, ...)
     return -1;
 }
 
-void cq_split_api_version(const char *api_version, char *group, size_t gn, char *version,
-                          size_t vn)
+void cq_split_api_version(const char *api_version, char *group, size_t gn, char *version, size_t vn)
 {
     const char *slash = strchr(api_version, '/');
     if (!slash) {
@@ -162,20 +161,22 @@ static int compile_entry(const json_t *entry, size_t si, size_t j, cq_sel *out, 
         const char *raw = json_string_value(json_array_get(fs, k));
         jp_field_selector *f = jp_field_selector_compile(raw ? raw : "", &code, e, sizeof e);
         if (!f)
-            return fail(err, errlen,
-                        "invalid field selector: spec.sources[%zu].selectors[%zu].fieldSelectors[%zu]: "
-                        "%s",
-                        si, j, k, e);
+            return fail(
+                err, errlen,
+                "invalid field selector: spec.sources[%zu].selectors[%zu].fieldSelectors[%zu]: "
+                "%s",
+                si, j, k, e);
         out->fields[out->nfields++] = f;
     }
     for (size_t k = 0; k < nc; k++) {
         const char *src = json_string_value(json_array_get(cs, k));
         cel_program *p = cel_compile(src ? src : "", CEL_EXPECT_BOOL, e, sizeof e);
         if (!p)
-            return fail(err, errlen,
-                        "invalid CEL expression: spec.sources[%zu].selectors[%zu].celExpressions[%zu]: "
-                        "%s",
-                        si, j, k, e);
+            return fail(
+                err, errlen,
+                "invalid CEL expression: spec.sources[%zu].selectors[%zu].celExpressions[%zu]: "
+                "%s",
+                si, j, k, e);
         out->cels[out->ncels++] = p;
     }
     return 0;
@@ -183,10 +184,14 @@ static int compile_entry(const json_t *entry, size_t si, size_t j, cq_sel *out, 
 
 static int parse_op(const char *s, cq_op *op)
 {
-    if (!*s || !strcmp(s, "add")) *op = CQ_OP_ADD;
-    else if (!strcmp(s, "sub")) *op = CQ_OP_SUB;
-    else if (!strcmp(s, "count")) *op = CQ_OP_COUNT;
-    else return -1;
+    if (!*s || !strcmp(s, "add"))
+        *op = CQ_OP_ADD;
+    else if (!strcmp(s, "sub"))
+        *op = CQ_OP_SUB;
+    else if (!strcmp(s, "count"))
+        *op = CQ_OP_COUNT;
+    else
+        return -1;
     return 0;
 }
 
@@ -259,7 +264,9 @@ cq_quota *cq_compile(const json_t *spec, bool global, char *err, size_t errlen)
         char buf[64] = "";
         if (rc == 0) qty_format_str(&q->limit, buf, sizeof buf);
         fail(err, errlen, "invalid spec.limit: quantity must not be negative or 0: \"%s\"",
-             rc == 0 ? buf : json_string_value(lim) ? json_string_value(lim) : "");
+             rc == 0                  ? buf
+             : json_string_value(lim) ? json_string_value(lim)
+                                      : "");
         cq_free(q);
         return NULL;
     }
@@ -337,8 +344,8 @@ void cq_source_gvk(const cq_quota *q, size_t i, const char **group, const char *
 json_t *cq_target_json(const cq_quota *q, size_t i, const char *scope)
 {
     const cq_source *s = &q->src[i];
-    json_t *t = json_pack("{s:s, s:s, s:s, s:s}", "group", s->group, "version", s->version,
-                          "kind", s->kind, "op", op_name(s->op));
+    json_t *t = json_pack("{s:s, s:s, s:s, s:s}", "group", s->group, "version", s->version, "kind",
+                          s->kind, "op", op_name(s->op));
     if (!t) return NULL;
     if (*s->path_text) json_object_set_new(t, "path", json_string(s->path_text));
     if (*s->cel_text) json_object_set_new(t, "cel", json_string(s->cel_text));
@@ -356,37 +363,54 @@ double cq_usage_percentage(const qty *used, const qty *limit)
 
 /* ---- usage ---- */
 
-/* Whether selector entry s holds for obj: 1, 0, or -1 when it cannot be
- * evaluated (err set). */
+/* Whether selector entry s holds for obj (labels AND fields AND
+ * expressions): 1, 0, -1 when it cannot be evaluated (e set: the first
+ * failure), -2 out of memory. A part that is false makes the entry false
+ * whatever fails beside it (CEL's commutative &&). */
 static int entry_matches(const cq_sel *s, const json_t *obj, const json_t *labels, char *e,
                          size_t n)
 {
     if (!sel_matches(s->labels, labels)) return 0;
+    bool failed = false;
     for (size_t i = 0; i < s->nfields; i++) {
         bool m = false;
-        if (jp_field_selector_match(s->fields[i], obj, &m, e, n) != 0) return -1;
-        if (!m) return 0;
+        char fe[1024];
+        int rc = jp_field_selector_match(s->fields[i], obj, &m, fe, sizeof fe);
+        if (rc == JP_ERR_NOMEM) return -2;
+        if (rc == JP_OK && !m) return 0;
+        if (rc != JP_OK && !failed) snprintf(e, n, "%s", fe);
+        failed |= rc != JP_OK;
     }
     const json_t *vars[1] = {obj};
     for (size_t i = 0; i < s->ncels; i++) {
         bool m = false;
-        if (cel_eval_bool(s->cels[i], vars, NULL, &m, e, n) != 0) return -1;
-        if (!m) return 0;
+        char ce[1024];
+        int rc = cel_eval_bool(s->cels[i], vars, NULL, &m, ce, sizeof ce);
+        if (rc == CEL_ERR_NOMEM) return -2;
+        if (rc == CEL_OK && !m) return 0;
+        if (rc != CEL_OK && !failed) snprintf(e, n, "%s", ce);
+        failed |= rc != CEL_OK;
     }
-    return 1;
+    return failed ? -1 : 1;
 }
 
 /* Whether source s selects obj: entries ORed, an empty list selects all; 1,
- * 0 or -1 (the first entry that cannot be evaluated, err set). */
+ * 0, -1 when no entry holds and one cannot be evaluated (e set: the first),
+ * -2 out of memory. An entry that holds selects whatever fails beside it
+ * (CEL's commutative ||). */
 static int source_selects(const cq_source *s, const json_t *obj, const json_t *labels, char *e,
                           size_t n)
 {
     if (s->nsels == 0) return 1;
+    bool failed = false;
     for (size_t i = 0; i < s->nsels; i++) {
-        int m = entry_matches(&s->sels[i], obj, labels, e, n);
-        if (m != 0) return m;
+        char ee[1024];
+        int m = entry_matches(&s->sels[i], obj, labels, ee, sizeof ee);
+        if (m == 1 || m == -2) return m;
+        if (m == -1 && !failed) snprintf(e, n, "%s", ee);
+        failed |= m == -1;
     }
-    return 0;
+    return failed ? -1 : 0;
 }
 
 /* ---- the value cache ---- */
@@ -453,7 +477,8 @@ static void cache_put(cq_cache *c, const char *text, bool cel, int rc, const qty
     c->v[c->n++] = (cq_cached){text, cel, rc, *v, e};
 }
 
-/* The raw value of source s for obj. */
+/* The raw value of source s for obj: 0; 1 when it cannot be read as a
+ * quantity (e set; *v 0); -1 out of memory. */
 static int source_value(const cq_source *s, const json_t *obj, cq_cache *cache, qty *v, char *e,
                         size_t n)
 {
@@ -470,8 +495,10 @@ static int source_value(const cq_source *s, const json_t *obj, cq_cache *cache, 
         return hit->rc;
     }
     const json_t *vars[1] = {obj};
-    int rc = cel ? (cel_eval_quantity(s->cel, vars, NULL, v, e, n) == 0 ? 0 : -1)
-                 : (jp_quantity_sum(s->path, obj, v, e, n) == 0 ? 0 : -1);
+    int rc = cel ? cel_eval_quantity(s->cel, vars, NULL, v, e, n)
+                 : jp_quantity_sum(s->path, obj, v, e, n);
+    if (cel ? rc == CEL_ERR_NOMEM : rc == JP_ERR_NOMEM) return -1;
+    rc = rc ? 1 : 0;
     if (rc) *v = qty_zero(QTY_DECIMAL_SI);
     cache_put(cache, text, cel, rc, v, e);
     return rc;
@@ -496,11 +523,12 @@ static int fold(cq_op op, const qty *v, bool *diverged, qty *usage, qty *net)
 
 int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
                     const json_t *obj, cq_cache *cache, bool *matched, qty *usage, qty *net,
-                    char *err, size_t errlen)
+                    bool *problem, char *err, size_t errlen)
 {
-    *matched = false;
+    *matched = *problem = false;
     *usage = qty_zero(QTY_DECIMAL_SI);
     *net = qty_zero(QTY_DECIMAL_SI);
+    if (errlen) *err = '\0';
     const json_t *labels = labels_of(obj, cache);
     if (!any_matches(q->scope, q->nscope, labels)) return 0;
     bool diverged = false;
@@ -510,16 +538,23 @@ int cq_object_usage(const cq_quota *q, const char *group, const char *version, c
         if (strcmp(s->kind, kind) || strcmp(s->group, group) || strcmp(s->version, version))
             continue;
         int sel = source_selects(s, obj, labels, e, sizeof e);
-        if (sel < 0)
-            return fail(err, errlen, "source path \"%s\" cel \"%s\" op \"%s\" selectors: %s",
-                        s->path_text, s->cel_text, op_name(s->op), e);
-        if (!sel) continue;
+        if (sel == -2) return fail(err, errlen, "out of memory");
+        if (sel == -1 && !*problem) {
+            *problem = true;
+            snprintf(err, errlen, "source path \"%s\" cel \"%s\" op \"%s\" selectors: %s",
+                     s->path_text, s->cel_text, op_name(s->op), e);
+        }
+        if (sel != 1) continue;
         qty v;
-        if (source_value(s, obj, cache, &v, e, sizeof e) != 0)
-            return fail(err, errlen,
-                        "source path \"%s\" cel \"%s\" op \"%s\" did not resolve to a valid "
-                        "quantity: %s",
-                        s->path_text, s->cel_text, op_name(s->op), e);
+        int rc = source_value(s, obj, cache, &v, e, sizeof e);
+        if (rc < 0) return fail(err, errlen, "out of memory");
+        if (rc > 0 && !*problem) {
+            *problem = true;
+            snprintf(err, errlen,
+                     "source path \"%s\" cel \"%s\" op \"%s\" did not resolve to a valid "
+                     "quantity: %s",
+                     s->path_text, s->cel_text, op_name(s->op), e);
+        }
         *matched = true;
         if (fold(s->op, &v, &diverged, usage, net) != 0)
             return fail(err, errlen, "usage beyond supported precision");
@@ -529,8 +564,8 @@ int cq_object_usage(const cq_quota *q, const char *group, const char *version, c
 }
 
 int cq_object_usage_text(const cq_quota *q, const char *group, const char *version,
-                         const char *kind, const char *text, size_t len, bool *matched,
-                         qty *usage, qty *net)
+                         const char *kind, const char *text, size_t len, bool *matched, qty *usage,
+                         qty *net)
 {
     *matched = false;
     *usage = *net = qty_zero(QTY_DECIMAL_SI);

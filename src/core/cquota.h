@@ -14,10 +14,15 @@
  *  - every source whose group/version/kind is the object's (exactly) and
  *    whose selectors match (an empty list matches; entries are ORed; within
  *    one entry the label selector, every fieldSelector and every CEL
- *    expression must hold; an entry whose evaluation fails does not match)
- *    is applied in source order: count +1, add +value, sub -value; the
- *    object's claim is that fold clamped at 0 after each step (Capsule's
- *    per-object rule), its net contribution the same unclamped;
+ *    expression must hold) is applied in source order: count +1, add
+ *    +value, sub -value; the object's claim is that fold clamped at 0 after
+ *    each step (Capsule's per-object rule), its net contribution the same
+ *    unclamped;
+ *  - a value is the sum of what the source's path (core/jsonpath.h's
+ *    jp_quantity_sum) or CEL expression finds; a missing value is 0 (seed
+ *    003: "Missing fields are treated as zero"), in every form: a member
+ *    that is not there, null, an empty list under [*], a filter that
+ *    matches nothing, an index past the end, an empty CEL list;
  *  - an object no source applies to is not counted (matched false); one that
  *    only `sub` sources apply to is counted with usage 0 (and a negative
  *    net).
@@ -26,12 +31,23 @@
  * each object in creation order, so its total depends on that order; allot's
  * clamps once: the same whenever the running total never went below 0, and
  * the same at every commit whatever the order: docs/custom-quotas.md.)
- * A selector that cannot be evaluated is an error, as a value that does not
- * resolve (admission denies; a recount skips the object and says why).
+ *
+ * What cannot be evaluated is the object's *problem* (the first, in source
+ * order), and never stops the rest being counted:
+ *  - a value that is there but is not a quantity (`abc`, `true`, an
+ *    object; a path that cannot walk the object, `[*]` of a string; a CEL
+ *    expression that fails) counts 0 for its source:
+ *    `source path "<p>" cel "<c>" op "<op>" did not resolve to a valid
+ *    quantity: <why>` (Capsule's words);
+ *  - a selector entry that cannot be evaluated: the source selects the
+ *    object if another entry holds (an entry with a part that is false does
+ *    not hold: `||` and `&&` commute over errors, as in CEL), and otherwise
+ *    does not: `source path "<p>" cel "<c>" op "<op>" selectors: <why>`.
+ * The caller reports it (the quota's Ready condition names the object) and
+ * refuses only the write that brings it in (registry/cq_admission.c).
  *
  * Errors carry Capsule's texts; cq_compile's are admission messages for the
- * quota object, cq_object_usage's the tail of a denial (`source path "<p>"
- * cel "<c>" op "<op>" did not resolve to a valid quantity: <err>`).
+ * quota object.
  * Thread-safe after compile (a compiled quota is immutable).
  */
 #ifndef ALLOT_CORE_CQUOTA_H
@@ -78,23 +94,26 @@ typedef struct cq_cache cq_cache;
 cq_cache *cq_cache_new(void);
 void cq_cache_free(cq_cache *c);
 
-/* The usage of `obj` (of group/version/kind) for this quota. 0 with
- * *matched, *usage (its claim: the per-object fold, clamped at 0 after each
- * source) and *net (its signed contribution to the quota's total: adds and
- * counts minus subs, unclamped) set; -1 when a selector or a value cannot be
- * evaluated, with err set as above (the failing source's path, cel and op
- * quoted). `cache` may be NULL. */
+/* The usage of `obj` (of group/version/kind) for this quota: the one
+ * definition admission, the recount and (through the books) the status and
+ * metrics use. 0 with *matched, *usage (its claim: the per-object fold,
+ * clamped at 0 after each source), *net (its signed contribution to the
+ * quota's total: adds and counts minus subs, unclamped) and *problem set;
+ * with *problem, err holds the object's first problem (above), else "".
+ * -1 only when out of memory or beyond quantity precision (err says which).
+ * `cache` may be NULL. */
 int cq_object_usage(const cq_quota *q, const char *group, const char *version, const char *kind,
                     const json_t *obj, cq_cache *cache, bool *matched, qty *usage, qty *net,
-                    char *err, size_t errlen);
+                    bool *problem, char *err, size_t errlen);
 /* cq_object_usage on the object's JSON text (core/jsontext.h's contract),
  * without parsing it, for quotas that need only their sources' kinds and
  * plain paths or counts (no scope or source selectors, no CEL): 0 with what
- * cq_object_usage gives on the parsed text; 1 when it cannot tell (anything
- * else, every error): ask cq_object_usage. */
+ * cq_object_usage gives on the parsed text (never a problem); 1 when it
+ * cannot tell (anything else, every problem and error): ask
+ * cq_object_usage. */
 int cq_object_usage_text(const cq_quota *q, const char *group, const char *version,
-                         const char *kind, const char *text, size_t len, bool *matched,
-                         qty *usage, qty *net);
+                         const char *kind, const char *text, size_t len, bool *matched, qty *usage,
+                         qty *net);
 
 /* The status.targets entry of source i (a new object): group, version, kind,
  * op, and path, cel, selectors and scope (the kind's REST scope: "namespace"

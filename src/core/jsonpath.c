@@ -76,7 +76,6 @@
 #define M_SRC_PARSE "parse usage jsonpath %s: %s"
 #define M_SRC_EXEC "execute usage jsonpath: %s"
 #define M_QTY_NONE "no quantity values found"
-#define M_QTY_NO_VALUE "quantity path did not resolve to any value"
 #define M_QTY_BAD "invalid quantity %s: %s"
 #define M_FS_EMPTY "field selector must not be empty"
 
@@ -591,6 +590,10 @@ struct jp_expr {
     /* A filter on a single value filters it as a one-element list (for
      * custom quota field selectors; client-go: "is not array or slice"). */
     bool scalar_filters;
+    /* An index or slice past either end of a list selects the elements that
+     * exist (nothing for a single index) instead of "array index out of
+     * bounds" (custom quota paths: a missing value is nothing, seed 003). */
+    bool clamp_indexes;
     /* The one action when it is fields and [*] only (the usual custom quota
      * source, e.g. `.spec.containers[*].resources.requests.cpu`): summed
      * without building result lists (quantity_sum_fast). NULL otherwise. */
@@ -1154,7 +1157,8 @@ static int logic_node(parser *p, const char *t, size_t n, node **out)
         at = find_logic(t, n, "&&");
     }
     if (at == n) return 1;
-    if (p->depth + 1 > p->lim->max_depth) return perr(p, JP_ERR_LIMIT, M_LIM_DEPTH, p->lim->max_depth);
+    if (p->depth + 1 > p->lim->max_depth)
+        return perr(p, JP_ERR_LIMIT, M_LIM_DEPTH, p->lim->max_depth);
     node *f = node_new(N_FILTER);
     if (!f) return JP_ERR_NOMEM;
     f->u.filter.code = code;
@@ -1992,6 +1996,12 @@ static int slice_bounds(ectx *c, const node *n, size_t len, int64_t *b, int64_t 
     int64_t p1 = n->u.arr.known[1] ? n->u.arr.v[1] : l;
     if (p1 < 0 || (p1 == 0 && n->u.arr.derived)) p1 = wadd(p1, l);
     if (p1 == p0) return 1; /* requesting zero elements is allowed */
+    if (c->e->clamp_indexes) {
+        if (n->u.arr.derived && (p0 < 0 || p0 >= l)) return 1; /* [i] past an end */
+        p0 = p0 < 0 ? 0 : p0 > l ? l : p0;
+        p1 = p1 < 0 ? 0 : p1 > l ? l : p1;
+        if (p0 >= p1) return 1;
+    }
     if (p0 >= l || p0 < 0) return eerr(c, JP_ERR_EVAL, M_OUT_OF_BOUNDS, p0, len);
     if (p1 > l || p1 < 0) return eerr(c, JP_ERR_EVAL, M_OUT_OF_BOUNDS, wadd(p1, -1), len);
     if (p0 > p1) return eerr(c, JP_ERR_EVAL, M_START_AFTER_END, p0, p1);
@@ -2593,6 +2603,7 @@ jp_expr *jp_compile_source_path(const char *path, int *code, char *err, size_t e
     lim.max_template = JP_SOURCE_PATH_MAX + 2;
     jp_expr *x = jp_compile_n(wrapped, n + 2, &lim, &rc, msg, sizeof msg);
     if (!x) source_parse_error(p, n, msg, err, errlen);
+    if (x) x->clamp_indexes = true; /* docs/custom-quotas.md: missing values */
     if (code) *code = rc;
     return x;
 }
@@ -2639,10 +2650,12 @@ static int bad_quantity(const char *tok, size_t n, int qerr, char *err, size_t e
     return t && q ? JP_ERR_QUANTITY : JP_ERR_NOMEM;
 }
 
-int jp_parse_quantities(const char *text, size_t len, qty *sum, char *err, size_t errlen)
+/* The quantities of text (split on Unicode white space) added to sum; *ntok
+ * counts them. */
+static int add_quantities(const char *text, size_t len, qty *sum, size_t *ntok, char *err,
+                          size_t errlen)
 {
-    size_t i = 0, ntok = 0;
-    *sum = qty_zero(QTY_DECIMAL_SI);
+    size_t i = 0;
     while (i < len) {
         size_t w;
         if ((w = space_at(text, len, i))) {
@@ -2661,13 +2674,21 @@ int jp_parse_quantities(const char *text, size_t len, qty *sum, char *err, size_
             seterr(err, errlen, M_QTY_SUM);
             return JP_ERR_QUANTITY;
         }
-        ntok++;
-    }
-    if (ntok == 0) {
-        seterr(err, errlen, M_QTY_NONE);
-        return JP_ERR_QUANTITY;
+        (*ntok)++;
     }
     return JP_OK;
+}
+
+int jp_parse_quantities(const char *text, size_t len, qty *sum, char *err, size_t errlen)
+{
+    size_t ntok = 0;
+    *sum = qty_zero(QTY_DECIMAL_SI);
+    int rc = add_quantities(text, len, sum, &ntok, err, errlen);
+    if (rc == JP_OK && ntok == 0) {
+        seterr(err, errlen, M_QTY_NONE);
+        rc = JP_ERR_QUANTITY;
+    }
+    return rc;
 }
 
 /* One plain quantity string, added to sum: 0, or 1 for the slow path. */
@@ -2744,17 +2765,17 @@ int jp_quantity_sum_text(const jp_expr *e, const char *text, size_t len, qty *su
     if (!e->text_chain) return 1;
     size_t seen = 0;
     *sum = qty_zero(QTY_DECIMAL_SI);
-    return chain_sum_text(e->chain, 0, jt_text(text, len), sum, &seen) || !seen;
+    return chain_sum_text(e->chain, 0, jt_text(text, len), sum, &seen);
 }
 
 /* The common case without rendering: every result a non-empty string with
  * no white space (what the text would print and split into the same
- * tokens), each a quantity. 1 when the slow path must decide (anything else,
- * including every error: it words them). */
+ * tokens), each a quantity; no result at all is 0. 1 when the slow path
+ * must decide (anything else, including every error: it words them). */
 static int quantity_sum_fast(const jp_expr *e, const json_t *obj, qty *sum)
 {
     size_t seen = 0;
-    if (e->chain) return chain_sum(e->chain, 0, obj, sum, &seen) || !seen;
+    if (e->chain) return chain_sum(e->chain, 0, obj, sum, &seen);
     groups g = {0};
     char err[8];
     if (run(e, obj, true, &g, err, sizeof err) != JP_OK) return 1;
@@ -2763,29 +2784,54 @@ static int quantity_sum_fast(const jp_expr *e, const json_t *obj, qty *sum)
         for (size_t k = 0; k < g.g[i].n && !rc; k++) {
             const jv *v = &g.g[i].v[k];
             rc = v->k == V_JSON ? add_plain(v->u.j, sum) : 1;
-            seen++;
         }
     }
     groups_free(&g);
-    return rc || !seen;
+    return rc;
+}
+
+/* Each value as kubectl prints it, split into quantities and added up; a
+ * null value, and one that prints as nothing but white space, add nothing. */
+static int sum_values(const jp_expr *e, const groups *g, qty *sum, char *err, size_t errlen)
+{
+    rend r = {0};
+    int rc = JP_OK;
+    for (size_t i = 0; i < g->n && rc == JP_OK; i++) {
+        for (size_t k = 0; k < g->g[i].n && rc == JP_OK; k++) {
+            const jv *v = &g->g[i].v[k];
+            if (jv_is_null(v) || v->k == V_INVALID) continue;
+            dbuf_init(&r.b, e->lim.max_output);
+            r_value_text(&r, v);
+            size_t ntok = 0;
+            if (r.rc == JP_OK) rc = add_quantities(r.b.p, r.b.len, sum, &ntok, err, errlen);
+            dbuf_free(&r.b);
+            if (r.rc == JP_ERR_NOMEM)
+                seterr(err, errlen, M_NOMEM);
+            else if (r.rc == JP_ERR_LIMIT && r.too_deep)
+                seterr(err, errlen, M_LIM_VALUE_DEPTH, RENDER_MAX_DEPTH);
+            else if (r.rc == JP_ERR_LIMIT)
+                seterr(err, errlen, M_LIM_OUTPUT, e->lim.max_output);
+            if (r.rc) rc = r.rc;
+        }
+    }
+    return rc;
 }
 
 int jp_quantity_sum(const jp_expr *e, const json_t *obj, qty *sum, char *err, size_t errlen)
 {
-    char *s;
-    size_t len;
     *sum = qty_zero(QTY_DECIMAL_SI);
     if (quantity_sum_fast(e, obj, sum) == 0) return JP_OK;
     *sum = qty_zero(QTY_DECIMAL_SI);
-    int rc = source_eval_n(e, obj, &s, &len, err, errlen);
-    if (rc) return rc;
-    if (len == 0) {
-        seterr(err, errlen, M_QTY_NO_VALUE);
-        rc = JP_ERR_QUANTITY;
-    } else {
-        rc = jp_parse_quantities(s, len, sum, err, errlen);
+    groups g = {0};
+    char msg[1024];
+    int rc = run(e, obj, true, &g, msg, sizeof msg);
+    if (rc) {
+        seterr(err, errlen, M_SRC_EXEC, msg);
+        return rc;
     }
-    free(s);
+    rc = sum_values(e, &g, sum, err, errlen);
+    groups_free(&g);
+    if (rc) *sum = qty_zero(QTY_DECIMAL_SI);
     return rc;
 }
 

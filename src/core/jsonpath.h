@@ -120,6 +120,13 @@ int jp_validate_source_path(const char *path, char *err, size_t errlen);
  * JP_OK, or JP_ERR_INVALID with the rule's text. */
 int jp_source_path_rules(const char *path, char *err, size_t errlen);
 jp_expr *jp_compile_source_path(const char *path, int *code, char *err, size_t errlen);
+/* A source path (and so a field selector's path) reads a missing value as
+ * nothing in every form: besides kubectl's missing keys (a member that is
+ * not there, null, an empty list under [*], a filter that matches nothing),
+ * an index or slice past the end of a list selects only the elements that
+ * exist (nothing for `[3]` of a one-element list) where client-go fails with
+ * "array index out of bounds" (seed 003: "Missing fields are treated as
+ * zero"; docs/custom-quotas.md). */
 
 /* CompiledJSONPath.Execute: missing keys allowed, output TrimSpace'd, errors
  * prefixed "execute usage jsonpath: ". */
@@ -130,9 +137,17 @@ int jp_source_eval(const jp_expr *e, const json_t *obj, char **out, char *err, s
  * token; `invalid quantity "<token>": <ParseQuantity error>`. */
 int jp_parse_quantities(const char *text, size_t len, qty *sum, char *err, size_t errlen);
 
-/* ParseQuantityFromUnstructured: jp_source_eval, then "quantity path did not
- * resolve to any value" for an empty result, else jp_parse_quantities. A
- * missing field is an error, not zero. */
+/* The sum of the quantities a source path finds (seed 003's rule, where
+ * Capsule's ParseQuantityFromUnstructured fails with "quantity path did not
+ * resolve to any value"): each value as kubectl prints it, split on white
+ * space, every token a quantity, all added up. A missing value is 0, not an
+ * error: nothing found, null values and values that print as nothing but
+ * white space add nothing. Errors (*sum 0): JP_ERR_QUANTITY `invalid
+ * quantity "<token>": <why>` for a value that is there but is not a
+ * quantity (a token of `abc`, `true`, an object); JP_ERR_EVAL / _LIMIT
+ * `execute usage jsonpath: <why>` when the path cannot be walked over the
+ * object (`[*]` of a string, a filter comparing a string with a number, a
+ * budget); JP_ERR_NOMEM. */
 int jp_quantity_sum(const jp_expr *e, const json_t *obj, qty *sum, char *err, size_t errlen);
 /* jp_quantity_sum on an object's JSON text (core/jsontext.h's contract),
  * without parsing it, for the common paths (named fields and [*] only, every

@@ -12,9 +12,19 @@
  * a quota's usage equals a recount of the stored objects at every commit.
  *
  * Capsule's rules kept: UPDATE checks only increases and never denies a
- * status update; DELETE is never denied; a value that does not resolve
- * denies a create or update (a status update fails open); a quota that
- * counts nothing of this kind costs two index lookups.
+ * status update; DELETE is never denied; a quota that counts nothing of
+ * this kind costs two index lookups.
+ *
+ * An object a quota cannot fully evaluate (a value that is not a quantity,
+ * a selector that cannot be evaluated: core/cquota.h's problems) is
+ * counted as cq_object_usage counts it, exactly as a recount would, and
+ * the books note it for the quota's Ready condition. Only the write that
+ * brings the problem in is refused, with Capsule's text naming the quota,
+ * the path and the value: a create, or an update of an object the quota
+ * could read until then. An object that already had a problem (stored
+ * before the quota, or by a status update, which is never refused) can
+ * still be updated, relabelled, finalized and deleted; other objects never
+ * notice. A missing value is 0 and no problem at all.
  *
  * This plugin runs last, after every other admission plugin: its changes to
  * the in-memory books are then undone only by a store failure (an aborted
@@ -64,10 +74,13 @@ typedef struct match {
     /* the object's claim in the books (what it counts for now: usage, and
      * net, its contribution to the total), or NULL */
     const cq_claim *claim;
-    bool counts;  /* it counts the object as written */
-    bool has_sum; /* sum: the books' sum of nets with this write (check) */
-    qty usage;    /* ... for this much */
-    qty net;      /* ... contributing this much */
+    bool counts;   /* it counts the object as written */
+    bool keep;     /* the books keep what they had for it (a status update that
+                      could not be evaluated at all) */
+    bool has_sum;  /* sum: the books' sum of nets with this write (check) */
+    char *problem; /* the object's problem as written (core/cquota.h), or NULL */
+    qty usage;     /* ... for this much */
+    qty net;       /* ... contributing this much */
     qty sum;
 } match;
 
@@ -99,12 +112,13 @@ static int add_match(matches *m, ledger_entry *en, api_err *e)
     match *x = &m->v[m->n++]; /* (the rest is set by evaluate) */
     x->en = en;
     x->b = cq_book_value(en);
+    x->problem = NULL;
     return 0;
 }
 
 /* The quotas under `prefix` whose sources name kind k and cover ns. */
-static int collect(store_txn *t, const char *prefix, const api_kind *k, const char *ns,
-                   matches *m, api_err *e)
+static int collect(store_txn *t, const char *prefix, const api_kind *k, const char *ns, matches *m,
+                   api_err *e)
 {
     store_obj **objs = NULL;
     size_t n = 0;
@@ -164,26 +178,40 @@ static void gvk_of(const api_kind *k, char *buf, size_t n)
 }
 
 /* What each quota counts the object for, as written (and as it counted it
- * before). A value that does not resolve denies (fails open on a status
- * update: that quota keeps what it had). */
+ * before). A problem the write brings in refuses it (never a status
+ * update); what cannot be evaluated at all (out of memory) refuses it too,
+ * and on a status update leaves that quota's books as they were. */
 static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const json_t *obj,
                          const cq_ident *id, cq_cache *cache, matches *m, api_err *e)
 {
-    const match *bad = NULL; /* the first quota that cannot evaluate, in Capsule's order */
+    const match *bad = NULL; /* the first quota that refuses, in Capsule's order */
     char err[1400], bad_err[1400];
+    bool status = !strcmp(sub, "status");
     for (size_t i = 0; i < m->n; i++) {
         match *x = &m->v[i];
         const cq_claim *c = op == REG_CREATE ? NULL : cq_book_claim_of(x->b, id); /* (a new uid) */
+        bool problem = false;
         x->claim = c;
         x->has_sum = false;
+        x->keep = false;
         if (cq_object_usage(x->b->q, k->group, k->version, k->kind, obj, cache, &x->counts,
-                            &x->usage, &x->net, err, sizeof err) == 0)
+                            &x->usage, &x->net, &problem, err, sizeof err) != 0) {
+            if (status) {
+                x->keep = true;
+                x->counts = c != NULL;
+                x->usage = old_usage(x);
+                x->net = old_net(x);
+                continue;
+            }
+        } else if (!problem) {
             continue;
-        if (!strcmp(sub, "status")) {
-            x->counts = c != NULL;
-            x->usage = old_usage(x);
-            x->net = old_net(x);
-            continue;
+        } else {
+            /* (as the books keep it: the same text is the same problem) */
+            if (!(x->problem = strndup(err, cq_problem_len(err))))
+                return api_err_set(e, API_INTERNAL, "out of memory");
+            /* a create brings it in; an update, if the quota could read the
+             * object until now */
+            if (status || (op != REG_CREATE && cq_book_problem_of(x->b, id))) continue;
         }
         if (!bad || match_cmp(x, bad) < 0) {
             bad = x;
@@ -197,8 +225,8 @@ static int evaluate_with(const api_kind *k, reg_op op, const char *sub, const js
                        "%s resource %s/%s (%s) cannot be admitted because %scustom quota usage "
                        "could not be calculated: %s \"%s\" %s",
                        op == REG_CREATE ? "creating" : "updating", meta(obj, "namespace"),
-                       meta(obj, "name"), gvk, op == REG_CREATE ? "" : "new ",
-                       type_name(bad->b), bad->b->name, bad_err);
+                       meta(obj, "name"), gvk, op == REG_CREATE ? "" : "new ", type_name(bad->b),
+                       bad->b->name, bad_err);
 }
 
 static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t *obj, matches *m,
@@ -268,8 +296,8 @@ static void explain(reg_explain *xp, reg_op op, const char *sub, const matches *
     for (size_t i = 0; i < m->n; i++) {
         const match *x = &m->v[i];
         if (!x->counts && !x->claim) continue;
-        json_t *en = reg_explain_entry(xp, type_name(x->b), x->b->global ? NULL : x->b->ns,
-                                       x->b->name);
+        json_t *en =
+            reg_explain_entry(xp, type_name(x->b), x->b->global ? NULL : x->b->ns, x->b->name);
         if (!en) return;
         qty was = old_net(x), add = x->counts ? x->net : qty_zero(QTY_DECIMAL_SI);
         qty now = qty_sign(&x->b->sum) < 0 ? qty_zero(QTY_DECIMAL_SI) : x->b->sum;
@@ -281,8 +309,8 @@ static void explain(reg_explain *xp, reg_op op, const char *sub, const matches *
         fmt_qty(&now, u, sizeof u);
         fmt_qty(&delta, r, sizeof r);
         fmt_qty(&after, a, sizeof a);
-        bool over = strcmp(sub, "status") && qty_sign(&delta) > 0 &&
-                    qty_cmp(&after, cq_limit(x->b->q)) > 0;
+        bool over =
+            strcmp(sub, "status") && qty_sign(&delta) > 0 && qty_cmp(&after, cq_limit(x->b->q)) > 0;
         reg_explain_row(en, "usage", h, u, r, a, over);
         if (over) {
             char msg[800];
@@ -293,25 +321,39 @@ static void explain(reg_explain *xp, reg_op op, const char *sub, const matches *
 }
 
 /* The books take what was decided. */
-static int apply(store_txn *t, const api_kind *k, const json_t *obj, const matches *m,
-                 api_err *e)
+static int apply(store_txn *t, const api_kind *k, const json_t *obj, const matches *m, api_err *e)
 {
     cq_ident id;
     cq_ident_of(&id, k->group, k->version, k->kind, obj);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < m->n; i++) {
         const match *x = &m->v[i];
+        if (x->keep) continue;
         qty ou = old_usage(x), on = old_net(x);
-        if ((x->claim != NULL) == x->counts &&
-            (!x->counts || (qty_cmp(&x->usage, &ou) == 0 && qty_cmp(&x->net, &on) == 0)))
-            continue;
+        bool same = (x->claim != NULL) == x->counts &&
+                    (!x->counts || (qty_cmp(&x->usage, &ou) == 0 && qty_cmp(&x->net, &on) == 0));
+        const char *had = cq_book_problem_of(x->b, &id);
+        bool same_problem =
+            (had == NULL) == (x->problem == NULL) && (!had || !strcmp(had, x->problem));
+        if (same && same_problem) continue;
         cq_book *b = cq_book_modify(t, x->en, e);
-        if (!b || cq_book_set_from(b, &id, x->claim, x->counts, &x->usage, &x->net,
-                                   x->has_sum ? &x->sum : NULL, e) != 0)
+        if (!b)
+            rc = -1;
+        else if (!same && cq_book_set_from(b, &id, x->claim, x->counts, &x->usage, &x->net,
+                                           x->has_sum ? &x->sum : NULL, e) != 0)
+            rc = -1;
+        else if (!same_problem && cq_book_note(b, &id, x->problem, e) != 0)
             rc = -1;
     }
     cq_ident_done(&id);
     return rc;
+}
+
+static void matches_free(matches *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].problem);
+    free(m->v);
 }
 
 /* Charge the write (`dry_run`: decide only; the books are not touched, since
@@ -323,7 +365,7 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
     const json_t *it = op == REG_DELETE ? old : obj;
     matches m;
     if (load_matches(t, k, k->namespaced ? meta(it, "namespace") : "", &m, e) != 0) {
-        free(m.v);
+        matches_free(&m);
         return -1;
     }
     int rc = 0;
@@ -333,9 +375,11 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
         cq_ident_of(&id, k->group, k->version, k->kind, it);
         for (size_t i = 0; i < m.n; i++) {
             const match *x = &m.v[i];
-            if (!cq_book_claim_of(x->b, &id)) continue;
+            bool claim = cq_book_claim_of(x->b, &id), problem = cq_book_problem_of(x->b, &id);
+            if (!claim && !problem) continue;
             cq_book *b = cq_book_modify(t, x->en, e);
-            if (!b || cq_book_set(b, &id, false, NULL, NULL, e) != 0) {
+            if (!b || (claim && cq_book_set(b, &id, false, NULL, NULL, e) != 0) ||
+                (problem && cq_book_note(b, &id, NULL, e) != 0)) {
                 rc = -1;
                 break;
             }
@@ -349,7 +393,7 @@ static int charge(store_txn *t, const api_kind *k, reg_op op, const char *sub, c
         if (xp && evaluated) explain(xp, op, sub, &m);
         if (rc == 0 && !dry_run) rc = apply(t, k, obj, &m, e);
     }
-    free(m.v);
+    matches_free(&m);
     return rc;
 }
 
@@ -366,8 +410,18 @@ static bool sources_changed(const json_t *a, const json_t *b)
     return false;
 }
 
+/* The quota's status as it is written (a create, an update): what its
+ * books will say, at once. */
+static int quota_status(store_txn *t, const api_kind *k, reg_op op, json_t *obj, const json_t *old,
+                        bool dry_run, api_err *e)
+{
+    if (dry_run || op == REG_DELETE) return 0;
+    return cq_book_status_into(t, obj, k == gcq_kind, old ? json_object_get(old, "status") : NULL,
+                               e);
+}
+
 static int admit_quota(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
-                       const json_t *old, api_err *e)
+                       const json_t *old, bool dry_run, api_err *e)
 {
     const char *name = meta(obj, "name");
     char key[768];
@@ -383,13 +437,13 @@ static int admit_quota(store_txn *t, const api_kind *k, reg_op op, const char *s
     cq_quota *q = cq_compile(json_object_get(obj, "spec"), k == gcq_kind, err, sizeof err);
     cq_free(q);
     if (!q) return forbid(e, k, name, err);
-    if (op != REG_UPDATE) return 0;
+    if (op != REG_UPDATE) return quota_status(t, k, op, obj, old, dry_run, e);
     store_obj *o = store_txn_get(t, key);
     ledger_entry *en = o ? cq_book_of(t, o, e) : NULL;
     if (o) store_obj_unref(o);
-    if (!en) return o ? -1 : 0;
+    if (!en) return o ? -1 : quota_status(t, k, op, obj, old, dry_run, e);
     const cq_book *b = cq_book_value(en);
-    if (qty_sign(&b->used) <= 0) return 0;
+    if (qty_sign(&b->used) <= 0) return quota_status(t, k, op, obj, old, dry_run, e);
     char used[64], lim[64], msg[600];
     fmt_qty(&b->used, used, sizeof used);
     const json_t *ns = json_object_get(obj, "spec"), *os = json_object_get(old, "spec");
@@ -404,11 +458,11 @@ static int admit_quota(store_txn *t, const api_kind *k, reg_op op, const char *s
     if (qty_from_json(json_object_get(ns, "limit"), &nl) == 0 && qty_cmp(&nl, &b->used) < 0) {
         fmt_qty(&nl, lim, sizeof lim);
         snprintf(msg, sizeof msg,
-                 "spec.limit cannot be lowered below current usage (%s); requested limit: %s",
-                 used, lim);
+                 "spec.limit cannot be lowered below current usage (%s); requested limit: %s", used,
+                 lim);
         return forbid(e, k, name, msg);
     }
-    return 0;
+    return quota_status(t, k, op, obj, old, dry_run, e);
 }
 
 /* A namespace created, relabelled or deleted may enter or leave global
@@ -417,8 +471,8 @@ static int admit_namespace(store_txn *t, reg_op op, const json_t *obj, const jso
                            api_err *e)
 {
     const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
-    bool leaving = op == REG_DELETE ||
-                   json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp");
+    bool leaving =
+        op == REG_DELETE || json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp");
     if (old && !leaving) {
         const json_t *was = json_object_get(json_object_get(old, "metadata"), "labels");
         if (was == labels || json_equal(was, labels)) return 0;
@@ -442,7 +496,8 @@ static int admit_namespace(store_txn *t, reg_op op, const json_t *obj, const jso
 static int cq_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
                     const json_t *old, bool dry_run, api_err *e)
 {
-    if ((k == cq_kind || k == gcq_kind) && admit_quota(t, k, op, sub, obj, old, e) != 0) return -1;
+    if ((k == cq_kind || k == gcq_kind) && admit_quota(t, k, op, sub, obj, old, dry_run, e) != 0)
+        return -1;
     if (charge(t, k, op, sub, obj, old, dry_run, e) != 0) return -1;
     /* last: the books it drops must not be loaded again in this transaction
      * (they would read the namespace as it was) */

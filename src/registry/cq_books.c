@@ -32,7 +32,7 @@ void cq_ident_of(cq_ident *id, const char *group, const char *version, const cha
 {
     const json_t *m = json_object_get(obj, "metadata");
     *id = (cq_ident){group, version, kind, jtext(m, "uid"), jtext(m, "namespace"), jtext(m, "name"),
-                     0, NULL};
+                     0,     NULL};
     id->uid_hash = strmap_hash(id->uid);
 }
 
@@ -95,10 +95,23 @@ const cq_claim *cq_book_claim_of(const cq_book *b, const cq_ident *id)
     return i >= 0 ? &b->claimv[i] : NULL;
 }
 
+static void problems_free(strmap *m)
+{
+    const char *k;
+    void *v;
+    for (size_t it = 0; m && strmap_next(m, &it, &k, &v);) {
+        cq_problem *p = v;
+        obj_release(p->obj);
+        free(p);
+    }
+    strmap_free(m);
+}
+
 static void book_free(void *v)
 {
     cq_book *b = v;
     if (!b) return;
+    problems_free(b->problems);
     for (size_t i = 0; i < b->nclaims; i++) {
         obj_release(b->claimv[i].obj);
         free(b->claimv[i].big);
@@ -183,18 +196,16 @@ static void claim_remove(cq_book *b, const cq_claim *c)
     obj_release(o);
 }
 
-int cq_book_set_from(cq_book *b, cq_ident *id, const cq_claim *old, bool matched,
-                     const qty *usage, const qty *net, const qty *next_sum, api_err *e)
+int cq_book_set_from(cq_book *b, cq_ident *id, const cq_claim *old, bool matched, const qty *usage,
+                     const qty *net, const qty *next_sum, api_err *e)
 {
     qty sum = next_sum ? *next_sum : b->sum;
     qty was = old ? cq_claim_net(old) : qty_zero(QTY_DECIMAL_SI);
-    if (!next_sum &&
-        ((old && qty_sub(&sum, &was) != 0) || (matched && qty_add(&sum, net) != 0)))
+    if (!next_sum && ((old && qty_sub(&sum, &was) != 0) || (matched && qty_add(&sum, net) != 0)))
         return api_err_set(e, API_FORBIDDEN, "custom quota usage beyond supported precision");
     if (matched && old) {
         cq_claim *c = &b->claimv[old - b->claimv]; /* (the same object: same names) */
-        if (claim_amounts(c, usage, net) != 0)
-            return api_err_set(e, API_INTERNAL, "out of memory");
+        if (claim_amounts(c, usage, net) != 0) return api_err_set(e, API_INTERNAL, "out of memory");
     } else if (matched) {
         if (claim_add(b, id, usage, net) != 0) return api_err_set(e, API_INTERNAL, "out of memory");
     } else if (old) {
@@ -203,6 +214,105 @@ int cq_book_set_from(cq_book *b, cq_ident *id, const cq_claim *old, bool matched
     b->sum = sum;
     b->used = qty_sign(&sum) < 0 ? qty_zero(qty_get_format(&sum)) : sum;
     return 0;
+}
+
+/* ---- problems ---- */
+
+const char *cq_book_problem_of(const cq_book *b, const cq_ident *id)
+{
+    if (!b->problems || strmap_count(b->problems) == 0) return NULL;
+    const cq_problem *p = strmap_get_h(b->problems, id->uid, id->uid_hash);
+    return p ? p->msg : NULL;
+}
+
+int cq_book_note(cq_book *b, cq_ident *id, const char *problem, api_err *e)
+{
+    if (!problem) {
+        cq_problem *old = b->problems ? strmap_del(b->problems, id->uid) : NULL;
+        if (old) {
+            obj_release(old->obj);
+            free(old);
+        }
+        return 0;
+    }
+    if (!b->problems && !(b->problems = strmap_new()))
+        return api_err_set(e, API_INTERNAL, "out of memory");
+    size_t n = cq_problem_len(problem);
+    cq_problem *p = malloc(sizeof *p + n + 1);
+    cq_obj *o = p ? ident_obj(id) : NULL;
+    if (!o) {
+        free(p);
+        return api_err_set(e, API_INTERNAL, "out of memory");
+    }
+    p->obj = o;
+    memcpy(p->msg, problem, n);
+    p->msg[n] = '\0';
+    void *old = NULL;
+    if (strmap_put_h(b->problems, o->uid, o->uid_hash, p, &old) != 0) {
+        obj_release(o);
+        free(p);
+        return api_err_set(e, API_INTERNAL, "out of memory");
+    }
+    if (old) {
+        obj_release(((cq_problem *)old)->obj);
+        free(old);
+    }
+    return 0;
+}
+
+/* At most this many objects are named in a Ready message (a quota may
+ * count 100,000 objects that all fail alike); the rest are counted. */
+#define CQ_NAMED_MAX 3
+
+static int problem_cmp(const void *a, const void *b)
+{
+    const cq_obj *x = (*(const cq_problem *const *)a)->obj,
+                 *y = (*(const cq_problem *const *)b)->obj;
+    int c = strcmp(x->ns, y->ns);
+    if (!c) c = strcmp(x->kind, y->kind);
+    if (!c) c = strcmp(x->name, y->name);
+    return c ? c : strcmp(x->uid, y->uid);
+}
+
+/* "get usage from <ns>/<name> (<gvk>) <problem>" (Capsule's rebuild error)
+ * for one object. */
+static void problem_line(dbuf *out, const cq_obj *o, const char *msg)
+{
+    char gvk[600];
+    cq_gvk_string(o->group, o->version, o->kind, gvk, sizeof gvk);
+    dbuf_printf(out, "get usage from %s/%s (%s) %s", o->ns, o->name, gvk, msg);
+}
+
+/* The Ready message part for the objects the books cannot fully evaluate:
+ * how many, what that means, then the first few by namespace, kind and
+ * name. NULL when there are none (or out of memory). */
+static char *problems_text(const cq_book *b)
+{
+    size_t n = cq_book_nproblems(b), k = 0;
+    if (!n) return NULL;
+    const cq_problem **v = malloc(n * sizeof *v);
+    if (!v) return NULL;
+    const char *key;
+    void *val;
+    for (size_t it = 0; k < n && strmap_next(b->problems, &it, &key, &val);)
+        v[k++] = val;
+    qsort(v, k, sizeof *v, problem_cmp);
+    dbuf out;
+    dbuf_init(&out, 64 * 1024);
+    dbuf_printf(&out,
+                "%zu object%s with values this quota cannot read (a value that is not a "
+                "quantity counts 0, a selector that cannot be evaluated does not select): ",
+                n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < k && i < CQ_NAMED_MAX; i++) {
+        if (i) dbuf_adds(&out, "; ");
+        problem_line(&out, v[i]->obj, v[i]->msg);
+    }
+    if (k > CQ_NAMED_MAX) dbuf_printf(&out, "; and %zu more", k - CQ_NAMED_MAX);
+    free(v);
+    size_t len;
+    char *text = dbuf_take(&out, &len);
+    dbuf_free(&out);
+    return text;
 }
 
 /* ---- loading: Capsule's rebuild ---- */
@@ -252,9 +362,9 @@ static int load_namespaces(store_txn *t, cq_book *b, api_err *e)
     free(v);
     size_t i;
     json_t *x;
-    json_array_foreach(b->namespaces, i, x) if (strmap_put(b->selected, json_string_value(x),
-                                                           (void *)1, NULL) != 0) rc =
-        api_err_set(e, API_INTERNAL, "out of memory");
+    json_array_foreach(b->namespaces, i,
+                       x) if (strmap_put(b->selected, json_string_value(x), (void *)1, NULL) != 0)
+        rc = api_err_set(e, API_INTERNAL, "out of memory");
     return rc;
 }
 
@@ -271,8 +381,7 @@ static void add_error(cq_book *b, const char *msg)
     size_t old = b->error ? strlen(b->error) : 0;
     char *nw = realloc(b->error, old + strlen(msg) + 3);
     if (!nw) return;
-    if (old)
-        memcpy(nw + old, "; ", 2), old += 2;
+    if (old) memcpy(nw + old, "; ", 2), old += 2;
     strcpy(nw + old, msg);
     b->error = nw;
 }
@@ -341,7 +450,8 @@ static int count_text(cq_book *b, const api_kind *k, store_obj *so, int *rc, api
     return 0;
 }
 
-/* One listed object: counted, or its error appended to errs. 0 or -1. */
+/* One listed object: counted (with its problem, if any), or its error
+ * appended to errs. 0 or -1. */
 static int count_one(cq_book *b, const api_kind *k, store_obj *so, count_err **errs, size_t *nerr,
                      api_err *e)
 {
@@ -352,16 +462,16 @@ static int count_one(cq_book *b, const api_kind *k, store_obj *so, count_err **e
     const json_t *m = json_object_get(obj, "metadata");
     bool going = json_object_get(m, "deletionTimestamp") &&
                  json_array_size(json_object_get(m, "finalizers")) == 0;
-    bool matched = false;
+    bool matched = false, problem = false;
     qty usage, net;
-    char err[1024], msg[1800], gvk[600];
+    char err[1400], msg[2100], gvk[600];
     int rc = 0;
     if (going) {
         /* not counted: on its way out */
     } else if (cq_object_usage(b->q, k->group, k->version, k->kind, obj, NULL, &matched, &usage,
-                               &net, err, sizeof err) != 0) {
+                               &net, &problem, err, sizeof err) != 0) {
         cq_gvk_string(k->group, k->version, k->kind, gvk, sizeof gvk);
-        snprintf(msg, sizeof msg, "get usage from %s/%s (%s) %s", so->ns, so->name, gvk, err);
+        snprintf(msg, sizeof msg, "get usage from %s/%s (%s): %s", so->ns, so->name, gvk, err);
         count_err *nv = realloc(*errs, (*nerr + 1) * sizeof *nv);
         char *dup = nv ? strdup(msg) : NULL;
         if (nv) *errs = nv;
@@ -369,12 +479,13 @@ static int count_one(cq_book *b, const api_kind *k, store_obj *so, count_err **e
             nv[(*nerr)++] = (count_err){so->key, dup};
         else
             rc = api_err_set(e, API_INTERNAL, "out of memory");
-    } else if (matched) {
+    } else if (matched || problem) {
         /* (each object listed once: it has no claim yet) */
         const char *uid = jtext(m, "uid");
-        cq_ident id = {k->group, k->version, k->kind, uid,
+        cq_ident id = {k->group, k->version, k->kind,          uid,
                        so->ns,   so->name,   strmap_hash(uid), NULL};
-        rc = cq_book_set_from(b, &id, NULL, true, &usage, &net, NULL, e);
+        if (matched) rc = cq_book_set_from(b, &id, NULL, true, &usage, &net, NULL, e);
+        if (rc == 0 && problem) rc = cq_book_note(b, &id, err, e);
         cq_ident_done(&id);
     }
     json_decref(obj);
@@ -403,8 +514,13 @@ static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
             rc = count_one(b, k, objs[i], &errs, &nerr, e);
     if (nerr) qsort(errs, nerr, sizeof *errs, err_cmp);
     for (size_t i = 0; i < nerr; i++) {
-        add_error(b, errs[i].msg);
+        if (i < CQ_NAMED_MAX) add_error(b, errs[i].msg);
         free(errs[i].msg);
+    }
+    if (nerr > CQ_NAMED_MAX) {
+        char more[96];
+        snprintf(more, sizeof more, "and %zu more %s objects", nerr - CQ_NAMED_MAX, k->kind);
+        add_error(b, more);
     }
     free(errs);
     for (size_t i = 0; i < n; i++)
@@ -413,10 +529,11 @@ static int count_kind(store_txn *t, cq_book *b, const api_kind *k, api_err *e)
     return rc;
 }
 
-static void *book_load(store_txn *t, store_obj *o, api_err *e)
+/* The books of quota version `quota` (a reference, taken) as t sees the
+ * store: Capsule's rebuild. NULL with e set. */
+static cq_book *book_build(store_txn *t, json_t *quota, bool global, api_err *e)
 {
     cq_book *b = calloc(1, sizeof *b);
-    json_t *quota = store_obj_parse(o);
     if (!b || !quota) {
         json_decref(quota);
         book_free(b);
@@ -426,7 +543,7 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
     b->quota = quota;
     b->name = meta(quota, "name");
     b->ns = meta(quota, "namespace");
-    b->global = !strncmp(o->key, GCQ_PREFIX, strlen(GCQ_PREFIX));
+    b->global = global;
     b->used = b->sum = qty_zero(QTY_DECIMAL_SI);
     b->last_status = json_incref(json_object_get(quota, "status"));
     char err[1200];
@@ -463,6 +580,11 @@ static void *book_load(store_txn *t, store_obj *o, api_err *e)
         return NULL;
     }
     return b;
+}
+
+static void *book_load(store_txn *t, store_obj *o, api_err *e)
+{
+    return book_build(t, store_obj_parse(o), !strncmp(o->key, GCQ_PREFIX, strlen(GCQ_PREFIX)), e);
 }
 
 /* ---- the status ---- */
@@ -505,10 +627,10 @@ static json_t *claims_json(const cq_book *b)
     for (size_t i = 0; i < n; i++) {
         const cq_obj *o = v[i]->obj;
         qty u = cq_claim_usage(v[i]);
-        json_array_append_new(
-            out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "group", o->group, "version",
-                           o->version, "kind", o->kind, "name", o->name, "namespace", o->ns,
-                           "uid", o->uid, "usage", qty_to_json(&u)));
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "group",
+                                             o->group, "version", o->version, "kind", o->kind,
+                                             "name", o->name, "namespace", o->ns, "uid", o->uid,
+                                             "usage", qty_to_json(&u)));
     }
     free(v);
     return out;
@@ -520,9 +642,9 @@ static const char *obj_json(cq_obj *o)
 {
     char *cur = atomic_load(&o->json);
     if (cur) return cur;
-    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "group", o->group, "version",
-                          o->version, "kind", o->kind, "name", o->name, "namespace", o->ns, "uid",
-                          o->uid);
+    json_t *j =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "group", o->group, "version", o->version,
+                  "kind", o->kind, "name", o->name, "namespace", o->ns, "uid", o->uid);
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     if (!text) return NULL;
@@ -565,13 +687,14 @@ static json_t *status_json(const cq_book *b, const char *now, bool claims)
     if (st && json_is_array(conds)) json_object_set(st, "conditions", conds);
     json_decref(conds);
     if (!st) return NULL;
-    json_int_t gen = json_integer_value(json_object_get(json_object_get(b->quota, "metadata"),
-                                                        "generation"));
+    json_int_t gen =
+        json_integer_value(json_object_get(json_object_get(b->quota, "metadata"), "generation"));
     json_object_set_new(st, "observedGeneration", json_integer(gen));
     qty avail = b->q ? *cq_limit(b->q) : qty_zero(QTY_DECIMAL_SI);
     if (qty_sub(&avail, &b->used) != 0 || qty_sign(&avail) < 0) avail = qty_zero(QTY_DECIMAL_SI);
-    json_object_set_new(st, "usage", json_pack("{s:o, s:o}", "used", qty_to_json(&b->used),
-                                               "available", qty_to_json(&avail)));
+    json_object_set_new(
+        st, "usage",
+        json_pack("{s:o, s:o}", "used", qty_to_json(&b->used), "available", qty_to_json(&avail)));
     json_t *cl = claims ? claims_json(b) : NULL, *targets = json_array();
     if (cl) json_object_set_new(st, "claims", cl);
     for (size_t i = 0; targets && b->q && i < cq_nsources(b->q); i++) {
@@ -587,11 +710,50 @@ static json_t *status_json(const cq_book *b, const char *now, bool claims)
     }
     if (targets) json_object_set_new(st, "targets", targets);
     if (b->global && b->namespaces) json_object_set(st, "namespaces", b->namespaces);
-    if (b->error)
+    /* Ready=False says what a platform engineer can act on: a quota that
+     * cannot count (Failed: a source kind not served, a spec that does not
+     * compile), or objects it cannot fully read (UnreadableValues: each
+     * named, counted as cq_object_usage counts it); a missing value is 0
+     * and no reason to be not ready. */
+    char *problems = problems_text(b);
+    if (b->error && problems) {
+        dbuf msg;
+        dbuf_init(&msg, 128 * 1024);
+        dbuf_printf(&msg, "%s; %s", b->error, problems);
+        size_t len;
+        char *text = dbuf_take(&msg, &len);
+        cond_set(st, "Ready", "False", "Failed", text ? text : b->error, gen, now);
+        free(text);
+        dbuf_free(&msg);
+    } else if (b->error) {
         cond_set(st, "Ready", "False", "Failed", b->error, gen, now);
-    else
+    } else if (problems) {
+        cond_set(st, "Ready", "False", "UnreadableValues", problems, gen, now);
+    } else if (cq_book_nproblems(b)) { /* (out of memory rendering them) */
+        cond_set(st, "Ready", "False", "UnreadableValues", "objects with unreadable values", gen,
+                 now);
+    } else {
         cond_set(st, "Ready", "True", "Succeeded", "reconciled", gen, now);
+    }
+    free(problems);
     return st;
+}
+
+int cq_book_status_into(store_txn *t, json_t *quota, bool global, const json_t *old_status,
+                        api_err *e)
+{
+    json_t *copy = json_copy(quota); /* (the books read its metadata and spec) */
+    if (copy) json_object_del(copy, "status");
+    if (copy && old_status) json_object_set(copy, "status", (json_t *)old_status);
+    cq_book *b = book_build(t, copy, global, e);
+    if (!b) return -1;
+    char now[32];
+    reg_now_rfc3339(now, sizeof now);
+    json_t *st = status_json(b, now, true);
+    book_free(b);
+    if (!st || json_object_set_new(quota, "status", st) != 0)
+        return api_err_set(e, API_INTERNAL, "out of memory");
+    return 0;
 }
 
 /* The stored quota `cur` with the books' status (a new object; *same when
@@ -666,8 +828,8 @@ static store_obj *book_write(store_txn *t, store_obj *o, const void *val)
  * so clients are never served a stale status, only watchers see it late. */
 #define CQ_STATUS_MIN_FLUSH_MS 10000
 
-static const ledger_ops book_ops = {"customquota", book_load,  NULL, book_free,
-                                    book_write,    true,       CQ_STATUS_MIN_FLUSH_MS};
+static const ledger_ops book_ops = {
+    "customquota", book_load, NULL, book_free, book_write, true, CQ_STATUS_MIN_FLUSH_MS};
 
 ledger_entry *cq_book_of(store_txn *t, store_obj *o, api_err *e)
 {
@@ -694,8 +856,7 @@ int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e)
     return 0;
 }
 
-bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *labels,
-                               bool leaving)
+bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *labels, bool leaving)
 {
     if (!b->global || !b->q || cq_all_namespaces(b->q)) return false;
     bool was = strmap_get(b->selected, ns) != NULL;
@@ -707,7 +868,15 @@ bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *l
 
 static bool same_books(const cq_book *a, const cq_book *b)
 {
-    if (qty_cmp(&a->used, &b->used) != 0 || a->nclaims != b->nclaims) return false;
+    if (qty_cmp(&a->used, &b->used) != 0 || a->nclaims != b->nclaims ||
+        cq_book_nproblems(a) != cq_book_nproblems(b))
+        return false;
+    const char *key;
+    void *val;
+    for (size_t it = 0; a->problems && strmap_next(a->problems, &it, &key, &val);) {
+        const cq_problem *o = b->problems ? strmap_get(b->problems, key) : NULL;
+        if (!o || strcmp(o->msg, ((const cq_problem *)val)->msg)) return false;
+    }
     for (size_t i = 0; i < a->nclaims; i++) {
         const cq_claim *x = &a->claimv[i], *o = cq_book_claim(b, x->obj->uid);
         if (!o) return false;
@@ -718,11 +887,11 @@ static bool same_books(const cq_book *a, const cq_book *b)
     return true;
 }
 
-#define SWAP(T, x, y)                                                                          \
-    do {                                                                                       \
-        T tmp_ = (x);                                                                          \
-        (x) = (y);                                                                             \
-        (y) = tmp_;                                                                            \
+#define SWAP(T, x, y)                                                                              \
+    do {                                                                                           \
+        T tmp_ = (x);                                                                              \
+        (x) = (y);                                                                                 \
+        (y) = tmp_;                                                                                \
     } while (0)
 
 /* Swap the accounted contents of two books (the caches stay). */
@@ -735,6 +904,7 @@ static void swap_books(cq_book *a, cq_book *b)
     SWAP(size_t, a->claimcap, b->claimcap);
     SWAP(idxmap, a->claims, b->claims);
     SWAP(char *, a->error, b->error);
+    SWAP(strmap *, a->problems, b->problems);
 }
 
 static bool same_error(const cq_book *a, const cq_book *b)

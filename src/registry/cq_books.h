@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define CQ_PREFIX "customquotas." CQ_GROUP "/"
 #define GCQ_PREFIX "globalcustomquotas." CQ_GROUP "//"
@@ -69,25 +70,50 @@ typedef struct cq_book {
     /* first, together: what a write reads of every quota of its namespace */
     bool global;
     size_t nkinds;
-    const api_kind **kinds; /* the kinds its sources name, each once (the served ones) */
+    const api_kind **kinds;     /* the kinds its sources name, each once (the served ones) */
     const api_kind *kind_in[2]; /* (kinds, when there are at most two) */
-    cq_quota *q;    /* NULL when the spec does not compile (error says why) */
-    idxmap claims;  /* uid -> index in claimv */
+    cq_quota *q;                /* NULL when the spec does not compile (error says why) */
+    idxmap claims;              /* uid -> index in claimv */
     /* the claims, unordered (no allocation per claim: a pod counted by a
      * hundred quotas is a hundred claims) */
     cq_claim *claimv;
     size_t nclaims, claimcap;
-    qty sum;        /* the claims' nets */
-    qty used;       /* max(0, sum) */
+    qty sum;       /* the claims' nets */
+    qty used;      /* max(0, sum) */
     json_t *quota; /* the stored version loaded (metadata, spec) */
     const char *name, *ns;
-    char *error;    /* the Ready=False message, or NULL */
+    char *error; /* the Ready=False message (the quota cannot count), or NULL */
+    /* the objects it cannot fully evaluate: uid -> cq_problem; NULL until
+     * the first (one lookup per write when there are none) */
+    strmap *problems;
     strmap *selected;   /* global with namespaceSelectors: the namespaces; else NULL (all) */
     json_t *namespaces; /* status.namespaces (global) */
     /* caches */
     bool verified;
     json_t *last_status;
 } cq_book;
+
+/* An object whose values a quota cannot all read, with its first problem
+ * (core/cquota.h's text): counted as cq_object_usage counts it, and named in
+ * the quota's Ready condition until it is fixed or gone. */
+#define CQ_PROBLEM_MAX 600 /* bytes of a problem's text kept (the rest is cut) */
+/* The length of problem text msg as the books keep it: at most
+ * CQ_PROBLEM_MAX bytes, cut before a character (every object of a quota may
+ * have one). */
+static inline size_t cq_problem_len(const char *msg)
+{
+    size_t n = strlen(msg);
+    if (n > CQ_PROBLEM_MAX) {
+        n = CQ_PROBLEM_MAX;
+        while (n && ((unsigned char)msg[n] & 0xC0) == 0x80)
+            n--;
+    }
+    return n;
+}
+typedef struct cq_problem {
+    cq_obj *obj; /* a reference; its uid keys books.problems */
+    char msg[];
+} cq_problem;
 
 /* The books of stored quota version o (either kind). NULL with e set. */
 ledger_entry *cq_book_of(store_txn *t, store_obj *o, api_err *e);
@@ -134,8 +160,27 @@ int cq_book_set(cq_book *b, cq_ident *id, bool matched, const qty *usage, const 
                 api_err *e);
 /* The same when the caller holds the object's claim (`old`, NULL for none)
  * and, if it computed it, the books' next sum (`sum`, NULL to compute). */
-int cq_book_set_from(cq_book *b, cq_ident *id, const cq_claim *old, bool matched,
-                     const qty *usage, const qty *net, const qty *sum, api_err *e);
+int cq_book_set_from(cq_book *b, cq_ident *id, const cq_claim *old, bool matched, const qty *usage,
+                     const qty *net, const qty *sum, api_err *e);
+
+/* The problem the books hold for object id (its text), or NULL. */
+const char *cq_book_problem_of(const cq_book *b, const cq_ident *id);
+static inline size_t cq_book_nproblems(const cq_book *b)
+{
+    return b->problems ? strmap_count(b->problems) : 0;
+}
+/* Object id now has this problem (NULL: none). 0 or -1 (out of memory) with
+ * e set. */
+int cq_book_note(cq_book *b, cq_ident *id, const char *problem, api_err *e);
+
+/* Set quota's status (a quota version about to be written, either kind)
+ * to what its books will say, counted as t sees the store; old_status (the
+ * version it replaces, or NULL) keeps its conditions' transition times. A
+ * create or a spec change then stores its usage and Ready condition at once:
+ * watchers (the dashboard) see them without waiting for a reader to load the
+ * books. 0 or -1 with e set. */
+int cq_book_status_into(store_txn *t, json_t *quota, bool global, const json_t *old_status,
+                        api_err *e);
 
 /* As pool_book_verify: the stored status checked once after a load. */
 int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e);
@@ -152,7 +197,6 @@ bool cq_book_selection_changes(const cq_book *b, const char *ns, const json_t *l
 int cq_books_resync(store *st, size_t *drift);
 
 /* "group/version, Kind=Kind" as Go prints a GroupVersionKind. */
-void cq_gvk_string(const char *group, const char *version, const char *kind, char *buf,
-                   size_t n);
+void cq_gvk_string(const char *group, const char *version, const char *kind, char *buf, size_t n);
 
 #endif

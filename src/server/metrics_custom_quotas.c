@@ -19,6 +19,13 @@
  * zero Quantity); available absent is max(limit - used, 0). A quantity that
  * does not parse drops the series that need it.
  *
+ * Labels are written sorted by name, as Capsule's (client_golang sorts a
+ * series' label pairs), so a scrape reads as seed 003 prints it:
+ * `capsule_global_custom_quota_condition{condition="Ready",custom_quota="cpu-limits"} 1`.
+ *
+ * The Ready series is 0 while the quota is not Ready, whatever the reason
+ * (it cannot count, or it cannot read some objects: registry/cq_books.c).
+ *
  * Per-claim series (emitMetricPerClaimUsage: true) are one per label set.
  * The books key claims by uid and only allot writes the status, so two
  * claims should never share one; should they, the last one's value is the
@@ -138,17 +145,11 @@ static void render_items(metrics_scrape *sc, bool global, const char *quota, con
         int64_t m;
         if (i + 1 < n && same_labels(&v[i], &v[i + 1])) continue; /* a later one wins */
         if (metrics_milli_of(v[i].usage, &m) != 0) continue;
-        if (global) {
-            const char *l[] = {
-                "custom_quota", quota,   "name",     v[i].name, "target_namespace", v[i].ns, "kind",
-                v[i].kind,      "group", v[i].group, NULL};
-            metrics_sample(sc, GLOBAL + CQ_ITEM_USAGE, l, metrics_float(m));
-        } else {
-            const char *l[] = {
-                "custom_quota", quota,   "target_namespace", ns,  "name", v[i].name, "kind",
-                v[i].kind,      "group", v[i].group,         NULL};
-            metrics_sample(sc, CQ_ITEM_USAGE, l, metrics_float(m));
-        }
+        /* (sorted by label name; a CustomQuota's target_namespace is its own) */
+        const char *l[] = {
+            "custom_quota",     quota,   "group", v[i].group, "kind", v[i].kind, "name", v[i].name,
+            "target_namespace", v[i].ns, NULL};
+        metrics_sample(sc, (global ? GLOBAL : 0) + CQ_ITEM_USAGE, l, metrics_float(m));
     }
     free(v);
 }
@@ -166,9 +167,9 @@ static void render_quota(metrics_scrape *sc, bool global, const char *quota, con
 
     int ready = metrics_condition(status, "Ready");
     if (ready >= 0) {
-        const char *lc[] = {"custom_quota", quota, "target_namespace", ns, "condition",
-                            "Ready",        NULL};
-        const char *gc[] = {"custom_quota", quota, "condition", "Ready", NULL};
+        const char *lc[] = {"condition", "Ready", "custom_quota", quota, "target_namespace",
+                            ns,          NULL};
+        const char *gc[] = {"condition", "Ready", "custom_quota", quota, NULL};
         metrics_sample(sc, base + CQ_CONDITION, global ? gc : lc, ready);
     }
 

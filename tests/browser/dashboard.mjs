@@ -242,6 +242,19 @@ async function poolAndCustomSteps(page) {
   }, () => document.querySelector('[data-testid=cq-row][data-kind=CustomQuota][data-name=pod-count] [data-testid=meter-value]')?.textContent === '2 / 5' &&
     !!document.querySelector('[data-testid=cq-row][data-kind=GlobalCustomQuota][data-name=all-pods]'));
   await screenshot(page, 'dashboard-custom.png');
+  // a quota that cannot read an object is shown not Ready, with its reason, never green
+  await live(page, 'a custom quota that cannot read an object', async () => {
+    await apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'sizes', namespace: 'team-a' }, data: { size: 'abc' } });
+    await apply({ apiVersion: capsule, kind: 'CustomQuota', metadata: { name: 'cm-size', namespace: 'team-a' },
+      spec: { limit: '16Gi', sources: [{ apiVersion: 'v1', kind: 'ConfigMap', op: 'add', path: '.data.size' }] } });
+  }, () => {
+    const row = document.querySelector('[data-testid=cq-row][data-kind=CustomQuota][data-name=cm-size]');
+    return row?.dataset.ready === 'not-ready' &&
+      row.querySelector('[data-testid=meter]')?.dataset.level === 'broken' &&
+      row.querySelector('[data-testid=cq-reason]')?.textContent === 'UnreadableValues' &&
+      row.querySelector('[data-testid=cq-condition]')?.textContent.includes('team-a/sizes');
+  });
+  await screenshot(page, 'dashboard-custom-not-ready.png');
   checkNoErrors('pools and custom quotas');
 }
 

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { parseQuantity, usageRatio, level, formatQuantity } from '../../ui/quantity.js';
 import { pendingQuotaName, podDemand, quotaResources, maxRatio } from '../../ui/k8s.js';
+import { quotaHealth } from '../../ui/view-custom.js';
 
 let checks = 0;
 function eq(got, want, what) {
@@ -68,5 +69,15 @@ const res = quotaResources(quota);
 eq(res.map((r) => [r.name, r.used, r.hard, r.ratio]), [['pods', '9', '10', 0.9], ['requests.cpu', '1', '2', 0.5]], 'resources');
 eq(maxRatio(res), 0.9, 'max ratio');
 eq(maxRatio([]), -1, 'no resources');
+
+// a custom quota's health, from its Ready condition: never "ready" unless True
+const cqWith = (conds) => ({ status: { conditions: conds } });
+eq(quotaHealth(cqWith([{ type: 'Ready', status: 'True', reason: 'Succeeded', message: 'reconciled' }])).state,
+  'ready', 'Ready=True');
+eq(quotaHealth({}).state, 'unknown', 'no status yet');
+eq(quotaHealth(cqWith([{ type: 'Ready', status: 'False', reason: 'UnreadableValues', message: '1 object ...' }])),
+  { state: 'not-ready', reason: 'UnreadableValues', message: '1 object ...' }, 'Ready=False');
+eq(quotaHealth(cqWith([{ type: 'Ready', status: 'Unknown' }])),
+  { state: 'not-ready', reason: 'NotReady', message: '' }, 'Ready=Unknown');
 
 console.log(`unit: ${checks} checks passed`);

@@ -155,17 +155,17 @@ expect_eq "cpu's namespaces" "$(k get gcq cpu -o 'jsonpath={.status.namespaces}'
 # Fresh quotas: nothing counted, no per-claim series. A GlobalCustomQuota's
 # series have no target_namespace (Capsule's labels).
 expect_samples "fresh quotas" <<EOF
-capsule_custom_quota_condition{custom_quota="pods",target_namespace="cqm-a",condition="Ready"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="pods",target_namespace="cqm-a"} 1
 capsule_custom_quota_resource_usage{custom_quota="pods",target_namespace="cqm-a"} 0
 capsule_custom_quota_resource_usage_percentage{custom_quota="pods",target_namespace="cqm-a"} 0
 capsule_custom_quota_resource_limit{custom_quota="pods",target_namespace="cqm-a"} 3
 capsule_custom_quota_resource_available{custom_quota="pods",target_namespace="cqm-a"} 3
-capsule_custom_quota_condition{custom_quota="quiet",target_namespace="cqm-b",condition="Ready"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="quiet",target_namespace="cqm-b"} 1
 capsule_custom_quota_resource_usage{custom_quota="quiet",target_namespace="cqm-b"} 0
 capsule_custom_quota_resource_usage_percentage{custom_quota="quiet",target_namespace="cqm-b"} 0
 capsule_custom_quota_resource_limit{custom_quota="quiet",target_namespace="cqm-b"} 2
 capsule_custom_quota_resource_available{custom_quota="quiet",target_namespace="cqm-b"} 2
-capsule_global_custom_quota_condition{custom_quota="cpu",condition="Ready"} 1
+capsule_global_custom_quota_condition{condition="Ready",custom_quota="cpu"} 1
 capsule_global_custom_quota_resource_usage{custom_quota="cpu"} 0
 capsule_global_custom_quota_resource_usage_percentage{custom_quota="cpu"} 0
 capsule_global_custom_quota_resource_limit{custom_quota="cpu"} 2
@@ -181,26 +181,26 @@ mkpod cqm-a web-2 100m 150m
 mkpod cqm-b api-1 500m
 mkpod cqm-c other 300m
 expect_samples "pods created" <<EOF
-capsule_custom_quota_condition{custom_quota="pods",target_namespace="cqm-a",condition="Ready"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="pods",target_namespace="cqm-a"} 1
 capsule_custom_quota_resource_usage{custom_quota="pods",target_namespace="cqm-a"} 2
 capsule_custom_quota_resource_usage_percentage{custom_quota="pods",target_namespace="cqm-a"} 66.66666666666666
 capsule_custom_quota_resource_limit{custom_quota="pods",target_namespace="cqm-a"} 3
 capsule_custom_quota_resource_available{custom_quota="pods",target_namespace="cqm-a"} 1
-capsule_custom_quota_resource_item_usage{custom_quota="pods",target_namespace="cqm-a",name="web-1",kind="Pod",group=""} 1
-capsule_custom_quota_resource_item_usage{custom_quota="pods",target_namespace="cqm-a",name="web-2",kind="Pod",group=""} 1
-capsule_custom_quota_condition{custom_quota="quiet",target_namespace="cqm-b",condition="Ready"} 1
+capsule_custom_quota_resource_item_usage{custom_quota="pods",group="",kind="Pod",name="web-1",target_namespace="cqm-a"} 1
+capsule_custom_quota_resource_item_usage{custom_quota="pods",group="",kind="Pod",name="web-2",target_namespace="cqm-a"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="quiet",target_namespace="cqm-b"} 1
 capsule_custom_quota_resource_usage{custom_quota="quiet",target_namespace="cqm-b"} 1
 capsule_custom_quota_resource_usage_percentage{custom_quota="quiet",target_namespace="cqm-b"} 50
 capsule_custom_quota_resource_limit{custom_quota="quiet",target_namespace="cqm-b"} 2
 capsule_custom_quota_resource_available{custom_quota="quiet",target_namespace="cqm-b"} 1
-capsule_global_custom_quota_condition{custom_quota="cpu",condition="Ready"} 1
+capsule_global_custom_quota_condition{condition="Ready",custom_quota="cpu"} 1
 capsule_global_custom_quota_resource_usage{custom_quota="cpu"} 1
 capsule_global_custom_quota_resource_usage_percentage{custom_quota="cpu"} 50
 capsule_global_custom_quota_resource_limit{custom_quota="cpu"} 2
 capsule_global_custom_quota_resource_available{custom_quota="cpu"} 1
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="web-1",target_namespace="cqm-a",kind="Pod",group=""} 0.25
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="web-2",target_namespace="cqm-a",kind="Pod",group=""} 0.25
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="api-1",target_namespace="cqm-b",kind="Pod",group=""} 0.5
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="web-1",target_namespace="cqm-a"} 0.25
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="web-2",target_namespace="cqm-a"} 0.25
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="api-1",target_namespace="cqm-b"} 0.5
 EOF
 expect_well_formed
 promtool_check
@@ -210,28 +210,28 @@ echo "ok   pods created"
 # words, and moves nothing.
 mkpod cqm-a web-3 500m
 FULL=$(cat <<EOF
-capsule_custom_quota_condition{custom_quota="pods",target_namespace="cqm-a",condition="Ready"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="pods",target_namespace="cqm-a"} 1
 capsule_custom_quota_resource_usage{custom_quota="pods",target_namespace="cqm-a"} 3
 capsule_custom_quota_resource_usage_percentage{custom_quota="pods",target_namespace="cqm-a"} 100
 capsule_custom_quota_resource_limit{custom_quota="pods",target_namespace="cqm-a"} 3
 capsule_custom_quota_resource_available{custom_quota="pods",target_namespace="cqm-a"} 0
-capsule_custom_quota_resource_item_usage{custom_quota="pods",target_namespace="cqm-a",name="web-1",kind="Pod",group=""} 1
-capsule_custom_quota_resource_item_usage{custom_quota="pods",target_namespace="cqm-a",name="web-2",kind="Pod",group=""} 1
-capsule_custom_quota_resource_item_usage{custom_quota="pods",target_namespace="cqm-a",name="web-3",kind="Pod",group=""} 1
-capsule_custom_quota_condition{custom_quota="quiet",target_namespace="cqm-b",condition="Ready"} 1
+capsule_custom_quota_resource_item_usage{custom_quota="pods",group="",kind="Pod",name="web-1",target_namespace="cqm-a"} 1
+capsule_custom_quota_resource_item_usage{custom_quota="pods",group="",kind="Pod",name="web-2",target_namespace="cqm-a"} 1
+capsule_custom_quota_resource_item_usage{custom_quota="pods",group="",kind="Pod",name="web-3",target_namespace="cqm-a"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="quiet",target_namespace="cqm-b"} 1
 capsule_custom_quota_resource_usage{custom_quota="quiet",target_namespace="cqm-b"} 1
 capsule_custom_quota_resource_usage_percentage{custom_quota="quiet",target_namespace="cqm-b"} 50
 capsule_custom_quota_resource_limit{custom_quota="quiet",target_namespace="cqm-b"} 2
 capsule_custom_quota_resource_available{custom_quota="quiet",target_namespace="cqm-b"} 1
-capsule_global_custom_quota_condition{custom_quota="cpu",condition="Ready"} 1
+capsule_global_custom_quota_condition{condition="Ready",custom_quota="cpu"} 1
 capsule_global_custom_quota_resource_usage{custom_quota="cpu"} 1.5
 capsule_global_custom_quota_resource_usage_percentage{custom_quota="cpu"} 75
 capsule_global_custom_quota_resource_limit{custom_quota="cpu"} 2
 capsule_global_custom_quota_resource_available{custom_quota="cpu"} 0.5
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="web-1",target_namespace="cqm-a",kind="Pod",group=""} 0.25
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="web-2",target_namespace="cqm-a",kind="Pod",group=""} 0.25
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="web-3",target_namespace="cqm-a",kind="Pod",group=""} 0.5
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="api-1",target_namespace="cqm-b",kind="Pod",group=""} 0.5
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="web-1",target_namespace="cqm-a"} 0.25
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="web-2",target_namespace="cqm-a"} 0.25
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="web-3",target_namespace="cqm-a"} 0.5
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="api-1",target_namespace="cqm-b"} 0.5
 EOF
 )
 expect_samples "pod quota full" <<<"$FULL"
@@ -243,26 +243,26 @@ echo "ok   pod quota full, web-4 denied"
 # Deleting web-1 gives back one pod and 250m: its series go, the rest move.
 k delete pod web-1 -n cqm-a --wait=true --timeout=30s >/dev/null
 expect_samples "web-1 deleted" <<EOF
-capsule_custom_quota_condition{custom_quota="pods",target_namespace="cqm-a",condition="Ready"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="pods",target_namespace="cqm-a"} 1
 capsule_custom_quota_resource_usage{custom_quota="pods",target_namespace="cqm-a"} 2
 capsule_custom_quota_resource_usage_percentage{custom_quota="pods",target_namespace="cqm-a"} 66.66666666666666
 capsule_custom_quota_resource_limit{custom_quota="pods",target_namespace="cqm-a"} 3
 capsule_custom_quota_resource_available{custom_quota="pods",target_namespace="cqm-a"} 1
-capsule_custom_quota_resource_item_usage{custom_quota="pods",target_namespace="cqm-a",name="web-2",kind="Pod",group=""} 1
-capsule_custom_quota_resource_item_usage{custom_quota="pods",target_namespace="cqm-a",name="web-3",kind="Pod",group=""} 1
-capsule_custom_quota_condition{custom_quota="quiet",target_namespace="cqm-b",condition="Ready"} 1
+capsule_custom_quota_resource_item_usage{custom_quota="pods",group="",kind="Pod",name="web-2",target_namespace="cqm-a"} 1
+capsule_custom_quota_resource_item_usage{custom_quota="pods",group="",kind="Pod",name="web-3",target_namespace="cqm-a"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="quiet",target_namespace="cqm-b"} 1
 capsule_custom_quota_resource_usage{custom_quota="quiet",target_namespace="cqm-b"} 1
 capsule_custom_quota_resource_usage_percentage{custom_quota="quiet",target_namespace="cqm-b"} 50
 capsule_custom_quota_resource_limit{custom_quota="quiet",target_namespace="cqm-b"} 2
 capsule_custom_quota_resource_available{custom_quota="quiet",target_namespace="cqm-b"} 1
-capsule_global_custom_quota_condition{custom_quota="cpu",condition="Ready"} 1
+capsule_global_custom_quota_condition{condition="Ready",custom_quota="cpu"} 1
 capsule_global_custom_quota_resource_usage{custom_quota="cpu"} 1.25
 capsule_global_custom_quota_resource_usage_percentage{custom_quota="cpu"} 62.5
 capsule_global_custom_quota_resource_limit{custom_quota="cpu"} 2
 capsule_global_custom_quota_resource_available{custom_quota="cpu"} 0.75
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="web-2",target_namespace="cqm-a",kind="Pod",group=""} 0.25
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="web-3",target_namespace="cqm-a",kind="Pod",group=""} 0.5
-capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",name="api-1",target_namespace="cqm-b",kind="Pod",group=""} 0.5
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="web-2",target_namespace="cqm-a"} 0.25
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="web-3",target_namespace="cqm-a"} 0.5
+capsule_global_custom_quota_resource_item_usage{custom_quota="cpu",group="",kind="Pod",name="api-1",target_namespace="cqm-b"} 0.5
 EOF
 expect_well_formed
 promtool_check
@@ -271,14 +271,14 @@ echo "ok   web-1 deleted"
 # The global quota goes: so do its series (the families stay, empty).
 k delete gcq cpu --wait=true --timeout=30s >/dev/null
 expect_samples "cpu deleted" <<EOF
-capsule_custom_quota_condition{custom_quota="pods",target_namespace="cqm-a",condition="Ready"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="pods",target_namespace="cqm-a"} 1
 capsule_custom_quota_resource_usage{custom_quota="pods",target_namespace="cqm-a"} 2
 capsule_custom_quota_resource_usage_percentage{custom_quota="pods",target_namespace="cqm-a"} 66.66666666666666
 capsule_custom_quota_resource_limit{custom_quota="pods",target_namespace="cqm-a"} 3
 capsule_custom_quota_resource_available{custom_quota="pods",target_namespace="cqm-a"} 1
-capsule_custom_quota_resource_item_usage{custom_quota="pods",target_namespace="cqm-a",name="web-2",kind="Pod",group=""} 1
-capsule_custom_quota_resource_item_usage{custom_quota="pods",target_namespace="cqm-a",name="web-3",kind="Pod",group=""} 1
-capsule_custom_quota_condition{custom_quota="quiet",target_namespace="cqm-b",condition="Ready"} 1
+capsule_custom_quota_resource_item_usage{custom_quota="pods",group="",kind="Pod",name="web-2",target_namespace="cqm-a"} 1
+capsule_custom_quota_resource_item_usage{custom_quota="pods",group="",kind="Pod",name="web-3",target_namespace="cqm-a"} 1
+capsule_custom_quota_condition{condition="Ready",custom_quota="quiet",target_namespace="cqm-b"} 1
 capsule_custom_quota_resource_usage{custom_quota="quiet",target_namespace="cqm-b"} 1
 capsule_custom_quota_resource_usage_percentage{custom_quota="quiet",target_namespace="cqm-b"} 50
 capsule_custom_quota_resource_limit{custom_quota="quiet",target_namespace="cqm-b"} 2

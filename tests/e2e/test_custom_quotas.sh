@@ -2,9 +2,10 @@
 # (gcq) acceptance scenarios with the real kubectl: usage and claims follow
 # creates, relabels, image changes, phase changes and deletes; the smallest
 # quota that an object would take past its limit refuses it with Capsule's
-# text; a value that does not resolve refuses the object (and shows in the
-# quota's Ready condition); a global quota's status.namespaces follows its
-# namespace selectors.
+# text; a value that is missing counts 0 (seed 003; Capsule's code refuses
+# the object and goes Ready=False: N1, N2, N5, G2), and a selector that
+# cannot be evaluated refuses the object it is brought in by; a global
+# quota's status.namespaces follows its namespace selectors.
 #
 # Reference: shared spec capsule-pools-and-custom-quotas.md §2 (semantics),
 # §6.4 (N1-N33, e2e/customquota_namespaced_test.go) and §6.5 (G1-G14,
@@ -53,7 +54,6 @@ API=capsule.clastix.io/v1beta2
 SUITE=e2e.capsule.dev/test-suite
 TAINT=e2e.allot.dev/custom-quotas
 NGINX=nginx:1.27.0
-MISSING="quantity path did not resolve to any value"
 
 # ---------------------------------------------------------------- helpers --
 
@@ -175,12 +175,6 @@ refused() {
 exceeds() {
   printf '%s "%s" is forbidden: creating resource exceeds limit for %s "%s" (requested=%s, currentUsed=%s, available=0, limit=%s, inflightReserved=0)' "$@"
 }
-# unresolved NS NAME KIND TYPE QUOTA PATH OP: the text for a create whose
-# value at PATH does not resolve.
-unresolved() {
-  printf 'creating resource %s/%s (/v1, Kind=%s) cannot be admitted because custom quota usage could not be calculated: %s "%s" source path "%s" cel "" op "%s" did not resolve to a valid quantity: %s' \
-    "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$MISSING"
-}
 # relabel KIND NS NAME k=v...: kubectl label --overwrite (NS "" for a
 # cluster-scoped KIND).
 relabel() {
@@ -261,31 +255,30 @@ run_pod_json() {
 
 # ------------------------------------------------------- §6.4 namespaced --
 
-# N1: a pod without an emptyDir exists before the quota: Ready=False, the
-# message says the value did not resolve.
-case_n1_missing_path_not_ready() {
-  local ns=cq-n1
+# N1: a pod without an emptyDir exists before the quota. Capsule: Ready=False
+# "did not resolve to any value"; seed 003: "Missing fields are treated as
+# zero" - the quota is Ready and counts the pod for 0.
+case_n1_missing_path_zero() {
+  local ns=cq-n1 q=cq-missing-path-not-ready
   mkns $ns
   mkpod $ns cq-missing-emptydir-size
-  cq $ns cq-missing-path-not-ready 10Gi "$(src Pod add "$ED_PATH")"
-  local r
-  r=$(ready cq $ns cq-missing-path-not-ready)
-  expect_eq "Ready status" "${r%%|*}" False
-  expect_contains "Ready message" "$r" "did not resolve to any value"
-  expect_contains "Ready message names the pod" "$r" "$ns/cq-missing-emptydir-size"
+  cq $ns $q 10Gi "$(src Pod add "$ED_PATH")"
+  expect_eq "Ready" "$(ready cq $ns $q)" "True|reconciled"
+  expect_cq $ns $q 0 1
 }
 
-# N2: a pod without an emptyDir is refused (403, the path named); nothing
-# is charged.
-case_n2_missing_path_denies() {
+# N2: a pod without an emptyDir is created (Capsule refuses it) and counts 0;
+# one with an emptyDir counts its size.
+case_n2_missing_path_admits() {
   local ns=cq-n2 q=cq-missing-path-deny-create
   mkns $ns
   cq $ns $q 10Gi "$(src Pod add "$ED_PATH")"
   expect_eq "Ready" "$(ready cq $ns $q)" "True|reconciled"
-  refused "pod without emptyDir" "$(pod_json $ns cq-missing-path-denied)" \
-    "$(unresolved $ns cq-missing-path-denied Pod CustomQuota $q "$ED_PATH" add)"
-  gone pod cq-missing-path-denied -n $ns || fail "the refused pod exists"
-  expect_cq $ns $q 0 0
+  mkpod $ns cq-missing-path-denied
+  expect_cq $ns $q 0 1
+  mkpod $ns cq-with-emptydir "" $NGINX "" 1Gi
+  expect_cq $ns $q 1Gi 2
+  expect_eq "Ready" "$(ready cq $ns $q)" "True|reconciled"
 }
 
 # N3: 100 concurrent creators (HTTPS, curl) against a limit of 10: exactly
@@ -326,17 +319,17 @@ case_n4_global_and_cq_paths() {
   expect_cq $ns $q 2Gi 2
 }
 
-# N5: paths that name nothing, on pods and PVCs: both refused, nothing charged.
+# N5: paths that name nothing, on pods and PVCs. Capsule refuses both; here
+# both are created and count 0 (seed 003's missing fields).
 case_n5_wrong_paths() {
   local ns=cq-n5 q=cq-wrong-path-zero
   mkns $ns
   cq $ns $q 10Gi "$(src Pod add '.spec.volumes[*].doesNotExist.sizeLimit')" \
     "$(src PVC add .spec.resources.requests.thisDoesNotExist)"
-  refused "pod" "$(pod_json $ns wrong-path-pod "" $NGINX "" 1Gi)" \
-    "$(unresolved $ns wrong-path-pod Pod CustomQuota $q '.spec.volumes[*].doesNotExist.sizeLimit' add)"
-  refused "pvc" "$(pvc_json $ns wrong-path-pvc 2Gi)" \
-    "$(unresolved $ns wrong-path-pvc PersistentVolumeClaim CustomQuota $q .spec.resources.requests.thisDoesNotExist add)"
-  expect_cq $ns $q 0 0
+  mkpod $ns wrong-path-pod "" $NGINX "" 1Gi
+  mkpvc $ns wrong-path-pvc 2Gi
+  expect_cq $ns $q 0 2
+  expect_eq "Ready" "$(ready cq $ns $q)" "True|reconciled"
 }
 
 # N6: requests.cpu of track=yes pods; "Deployment" of 2 x 100m scaled to 4
@@ -714,18 +707,29 @@ case_n33_filter_scalar() {
   mkpod $ns invalid-selector-pod
   expect_cq $ns $q 1 1
 }
-# ... and a selector that cannot be evaluated (an index out of range: an
-# error in Capsule's JSONPath too, spec §6.6) refuses the create with the
-# error, as Capsule refuses N33's; nothing is charged.
+# ... an index out of range (an error in Capsule's JSONPath, spec §6.6) is a
+# missing value: the selector does not match, the pod is created and not
+# counted (seed 003: "If .spec.suspend ... is missing, it does not match");
+# a selector that cannot be evaluated (`[*]` of a string) refuses the create
+# with the error, as Capsule refuses N33's; nothing is charged.
 case_n33_selector_error() {
-  local ns=cq-n33e q=cq-fieldselector-index
+  local ns=cq-n33e q=cq-fieldselector-index q2=cq-fieldselector-string
   mkns $ns
   cq $ns $q 10 "$(src Pod count "" "$(sels "$(fld '.spec.containers[3].name')")")"
-  refused "pod" "$(pod_json $ns index-pod)" \
-    "creating resource $ns/index-pod (/v1, Kind=Pod) cannot be admitted because custom quota usage could not be calculated: CustomQuota \"$q\""
-  refused "pod (the error)" "$(pod_json $ns index-pod)" "array index out of bounds"
-  gone pod index-pod -n $ns || fail "the refused pod exists"
+  mkpod $ns index-pod
   expect_cq $ns $q 0 0
+  expect_eq "Ready" "$(ready cq $ns $q)" "True|reconciled"
+  cq $ns $q2 10 "$(src Pod count "" "$(sels "$(fld '.metadata.name[*]')")")"
+  refused "pod" "$(pod_json $ns string-pod)" \
+    "creating resource $ns/string-pod (/v1, Kind=Pod) cannot be admitted because custom quota usage could not be calculated: CustomQuota \"$q2\" source path \"\" cel \"\" op \"count\" selectors: execute usage jsonpath: string is not array or slice"
+  gone pod string-pod -n $ns || fail "the refused pod exists"
+  expect_cq $ns $q2 0 0
+  # the pod stored before it is named in its Ready condition
+  local r
+  r=$(ready cq $ns $q2)
+  expect_eq "Ready status" "${r%%|*}" False
+  expect_contains "Ready message" "$r" "1 object with values this quota cannot read"
+  expect_contains "Ready message names the pod" "$r" "get usage from $ns/index-pod (/v1, Kind=Pod) source path"
 }
 
 # ----------------------------------------------------------- §6.5 global --
@@ -746,23 +750,20 @@ case_g1_all_namespaces_cpu() {
     "$(exceeds pods cpu-requests-5 GlobalCustomQuota $g 200m 600m 500m)"
 }
 
-# G2: missing path: Ready=False with an existing pod; a create is refused
-# with the same text.
+# G2: missing path. Capsule: Ready=False with an existing pod, a create
+# refused. Seed 003: Ready, both pods counted 0.
 case_g2_missing_path() {
   local ns=gcq-g2 ns2=gcq-g2b
   mkns $ns
   mkpod $ns missing-emptydir-size
   gcq gq-missing-path-not-ready 10Gi $ns "$(src Pod add "$ED_PATH")"
-  local r
-  r=$(ready gcq gq-missing-path-not-ready)
-  expect_eq "Ready status" "${r%%|*}" False
-  expect_contains "Ready message" "$r" "did not resolve to any value"
+  expect_eq "Ready" "$(ready gcq gq-missing-path-not-ready)" "True|reconciled"
+  expect_gcq gq-missing-path-not-ready 0 1
   mkns $ns2
   gcq gq-missing-path-deny-create 10Gi $ns2 "$(src Pod add "$ED_PATH")"
   expect_eq "Ready" "$(ready gcq gq-missing-path-deny-create)" "True|reconciled"
-  refused "pod" "$(pod_json $ns2 missing-path-denied)" \
-    "$(unresolved $ns2 missing-path-denied Pod GlobalCustomQuota gq-missing-path-deny-create "$ED_PATH" add)"
-  expect_gcq gq-missing-path-deny-create 0 0
+  mkpod $ns2 missing-path-denied
+  expect_gcq gq-missing-path-deny-create 0 1
 }
 
 # G3: 100 concurrent creators against a global limit of 10, spread over the
@@ -1297,9 +1298,8 @@ EOF
 
 # "Aggregate ephemeral and persistent storage", as printed: Pod ephemeral
 # volume claim templates plus ReadWriteOnce PVCs, 5Gi over the tenant solar.
-# (A pod with no ephemeral volume is refused: the path resolves to nothing,
-# which Capsule's code treats as an error, not as the 0 the seed's
-# "Missing fields are treated as zero" says - spec §0.5, §8, N2.)
+# A pod with no ephemeral volume is created and counts 0 (the seed's
+# "Missing fields are treated as zero"; Capsule's code refuses it).
 case_seed_storage_aggregate() {
   mkns solar-dev capsule.clastix.io/tenant=solar
   mkns solar-qa capsule.clastix.io/tenant=solar
@@ -1342,9 +1342,9 @@ EOF
     "$(exceeds pods eph-2 GlobalCustomQuota solar-storage-aggregate 2Gi 6Gi 5Gi)"
   create "ephemeral 1Gi" "${p2//SIZE/1Gi}"
   expect_gcq solar-storage-aggregate 5Gi 3
-  refused "a pod without ephemeral volumes" "$(pod_json solar-dev plain)" \
-    "$(unresolved solar-dev plain Pod GlobalCustomQuota solar-storage-aggregate \
-      '.spec.volumes[*].ephemeral.volumeClaimTemplate.spec.resources.requests.storage' add)"
+  mkpod solar-dev plain
+  expect_gcq solar-storage-aggregate 5Gi 4
+  expect_eq "Ready" "$(ready gcq solar-storage-aggregate)" "True|reconciled"
 }
 
 # "Count only suspended CronJobs", as printed. allotd does not serve
@@ -1454,7 +1454,7 @@ run_case() {
   fi
 }
 
-ALL_CASES="n1_missing_path_not_ready n2_missing_path_denies n3_concurrent_100 n4_global_and_cq_paths
+ALL_CASES="n1_missing_path_zero n2_missing_path_admits n3_concurrent_100 n4_global_and_cq_paths
   n5_wrong_paths n6_cpu_scale n7_count_scale n8_relabel_single n9_relabel_multi n10_field_image
   n11_fields_and n12_cel n13_two_sources n14_sources_selectors n15_sub_only n16_add_sub
   n17_add_sub_clamp n18_sub_relabel n19_sub_delete n20_smallest_count n21_smallest_cpu

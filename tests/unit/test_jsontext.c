@@ -241,13 +241,14 @@ static void test_usage_text_matches_parsed(void **state)
         for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
             char *text = variant(d, 1);
             json_t *obj = json_loads(text, JSON_DECODE_ANY, NULL);
-            bool tm, pm;
+            bool tm, pm, problem = true;
             qty tu, tn, pu, pn;
             if (cq_object_usage_text(q, "", "v1", "Pod", text, strlen(text), &tm, &tu, &tn) == 0) {
                 answered++;
-                assert_int_equal(
-                    cq_object_usage(q, "", "v1", "Pod", obj, NULL, &pm, &pu, &pn, err, sizeof err),
-                    0);
+                assert_int_equal(cq_object_usage(q, "", "v1", "Pod", obj, NULL, &pm, &pu, &pn,
+                                                 &problem, err, sizeof err),
+                                 0);
+                assert_false(problem);
                 assert_int_equal(tm, pm);
                 assert_int_equal(qty_cmp(&tu, &pu), 0);
                 assert_int_equal(qty_cmp(&tn, &pn), 0);
