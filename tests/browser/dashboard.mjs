@@ -279,7 +279,55 @@ async function whatIfSteps(page) {
   const written = await kubectl(['get', 'pods', '-n', ns, '-o', 'name']);
   if (written.trim()) fail(`what-if wrote a pod: ${written}`);
   await screenshot(page, 'dashboard-whatif.png');
+
+  // under deferred quota (this namespace's default) the same pod is admitted
+  // but would wait Pending on q-cpu: not a green "Allowed"
+  const deferredNs = 'what-if-deferred';
+  await kubectl(['create', 'namespace', deferredNs]);
+  await kubectl(['create', 'quota', 'q-cpu', '-n', deferredNs, '--hard=requests.cpu=100m']);
+  await kubectl(['create', 'quota', 'q-pods', '-n', deferredNs, '--hard=pods=10']);
+  const verdict = await explain(page, manifest.replace(`namespace: ${ns}`, `namespace: ${deferredNs}`));
+  if (verdict.verdict !== 'pending') fail(`what-if under deferred quota: verdict [${verdict.verdict}] "${verdict.text}", want pending`);
+  if (!verdict.text.includes('would wait Pending')) fail(`what-if under deferred quota says "${verdict.text}"`);
+  if (!verdict.holder.includes(`ResourceQuota ${deferredNs}/q-cpu`)) fail(`what-if: the holding quota is not named: "${verdict.holder}"`);
+  if (!verdict.message.startsWith('exceeded quota: q-cpu, requested: requests.cpu=500m')) fail(`what-if: pending detail "${verdict.message}"`);
+  if (verdict.className !== 'decision waits' || verdict.background !== 'rgb(255, 251, 235)') {
+    fail(`what-if: the pending verdict is drawn as [${verdict.className}] on ${verdict.background}, want amber (decision waits)`);
+  }
+  const holder = await page.getAttribute('[data-testid=whatif-quota]:first-of-type', 'data-state');
+  if (holder !== 'holds') fail(`what-if: the first quota card is [${holder}], want the holding quota first`);
+  log(`what-if under deferred quota: "${verdict.text}" ${verdict.holder} ${verdict.message}`);
+  await screenshot(page, 'dashboard-whatif-pending.png');
+  if ((await kubectl(['get', 'pods', '-n', deferredNs, '-o', 'name'])).trim()) fail('what-if wrote a pod');
+
+  // a claim bigger than what its pool has left would be created and queue
+  const claim = `apiVersion: capsule.clastix.io/v1beta2\nkind: ResourcePoolClaim\nmetadata:\n  name: probe\n` +
+    `  namespace: team-a\nspec:\n  pool: solar\n  claim:\n    limits.memory: 2Gi\n`;
+  const queued = await explain(page, claim);
+  if (queued.verdict !== 'queued' || !queued.text.includes('queue of ResourcePool solar') ||
+      !queued.message.includes('available: limits.memory=')) {
+    fail(`what-if for a claim that does not fit: [${queued.verdict}] "${queued.text}" "${queued.message}"`);
+  }
+  log(`what-if for a claim: "${queued.text}": ${queued.message}`);
   checkNoErrors('what-if');
+}
+
+/** Submits a manifest to What if? and reads the verdict the page shows. */
+async function explain(page, manifest) {
+  await page.fill('[data-testid=whatif-manifest]', manifest);
+  await page.evaluate(() => document.querySelector('[data-testid=whatif-result]').replaceChildren());
+  await page.click('[data-testid=whatif-submit]');
+  await page.waitForSelector('[data-testid=whatif-decision], [data-testid=whatif-error]', { timeout: WAIT_MS });
+  return page.evaluate(() => {
+    const d = document.querySelector('[data-testid=whatif-decision]');
+    if (!d) return { verdict: 'error', text: document.querySelector('[data-testid=whatif-error]')?.textContent ?? '' };
+    return {
+      verdict: d.dataset.verdict, className: d.className, background: getComputedStyle(d).backgroundColor,
+      text: d.querySelector('[data-testid=whatif-verdict]')?.textContent ?? '',
+      holder: d.querySelector('[data-testid=whatif-holder]')?.textContent ?? '',
+      message: d.querySelector('[data-testid=whatif-message]')?.textContent ?? '',
+    };
+  });
 }
 
 /** The quotas and pending pods were listed once since login, and watched since. */

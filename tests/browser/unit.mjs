@@ -4,7 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { parseQuantity, usageRatio, level, formatQuantity } from '../../ui/quantity.js';
-import { pendingQuotaName, podDemand, quotaResources, maxRatio } from '../../ui/k8s.js';
+import {
+  pendingQuotaName, podDemand, quotaResources, maxRatio, reviewEntry, reviewEntriesInOrder, reviewVerdict,
+} from '../../ui/k8s.js';
 
 let checks = 0;
 function eq(got, want, what) {
@@ -68,5 +70,27 @@ const res = quotaResources(quota);
 eq(res.map((r) => [r.name, r.used, r.hard, r.ratio]), [['pods', '9', '10', 0.9], ['requests.cpu', '1', '2', 0.5]], 'resources');
 eq(maxRatio(res), 0.9, 'max ratio');
 eq(maxRatio([]), -1, 'no resources');
+
+// a QuotaReview's verdict: allowed is only "admitted"; under deferred quota a
+// pod admitted may wait Pending on a quota, and a claim may wait in its queue
+const rq = (name, extra = {}) => ({ kind: 'ResourceQuota', namespace: 't1', name, allowed: true, resources: [], ...extra });
+const held = 'exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=0, limited: requests.cpu=1';
+const deferred = { allowed: true, code: 200, quotas: [rq('pods'), rq('compute', { outcome: 'would wait Pending: ' + held })] };
+eq(reviewVerdict(deferred), { verdict: 'pending', title: 'Admitted, but would wait Pending', detail: held,
+  by: 'ResourceQuota t1/compute' }, 'deferred: would wait Pending, held by compute');
+eq(reviewEntry(deferred.quotas[1]).state, 'holds', 'the holding quota');
+eq(reviewEntriesInOrder(deferred).map((q) => q.name), ['compute', 'pods'], 'the holding quota first');
+const denied = { allowed: false, code: 403, reason: 'Forbidden', message: 'pods "x" is forbidden: exceeded quota: q',
+  quotas: [rq('a'), rq('q', { allowed: false, message: 'exceeded quota: q' })] };
+eq(reviewVerdict(denied), { verdict: 'denied', title: 'Denied (403 Forbidden)', detail: denied.message, by: '' }, 'denied');
+eq(reviewEntriesInOrder(denied).map((q) => q.name), ['q', 'a'], 'the denying quota first');
+const pool = (outcome) => ({ kind: 'ResourcePool', name: 'p', allowed: true, resources: [], outcome });
+eq(reviewVerdict({ allowed: true, quotas: [pool('Queued: requested: limits.memory=2Gi, available: limits.memory=1Gi')] }),
+  { verdict: 'queued', title: 'Created, but would wait in the queue of ResourcePool p',
+    detail: 'requested: limits.memory=2Gi, available: limits.memory=1Gi', by: 'ResourcePool p' }, 'a claim that queues');
+eq(reviewVerdict({ allowed: true, quotas: [pool('Bound'), rq('pods')] }).verdict, 'allowed', 'a claim that binds');
+eq(reviewEntry(pool('Bound')).state, 'binds', 'binds');
+eq(reviewVerdict({ allowed: true, code: 200 }).verdict, 'allowed', 'no quota applies');
+eq(reviewVerdict({}).verdict, 'denied', 'no status is no admission');
 
 console.log(`unit: ${checks} checks passed`);
