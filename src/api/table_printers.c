@@ -1002,15 +1002,22 @@ static void resourcepoolclaim_row(const json_t *o, int64_t now, json_t *cells)
 }
 
 /* CustomQuota and GlobalCustomQuota: Capsule's columns, the same for both
- * kinds (customquota_types.go, globalcustomquota_types.go). */
+ * kinds (customquota_types.go, globalcustomquota_types.go). Status is the
+ * Ready condition's message while it is True ("reconciled", as Capsule
+ * prints), and its reason otherwise: a quota that fails joins every error
+ * into that message, hundreds of characters that made the column unreadable;
+ * like upstream's printers (a pod's STATUS is a reason), the column says
+ * what, and `kubectl get -o yaml` says why. */
 static void customquota_row(const json_t *o, int64_t now, json_t *cells)
 {
+    const json_t *ready = condition_of(o, "status.conditions", "Ready");
+    bool ok = !strcmp(sv(json_object_get(ready, "status")), "True");
     cell_name(cells, o);
     cell_json_string(cells, api_json_path(o, "spec.limit"));
     cell_json_string(cells, api_json_path(o, "status.usage.used"));
     cell_json_string(cells, api_json_path(o, "status.usage.available"));
-    cell_condition(cells, o, "Ready", "status");
-    cell_condition(cells, o, "Ready", "message");
+    cell_json_string(cells, json_object_get(ready, "status"));
+    cell_json_string(cells, json_object_get(ready, ok ? "message" : "reason"));
     cell_age(cells, o, now);
 }
 
@@ -1491,7 +1498,8 @@ static const table_col customquota_cols[] = {
     COL("Used", "string", "What the objects the quota counts add up to."),
     COL("Available", "string", "What is left below the limit."),
     COL("Ready", "string", "Whether the quota was reconciled: its Ready condition."),
-    COL("Status", "string", "The message of the quota's Ready condition."),
+    COL("Status", "string",
+        "The message of the quota's Ready condition while it is True, else its reason."),
     COL_CRD_AGE,
     COL_END,
 };
