@@ -7,6 +7,10 @@ import { parseQuantity, usageRatio, level, formatQuantity } from '../../ui/quant
 import {
   pendingQuotaName, podDemand, quotaResources, maxRatio, reviewEntry, reviewEntriesInOrder, reviewVerdict,
 } from '../../ui/k8s.js';
+import {
+  parseNamespaces, serviceAccountNamespace, rulesAllow, namespacedPath, groupResource,
+} from '../../ui/scope.js';
+import { plural } from '../../ui/dom.js';
 
 let checks = 0;
 function eq(got, want, what) {
@@ -92,5 +96,29 @@ eq(reviewVerdict({ allowed: true, quotas: [pool('Bound'), rq('pods')] }).verdict
 eq(reviewEntry(pool('Bound')).state, 'binds', 'binds');
 eq(reviewVerdict({ allowed: true, code: 200 }).verdict, 'allowed', 'no quota applies');
 eq(reviewVerdict({}).verdict, 'denied', 'no status is no admission');
+
+// a scoped token: the namespaces named, a ServiceAccount's own, its rules
+eq(parseNamespaces(' team-a, team-b team-a,,Bad_Name x'), ['team-a', 'team-b', 'x'], 'namespace list');
+eq(parseNamespaces(''), [], 'no namespaces');
+eq(serviceAccountNamespace('system:serviceaccount:team-a:viewer'), 'team-a', 'SA namespace');
+eq(serviceAccountNamespace('alice'), '', 'a user has none');
+const rules = [
+  { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods', 'resourcequotas'] },
+  { verbs: ['list'], apiGroups: ['capsule.clastix.io'], resources: ['resourcepoolclaims'] },
+  { verbs: ['get', 'list'], apiGroups: [''], resources: ['secrets'], resourceNames: ['one'] },
+  { verbs: ['*'], apiGroups: ['*'], resources: ['customquotas'] },
+];
+eq(rulesAllow(rules, 'watch', '', 'resourcequotas'), true, 'watch quotas');
+eq(rulesAllow(rules, 'list', 'capsule.clastix.io', 'resourcepoolclaims'), true, 'list claims');
+eq(rulesAllow(rules, 'watch', 'capsule.clastix.io', 'resourcepoolclaims'), false, 'no watch on claims');
+eq(rulesAllow(rules, 'list', '', 'secrets'), false, 'resourceNames do not allow a list');
+eq(rulesAllow(rules, 'watch', 'capsule.clastix.io', 'customquotas'), true, 'wildcards');
+eq(rulesAllow(rules, 'list', 'capsule.clastix.io', 'resourcepools'), false, 'not granted');
+eq(namespacedPath('/api/v1/pods?fieldSelector=a%3Db', 'team-a'), '/api/v1/namespaces/team-a/pods?fieldSelector=a%3Db', 'core path');
+eq(namespacedPath('/apis/capsule.clastix.io/v1beta2/customquotas', 'ns'),
+  '/apis/capsule.clastix.io/v1beta2/namespaces/ns/customquotas', 'group path');
+eq(groupResource('/apis/capsule.clastix.io/v1beta2/resourcepoolclaims'), { group: 'capsule.clastix.io', resource: 'resourcepoolclaims' }, 'group resource');
+eq(groupResource('/api/v1/pods?fieldSelector=x'), { group: '', resource: 'pods' }, 'core resource');
+eq([plural(1, 'object'), plural(2, 'object'), plural(0, 'quota')], ['1 object', '2 objects', '0 quotas'], 'plural');
 
 console.log(`unit: ${checks} checks passed`);
