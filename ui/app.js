@@ -6,9 +6,19 @@
 // holds one. The quotas and the pending pods (which every view uses) are
 // always watched; each view adds its own (at most two more), so a request
 // such as the What-if review always finds a free connection.
+//
+// A token that may not list quotas across namespaces (a namespace admin)
+// sees the namespaces it names at login and its ServiceAccount's own
+// (scope.js): each collection is then listed and watched per namespace, at
+// most MAX_WATCHES watches in all, the current view's collections first; a
+// namespace past that is listed when the view opens, not watched.
 
 import { setToken, onUnauthorized, whoAmI, ApiError } from './api.js';
-import { Collection } from './watch.js';
+import { Collection, NamespacedCollection, StaticCollection } from './watch.js';
+import {
+  discoverScope, groupResource, parseNamespaces, rulesAllow, saveNamespaces, savedNamespaces,
+} from './scope.js';
+import { h, replaceChildren } from './dom.js';
 import { pendingQuotaName } from './k8s.js';
 import { createNamespacesView } from './view-namespaces.js';
 import { createPendingView, pendingByQuota } from './view-pending.js';
@@ -24,24 +34,31 @@ const CAPSULE = '/apis/capsule.clastix.io/v1beta2';
 // the Pending pods are watched instead, keeping those whose PodScheduled
 // condition says they wait on a quota.
 const SOURCES = {
-  quotas: { path: '/api/v1/resourcequotas' },
+  quotas: { path: '/api/v1/resourcequotas', namespaced: true },
   pending: {
     path: '/api/v1/pods?fieldSelector=' + encodeURIComponent('status.pendingOnQuota!='),
     fallbackPaths: ['/api/v1/pods?fieldSelector=' + encodeURIComponent('status.phase=Pending')],
     keep: (pod, degraded) => !degraded || pendingQuotaName(pod) !== '',
+    namespaced: true,
   },
   namespaces: { path: '/api/v1/namespaces' },
   pools: { path: `${CAPSULE}/resourcepools` },
-  claims: { path: `${CAPSULE}/resourcepoolclaims` },
-  customquotas: { path: `${CAPSULE}/customquotas` },
+  claims: { path: `${CAPSULE}/resourcepoolclaims`, namespaced: true },
+  customquotas: { path: `${CAPSULE}/customquotas`, namespaced: true },
   globalcustomquotas: { path: `${CAPSULE}/globalcustomquotas` },
 };
 const ALWAYS = ['quotas', 'pending'];
+const MAX_WATCHES = 4; // of the browser's 6 connections: 2 left for lists and reviews
+// what a namespace must let the token list for the dashboard to show it
+const NAMESPACED = Object.values(SOURCES).filter((s) => s.namespaced).map((s) => groupResource(s.path));
 
 const $ = (id) => document.getElementById(id);
 
 const app = {
-  collections: new Map(), // id -> running Collection
+  collections: new Map(), // id -> running Collection (or NamespacedCollection)
+  plans: new Map(), // id -> how it runs for a scoped token (JSON), to see a change
+  scope: { cluster: true }, // scope.js discoverScope(): everything, or some namespaces
+  user: '',
   views: null, // name -> view, built at login
   current: '',
   frame: 0,
@@ -120,7 +137,8 @@ function renderHeader() {
   else if (states.some((s) => s === 'loading')) state = 'connecting';
   const conn = $('conn');
   conn.dataset.state = state;
-  $('conn-text').textContent = state;
+  // a scoped token with more namespaces than watches: some lists are snapshots
+  $('conn-text').textContent = state === 'live' && states.includes('listed') ? 'partly live' : state;
   const last = Math.max(0, ...[...app.collections.values()].map((c) => c.lastData));
   $('updated').textContent = last ? 'updated ' + new Date(last).toLocaleTimeString() : 'no data yet';
   const pending = app.collections.get('pending');
@@ -133,18 +151,73 @@ function renderHeader() {
 
 // ---- collections: started when a view needs them, stopped when none does
 
+/**
+ * How each wanted collection runs for a scoped token: per namespace that lets
+ * it list, watched while watches are left (the current view's collections
+ * first), else listed once. A cluster-scoped one (pools, global custom
+ * quotas) is tried cluster-wide, watched only if some rules review allows it;
+ * the namespaces are the ones the token names.
+ */
+function scopedPlans(wanted) {
+  const view = app.views?.[app.current];
+  const order = [...new Set([...(view?.reads ?? []), ...wanted])].filter((id) => wanted.includes(id));
+  const namespaces = app.scope.namespaces;
+  let slots = MAX_WATCHES;
+  const take = (may) => {
+    if (!may || slots === 0) return false;
+    slots--;
+    return true;
+  };
+  const plans = new Map();
+  for (const id of order) {
+    const source = SOURCES[id];
+    const { group, resource } = groupResource(source.path);
+    const allows = (ns, verb) => rulesAllow(ns.rules, verb, group, resource);
+    if (id === 'namespaces') plans.set(id, { static: namespaces.map((ns) => ns.name) });
+    else if (!source.namespaced) plans.set(id, { watch: take(namespaces.some((ns) => allows(ns, 'watch'))) });
+    else {
+      plans.set(id, {
+        namespaces: namespaces.filter((ns) => allows(ns, 'list'))
+          .map((ns) => ({ name: ns.name, watch: take(allows(ns, 'watch')) })),
+      });
+    }
+  }
+  return plans;
+}
+
+function newCollection(id, plan) {
+  const source = { ...SOURCES[id], onChange: scheduleRender };
+  if (!plan) return new Collection(source);
+  if (plan.static) {
+    return new StaticCollection(plan.static.map((name) => ({ kind: 'Namespace', metadata: { name } })));
+  }
+  if (plan.namespaces) {
+    const where = app.scope.namespaces.map((ns) => ns.name).join(', ') || 'no namespace named';
+    return new NamespacedCollection({
+      ...source, namespaces: plan.namespaces,
+      noAccess: `may not list ${groupResource(source.path).resource} in any namespace it names (${where})`,
+    });
+  }
+  return new Collection({ ...source, watch: plan.watch });
+}
+
 function syncCollections() {
-  const wanted = new Set([...ALWAYS, ...(app.views?.[app.current]?.needs ?? [])]);
+  const wanted = [...new Set([...ALWAYS, ...(app.views?.[app.current]?.needs ?? [])])];
+  const plans = app.scope.cluster ? new Map() : scopedPlans(wanted);
   for (const [id, c] of app.collections) {
-    if (!wanted.has(id)) {
+    const plan = JSON.stringify(plans.get(id) ?? null);
+    // a scoped collection that is listed once is listed again when a view opens
+    const snapshot = c.state === 'listed' || c.subs?.some((sub) => !sub.watch);
+    if (!wanted.includes(id) || plan !== app.plans.get(id) || snapshot) {
       c.stop(); // frees its connection; the data would go stale, so it is dropped
       app.collections.delete(id);
     }
   }
   for (const id of wanted) {
     if (app.collections.has(id)) continue;
-    const c = new Collection({ ...SOURCES[id], onChange: scheduleRender });
+    const c = newCollection(id, plans.get(id));
     app.collections.set(id, c);
+    app.plans.set(id, JSON.stringify(plans.get(id) ?? null));
     c.start();
   }
 }
@@ -152,6 +225,59 @@ function syncCollections() {
 function stopCollections() {
   for (const c of app.collections.values()) c.stop();
   app.collections.clear();
+  app.plans.clear();
+}
+
+// ---- the namespaces a scoped token shows, and the form to name them
+
+function renderScope() {
+  const bar = $('scope');
+  const scope = app.scope;
+  bar.hidden = scope.cluster;
+  if (scope.cluster) return;
+  const input = h('input', {
+    id: 'scope-namespaces', type: 'text', spellcheck: 'false', 'data-testid': 'scope-input',
+    value: savedNamespaces(), placeholder: 'team-a, team-b', 'aria-label': 'Namespaces to show',
+  });
+  const shown = scope.namespaces.map((ns) => ns.name);
+  replaceChildren(bar,
+    h('span', { 'data-testid': 'scope-text' },
+      'This token may not list quotas across namespaces. ',
+      shown.length
+        ? ['Showing ', h('strong', { 'data-testid': 'scope-namespaces' }, shown.join(', ')), '.']
+        : h('strong', null, 'Name the namespaces you work in to see them.'),
+      scope.denied.length
+        ? h('span', { class: 'muted', 'data-testid': 'scope-denied' }, ` No access to ${scope.denied.join(', ')}.`)
+        : null,
+      scope.truncated ? h('span', { class: 'muted' }, ` (${scope.truncated} more not checked)`) : null),
+    h('form', {
+      class: 'scope-form', 'data-testid': 'scope-form',
+      onsubmit: (event) => {
+        event.preventDefault();
+        rescope(input.value).catch((err) => showLogin(`Cannot check the namespaces: ${err.message}`));
+      },
+    }, input, h('button', { type: 'submit', 'data-testid': 'scope-submit' }, 'Show')));
+}
+
+/** Finds the token's scope for the named namespaces, and starts over the views' collections. */
+async function rescope(namedText) {
+  const named = parseNamespaces(namedText);
+  saveNamespaces(named);
+  app.scope = await findScope(named);
+  stopCollections();
+  renderScope();
+  route();
+}
+
+async function findScope(named) {
+  const resources = NAMESPACED;
+  try {
+    return await discoverScope(app.user, named, resources);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 401) throw err;
+    // a server without the authorization API: list cluster-wide, as before
+    return { cluster: true };
+  }
 }
 
 /** What views read: collections, and derived data cached per version. */
@@ -211,16 +337,21 @@ function showLogin(message = '') {
   error.textContent = message;
   error.hidden = !message;
   $('login-token').value = '';
+  $('login-namespaces').value = savedNamespaces();
   $('login-token').focus();
 }
 
-async function startDashboard(token) {
+async function startDashboard(token, namedText) {
   setToken(token);
   const user = await whoAmI(); // throws ApiError 401 for a bad token
+  app.user = user.username ?? '';
+  const named = parseNamespaces(namedText);
+  app.scope = await findScope(named);
   sessionStorage.setItem(TOKEN_KEY, token);
-  $('whoami').textContent = user.username ?? '';
+  $('whoami').textContent = app.user;
   $('login').hidden = true;
   $('app').hidden = false;
+  renderScope();
   app.views = buildViews();
   // ages in the pending list tick once a second without re-rendering
   app.ticker = setInterval(() => app.views?.pending?.tick(), 1000);
@@ -236,10 +367,12 @@ function logout(message) {
 async function login(event) {
   event.preventDefault();
   const token = $('login-token').value.trim();
+  const namedText = $('login-namespaces').value;
   const button = event.submitter ?? document.querySelector('#login-form button');
   button.disabled = true;
   try {
-    await startDashboard(token);
+    saveNamespaces(parseNamespaces(namedText));
+    await startDashboard(token, namedText);
   } catch (err) {
     // a 401 already returned to the login form through onUnauthorized
     if (!(err instanceof ApiError && err.code === 401)) {
@@ -259,7 +392,7 @@ function init() {
   window.addEventListener('hashchange', route);
   const saved = sessionStorage.getItem(TOKEN_KEY);
   if (!saved) return showLogin();
-  startDashboard(saved).catch((err) => {
+  startDashboard(saved, savedNamespaces()).catch((err) => {
     if (!(err instanceof ApiError && err.code === 401)) showLogin(`Cannot reach the server: ${err.message}`);
   });
 }

@@ -56,3 +56,19 @@ export function objectKey(obj) {
   const md = obj?.metadata ?? {};
   return md.namespace ? md.namespace + '/' + md.name : md.name;
 }
+
+/** "1 object", "2 objects", "0 namespaces": a count with its noun, singular for 1. */
+export function plural(n, one, many = one + 's') {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * A Kubernetes name as text that wraps only between its segments: a line
+ * may break after each '-', '.', '_' or '/' (<wbr>), so a long quota or
+ * namespace name wraps at its parts, not in the middle of one (CSS
+ * overflow-wrap: anywhere breaks a single segment only when it is wider
+ * than the line).
+ */
+export function breakable(name) {
+  return String(name ?? '').split(/(?<=[-._/])/).flatMap((part, i) => (i ? [h('wbr'), part] : [part]));
+}

@@ -86,3 +86,69 @@ export function quotaPool(quota) {
 export function condition(obj, type) {
   return (obj?.status?.conditions ?? []).find((c) => c.type === type);
 }
+
+// A QuotaReview's status (allot.dev/v1, docs/explain.md). `allowed` says
+// whether the write would be admitted, not whether it would run: under
+// deferred quota an admitted pod may wait Pending on a quota, and a claim is
+// always created but may wait in its pool's queue. The quota entries' outcome
+// says which.
+const WOULD_WAIT = 'would wait Pending: ';
+const QUEUED = 'Queued: ';
+
+/**
+ * One quota entry's part in the decision: {state, label, detail}, state one
+ * of 'denies', 'holds' (the pod would wait Pending on it), 'queues' (the
+ * claim would wait in the pool's queue), 'binds' (the claim binds), 'allows'.
+ */
+export function reviewEntry(q) {
+  const outcome = q?.outcome ?? '';
+  if (q?.allowed === false) return { state: 'denies', label: 'denies', detail: q.message ?? '' };
+  if (outcome.startsWith(WOULD_WAIT)) {
+    return { state: 'holds', label: 'pod would wait Pending', detail: outcome.slice(WOULD_WAIT.length) };
+  }
+  if (outcome.startsWith(QUEUED)) return { state: 'queues', label: 'claim would queue', detail: outcome.slice(QUEUED.length) };
+  if (outcome === 'Bound') return { state: 'binds', label: 'claim binds', detail: '' };
+  return { state: 'allows', label: 'allows', detail: '' };
+}
+
+const ENTRY_ORDER = { denies: 0, holds: 1, queues: 2, binds: 3, allows: 4 };
+
+/** The entries in the order that answers "why not?": those that deny, then those that hold or queue. */
+export function reviewEntriesInOrder(status) {
+  return [...(status?.quotas ?? [])]
+    .map((q, i) => ({ q, i, st: reviewEntry(q) }))
+    .sort((a, b) => ENTRY_ORDER[a.st.state] - ENTRY_ORDER[b.st.state] || a.i - b.i)
+    .map(({ q }) => q);
+}
+
+const where = (q) => `${q.kind} ${q.namespace ? q.namespace + '/' : ''}${q.name}`;
+
+/**
+ * The review's verdict: {verdict, title, detail, by}. verdict is 'denied'
+ * (the write would be refused: detail is the server's exact message),
+ * 'pending' (admitted, but the pod would wait Pending: `by` names the quota
+ * that holds it), 'queued' (the claim would be created and wait in the pool's
+ * queue) or 'allowed'.
+ */
+export function reviewVerdict(status) {
+  if (!status?.allowed) {
+    const code = status?.code ? ` (${status.code}${status.reason ? ' ' + status.reason : ''})` : '';
+    return { verdict: 'denied', title: 'Denied' + code, detail: status?.message ?? '', by: '' };
+  }
+  const quotas = status.quotas ?? [];
+  const held = quotas.find((q) => reviewEntry(q).state === 'holds');
+  if (held) {
+    return {
+      verdict: 'pending', title: 'Admitted, but would wait Pending',
+      detail: reviewEntry(held).detail, by: where(held),
+    };
+  }
+  const queued = quotas.find((q) => reviewEntry(q).state === 'queues');
+  if (queued) {
+    return {
+      verdict: 'queued', title: `Created, but would wait in the queue of ${where(queued)}`,
+      detail: reviewEntry(queued).detail, by: where(queued),
+    };
+  }
+  return { verdict: 'allowed', title: 'Allowed', detail: '', by: '' };
+}

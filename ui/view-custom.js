@@ -3,7 +3,7 @@
 // trusted (its Ready condition): a quota that is not Ready is never shown
 // as a healthy green bar, and its reason and message are shown with it.
 
-import { h, replaceChildren } from './dom.js';
+import { h, plural, replaceChildren } from './dom.js';
 import { condition } from './k8s.js';
 import { usageRatio } from './quantity.js';
 import { meter, collectionNote, table } from './widgets.js';
@@ -26,7 +26,7 @@ function claimsCell(cq) {
     `${c.kind} ${c.namespace ? c.namespace + '/' : ''}${c.name}`, h('span', { class: 'muted' }, ` ${c.usage}`)));
   if (claims.length > CLAIMS_SHOWN) items.push(h('li', { class: 'muted' }, `and ${claims.length - CLAIMS_SHOWN} more`));
   const key = `${cq.kind}/${cq.metadata.namespace ?? ''}/${cq.metadata.name}`;
-  const details = h('details', { open: opened.has(key) }, h('summary', null, `${claims.length} objects`),
+  const details = h('details', { open: opened.has(key) }, h('summary', null, plural(claims.length, 'object')),
     h('ul', { class: 'claims' }, items));
   details.addEventListener('toggle', () => (details.open ? opened.add(key) : opened.delete(key)));
   return details;

@@ -3,7 +3,7 @@
 // Only the first rows that match are built (plus "show more"), so 1,000
 // namespaces with 3 quotas each render as fast as 50.
 
-import { h, replaceChildren, age } from './dom.js';
+import { h, replaceChildren, age, plural, breakable } from './dom.js';
 import { quotaResources, maxRatio, quotaPool, pendingQuotaName, pendingDetail } from './k8s.js';
 import { meter, updateMeter, collectionNote } from './widgets.js';
 
@@ -101,7 +101,7 @@ export function createNamespacesView(root, ctx) {
     const pool = quotaPool(q.obj);
     return h('div', { class: 'quota', 'data-testid': 'quota', 'data-quota': q.name },
       h('div', { class: 'quota-name' },
-        h('span', { class: 'name', title: `${ns}/${q.name}` }, q.name),
+        h('span', { class: 'name', title: `${ns}/${q.name}` }, breakable(q.name)),
         pool ? h('a', { class: 'tag pool', href: '#/pools', title: 'managed by ResourcePool ' + pool }, 'pool') : null,
         pendingCount ? h('a', {
           class: 'tag pending', href: '#/pending', 'data-testid': 'quota-pending',
@@ -117,7 +117,7 @@ export function createNamespacesView(root, ctx) {
     const terminating = nsObj?.status?.phase === 'Terminating';
     return h('tr', { 'data-testid': 'ns-row', 'data-namespace': row.namespace },
       h('th', { scope: 'row', class: 'ns-col' },
-        h('span', { class: 'ns-name' }, row.namespace),
+        h('span', { class: 'ns-name', title: row.namespace }, breakable(row.namespace)),
         mode ? h('span', { class: 'tag', title: 'quota.allot.dev/mode' }, mode + ' mode') : null,
         terminating ? h('span', { class: 'tag warn' }, 'terminating') : null),
       h('td', null, h('div', { class: 'quotas' },
@@ -220,8 +220,10 @@ export function createNamespacesView(root, ctx) {
     const near = grouped.filter((r) => r.max >= NEAR).length;
     summary.dataset.namespaces = String(grouped.length);
     summary.dataset.shown = String(shown.length);
-    const total = namespaces?.state === 'live' ? ` of ${namespaces.items.size}` : '';
-    summary.textContent = `${grouped.length}${total} namespaces with quotas · ${quotas.items.size} quotas · ` +
+    const counted = namespaces?.state === 'live'
+      ? `${grouped.length} of ${plural(namespaces.items.size, 'namespace')}`
+      : plural(grouped.length, 'namespace');
+    summary.textContent = `${counted} with quotas · ${plural(quotas.items.size, 'quota')} · ` +
       `${near} near limit` + (rows.length !== grouped.length ? ` · ${rows.length} match` : '');
     const rest = rows.length - shown.length;
     more.hidden = rest <= 0;

@@ -1,11 +1,14 @@
 // view-whatif.js - "What if?": asks allotd whether a manifest would be
 // admitted by the quotas (POST allot.dev/v1 QuotaReview, which writes
-// nothing) and shows the decision and every quota's before/after.
+// nothing) and shows the verdict (allowed, denied, admitted but waiting
+// Pending on a quota, or a claim waiting in its pool's queue) and every
+// quota's before/after.
 
 import { h, replaceChildren } from './dom.js';
 import { requestJSON, ApiError } from './api.js';
 import { usageRatio, level } from './quantity.js';
 import { bar, table } from './widgets.js';
+import { reviewEntry, reviewEntriesInOrder, reviewVerdict } from './k8s.js';
 
 const REVIEWS = '/apis/allot.dev/v1/quotareviews';
 
@@ -40,24 +43,37 @@ function resourceRow(r) {
       h('div', { class: 'lvl-' + (r.exceeded ? 'crit' : level(after)) }, bar(after, `${r.name} after: ${r.after} of ${r.hard}`))));
 }
 
+const ENTRY_TAG = { denies: 'crit', holds: 'warn', queues: 'warn', binds: 'ok', allows: 'ok' };
+
 function quotaCard(q) {
   const where = q.namespace ? `${q.namespace}/${q.name}` : q.name;
-  return h('article', { class: 'card', 'data-testid': 'whatif-quota', 'data-name': q.name, 'data-allowed': String(!!q.allowed) },
-    h('header', null,
-      h('h3', null, `${q.kind} ${where}`),
-      h('span', { class: 'tag ' + (q.allowed ? 'ok' : 'crit') }, q.allowed ? 'allows' : 'denies'),
-      q.message ? h('span', { class: 'small message' }, q.message) : null),
-    (q.resources ?? []).length
-      ? table('whatif-resources', ['Resource', 'Hard', 'Used', 'Requested', 'After', 'Before / after'], q.resources.map(resourceRow))
-      : h('p', { class: 'muted small' }, 'No resource of this quota is affected.'));
+  const st = reviewEntry(q);
+  return h('article', {
+    class: 'card', 'data-testid': 'whatif-quota', 'data-name': q.name, 'data-allowed': String(!!q.allowed),
+    'data-state': st.state,
+  },
+  h('header', null,
+    h('h3', null, `${q.kind} ${where}`),
+    h('span', { class: 'tag ' + ENTRY_TAG[st.state], 'data-testid': 'whatif-quota-state' }, st.label),
+    st.detail ? h('span', { class: 'small message' }, st.detail) : null),
+  (q.resources ?? []).length
+    ? table('whatif-resources', ['Resource', 'Hard', 'Used', 'Requested', 'After', 'Before / after'], q.resources.map(resourceRow))
+    : h('p', { class: 'muted small' }, 'No resource of this quota is affected.'));
 }
 
+const VERDICT_CLASS = { allowed: 'allowed', denied: 'denied', pending: 'waits', queued: 'waits' };
+
 function decision(status) {
-  const allowed = !!status.allowed;
-  return h('div', { class: 'decision ' + (allowed ? 'allowed' : 'denied'), 'data-testid': 'whatif-decision',
-    'data-allowed': String(allowed), role: 'status' },
-    h('strong', null, allowed ? 'Allowed' : `Denied${status.code ? ` (${status.code}${status.reason ? ' ' + status.reason : ''})` : ''}`),
-    status.message ? h('div', { class: 'message', 'data-testid': 'whatif-message' }, status.message) : null);
+  const v = reviewVerdict(status);
+  return h('div', {
+    class: 'decision ' + VERDICT_CLASS[v.verdict], 'data-testid': 'whatif-decision',
+    'data-allowed': String(!!status.allowed), 'data-verdict': v.verdict, role: 'status',
+  },
+  h('strong', { 'data-testid': 'whatif-verdict' }, v.title),
+  v.by && v.verdict === 'pending'
+    ? h('div', { 'data-testid': 'whatif-holder' }, `The pod would be created, then wait Pending until ${v.by} has room:`)
+    : null,
+  v.detail ? h('div', { class: 'message', 'data-testid': 'whatif-message' }, v.detail) : null);
 }
 
 export function createWhatIfView(root, ctx) {
@@ -87,8 +103,8 @@ export function createWhatIfView(root, ctx) {
         signal: controller.signal,
       });
       const status = review?.status ?? {};
-      // the quotas that deny come first: they are the answer to "why not?"
-      const quotas = [...(status.quotas ?? [])].sort((a, b) => Number(!!a.allowed) - Number(!!b.allowed));
+      // the quotas that deny, hold or queue come first: they answer "why not?"
+      const quotas = reviewEntriesInOrder(status);
       replaceChildren(result, decision(status), quotas.map(quotaCard),
         quotas.length ? null : h('p', { class: 'muted small' }, 'No quota applies to this object.'));
     } catch (err) {

@@ -5,6 +5,7 @@
 
 import { request, requestJSON, ApiError } from './api.js';
 import { objectKey } from './dom.js';
+import { namespacedPath } from './scope.js';
 
 // allotd sends a BOOKMARK every 5 s on a quiet watch: a stream silent for
 // this long is dead (a lost connection that never closed) and is replaced.
@@ -16,6 +17,7 @@ const BACKOFF_MAX_MS = 5000;
  * A collection's state, for the views:
  *   loading     - first list in flight
  *   live        - listed, and the watch stream is open
+ *   listed      - listed once and not watched (watch: false): a snapshot
  *   reconnecting- listed, watch being re-established (data shown may be stale)
  *   forbidden   - 403 on the list: the token may not see this (not retried)
  *   unavailable - 404: the server does not serve this resource (not retried)
@@ -32,9 +34,13 @@ export class Collection {
    *                   rejects are dropped); degraded: a fallback path is in use
    * @param {(urgent: boolean) => void} o.onChange called after items or state changed
    *                   (urgent: after a list or a state change, not an event)
+   * @param {boolean} [o.watch] false: list once and do not watch (state
+   *                   'listed'), for a collection there is no connection left
+   *                   to watch (see NamespacedCollection)
    */
-  constructor({ path, fallbackPaths = [], keep = () => true, onChange }) {
+  constructor({ path, fallbackPaths = [], keep = () => true, onChange, watch = true }) {
     this.paths = [path, ...fallbackPaths];
+    this.watch = watch;
     this.pathIndex = 0;
     this.keep = keep;
     this.onChange = onChange;
@@ -100,6 +106,7 @@ export class Collection {
         if (needList) {
           await this.list();
           needList = false;
+          if (!this.watch) return this.setState('listed');
         }
         const opened = await this.watchOnce();
         if (opened) backoff = BACKOFF_MIN_MS; // a stream that worked resets the backoff
@@ -209,4 +216,94 @@ export class Collection {
 
 function delay(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * One collection across several namespaces, for a token that may not list
+ * it cluster-wide: a Collection per namespace (/api/v1/namespaces/NS/...),
+ * seen by the views as one (items, state, version, ...). Each namespace's
+ * watch holds a connection; those given `watch: false` are listed once.
+ */
+export class NamespacedCollection {
+  /**
+   * @param {object} o the Collection options (path and fallbackPaths are
+   *                   cluster-wide paths), and:
+   * @param {{name: string, watch: boolean}[]} o.namespaces where to list it
+   * @param {string} o.noAccess the error when there is no namespace to list it in
+   */
+  constructor({ path, fallbackPaths = [], keep, onChange, namespaces, noAccess }) {
+    this.subs = namespaces.map((ns) => new Collection({
+      path: namespacedPath(path, ns.name),
+      fallbackPaths: fallbackPaths.map((p) => namespacedPath(p, ns.name)),
+      keep, onChange, watch: ns.watch,
+    }));
+    this.noAccess = noAccess;
+    this.merged = new Map();
+    this.mergedVersion = -1;
+  }
+
+  start() {
+    for (const c of this.subs) c.start();
+  }
+
+  stop() {
+    for (const c of this.subs) c.stop();
+  }
+
+  get version() {
+    return this.subs.reduce((sum, c) => sum + c.version, 0);
+  }
+
+  /** Every namespace's objects, in one map (rebuilt only after a change). */
+  get items() {
+    const v = this.version;
+    if (v !== this.mergedVersion) {
+      this.merged = new Map(this.subs.flatMap((c) => [...c.items]));
+      this.mergedVersion = v;
+    }
+    return this.merged;
+  }
+
+  /** The least settled of the namespaces' states; 'forbidden' only when all are. */
+  get state() {
+    const states = this.subs.map((c) => c.state);
+    if (!states.length) return 'forbidden';
+    for (const s of ['loading', 'error', 'reconnecting']) if (states.includes(s)) return s;
+    if (states.every((s) => s === 'forbidden' || s === 'unavailable')) return states[0];
+    return states.includes('listed') ? 'listed' : 'live';
+  }
+
+  get error() {
+    if (!this.subs.length) return this.noAccess;
+    return this.subs.find((c) => c.error)?.error ?? '';
+  }
+
+  get degraded() {
+    return this.subs.some((c) => c.degraded);
+  }
+
+  get lastData() {
+    return Math.max(0, ...this.subs.map((c) => c.lastData));
+  }
+
+  get lists() {
+    return this.subs.reduce((sum, c) => sum + c.lists, 0);
+  }
+}
+
+/** A fixed set of objects (the namespaces a scoped token names), as a collection. */
+export class StaticCollection {
+  constructor(objects) {
+    this.items = new Map(objects.map((o) => [objectKey(o), o]));
+    this.state = 'live';
+    this.error = '';
+    this.version = 1;
+    this.lists = 0;
+    this.lastData = 0;
+    this.degraded = false;
+  }
+
+  start() {}
+
+  stop() {}
 }

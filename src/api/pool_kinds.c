@@ -75,6 +75,41 @@ bool pool_claim_release_requested(const json_t *obj)
     return v && strcasecmp(v, "true") == 0;
 }
 
+/* The condition of `type` in status.conditions, or NULL. */
+static const json_t *condition(const json_t *status, const char *type)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(status, "conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (t && !strcmp(t, type)) return c;
+    }
+    return NULL;
+}
+
+static const char *cstr(const json_t *c, const char *k)
+{
+    const char *s = json_string_value(json_object_get(c, k));
+    return s ? s : "";
+}
+
+bool pool_claim_summary(const json_t *status, pool_claim_state *out)
+{
+    const json_t *ready = condition(status, "Ready"), *ex = condition(status, "Exhausted");
+    if (!ready) return false;
+    if (strcmp(cstr(ready, "status"), "True")) {
+        *out = (pool_claim_state){"Assigned", "False",
+                                  *cstr(ready, "reason") ? cstr(ready, "reason") : "Failed",
+                                  cstr(ready, "message")};
+    } else if (ex && !strcmp(cstr(ex, "status"), "True")) {
+        *out = (pool_claim_state){"Bound", "False", cstr(ex, "reason"), cstr(ex, "message")};
+    } else {
+        *out = (pool_claim_state){"Bound", "True", "Succeeded", "Claimed resources"};
+    }
+    return true;
+}
+
 static bool is_create(const json_t *obj)
 {
     return !json_object_get(json_object_get(obj, "metadata"), "resourceVersion");

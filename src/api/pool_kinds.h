@@ -54,4 +54,18 @@ bool pool_claim_strip_release(json_t *obj);
  * case. */
 bool pool_claim_release_requested(const json_t *obj);
 
+/* A claim's state in one condition, as Capsule's claim listing prints it
+ * (its CRD's columns Status, Reason and Message read status.condition):
+ *   Assigned False <Ready's reason> <Ready's message>: in no pool, and why
+ *            (ResourcePool.capsule.clastix.io "x" not found, ...);
+ *   Bound False PoolExhausted|QueueExhausted <message>: waiting in the
+ *            pool's queue (the Exhausted condition);
+ *   Bound True Succeeded "Claimed resources": its resources are allocated.
+ * Read from the claim's Ready, Exhausted and Bound conditions (strings
+ * borrowed from `status`); false when they say nothing yet. */
+typedef struct pool_claim_state {
+    const char *type, *status, *reason, *message;
+} pool_claim_state;
+bool pool_claim_summary(const json_t *status, pool_claim_state *out);
+
 #endif

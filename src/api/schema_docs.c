@@ -1559,7 +1559,10 @@ static const sch_doc docs[] = {
     T("ResourcePoolClaimStatus", "Current state of a resource pool claim."),
     D("ResourcePoolClaimStatus", "observedGeneration", "The generation of the spec last acted on."),
     D("ResourcePoolClaimStatus", "pool", "The pool the claim is allocated from."),
-    D("ResourcePoolClaimStatus", "condition", "Deprecated: replaced by conditions; left empty."),
+    D("ResourcePoolClaimStatus", "condition",
+      "The claim's state in one condition, which kubectl's columns print: Assigned (False: in "
+      "no pool, and why) or Bound (Succeeded, or PoolExhausted or QueueExhausted while it waits "
+      "in the pool's queue)."),
     D("ResourcePoolClaimStatus", "conditions", "Ready, Bound and Exhausted."),
     D("ResourcePoolClaimStatus", "allocation", "Reserved; not filled in."),
     D("ResourcePoolClaimStatus", "releasedAt",

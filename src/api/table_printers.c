@@ -12,6 +12,7 @@
  * Adding a kind: a column array, a row function, one line in `printers`.
  */
 #include "api/kinds.h"
+#include "api/pool_kinds.h"
 #include "api/table.h"
 #include "api/table_internal.h"
 
@@ -968,27 +969,55 @@ static void resourcepool_row(const json_t *o, int64_t now, json_t *cells)
     cell_age(cells, o, now);
 }
 
+/* A claim: Capsule's CRD columns (charts/capsule/crds, as seed 003 lists
+ * claims: POOL STATUS REASON MESSAGE AGE), read from status.condition, the
+ * claim's state in one condition; a claim stored before allot wrote that
+ * condition shows the same, derived from its conditions (api/pool_kinds.h).
+ * Wide adds whether pods use the claim: its Bound condition (Capsule
+ * v0.14's sense of Bound). */
 static void resourcepoolclaim_row(const json_t *o, int64_t now, json_t *cells)
 {
+    const json_t *status = api_json_path(o, "status"), *one = json_object_get(status, "condition");
+    pool_claim_state st;
     cell_name(cells, o);
     cell_json_string(cells, api_json_path(o, "status.pool.name"));
-    cell_condition(cells, o, "Ready", "status");
-    cell_condition(cells, o, "Ready", "message");
-    cell_condition(cells, o, "Bound", "status");
-    cell_condition(cells, o, "Bound", "message");
+    if (json_is_object(one)) {
+        cell_json_string(cells, json_object_get(one, "type"));
+        cell_json_string(cells, json_object_get(one, "reason"));
+        cell_json_string(cells, json_object_get(one, "message"));
+    } else if (pool_claim_summary(status, &st)) {
+        cell_s(cells, st.type);
+        cell_s(cells, st.reason);
+        cell_s(cells, st.message);
+    } else {
+        for (int i = 0; i < 3; i++)
+            json_array_append_new(cells, json_null());
+    }
     cell_age(cells, o, now);
+    const json_t *bound = condition_of(o, "status.conditions", "Bound");
+    const char *reason = sv(json_object_get(bound, "reason"));
+    cell_json_string(cells, strcmp(reason, "InUse") && strcmp(reason, "Unused")
+                                ? NULL
+                                : json_object_get(bound, "status"));
 }
 
 /* CustomQuota and GlobalCustomQuota: Capsule's columns, the same for both
- * kinds (customquota_types.go, globalcustomquota_types.go). */
+ * kinds (customquota_types.go, globalcustomquota_types.go). Status is the
+ * Ready condition's message while it is True ("reconciled", as Capsule
+ * prints), and its reason otherwise: a quota that fails joins every error
+ * into that message, hundreds of characters that made the column unreadable;
+ * like upstream's printers (a pod's STATUS is a reason), the column says
+ * what, and `kubectl get -o yaml` says why. */
 static void customquota_row(const json_t *o, int64_t now, json_t *cells)
 {
+    const json_t *ready = condition_of(o, "status.conditions", "Ready");
+    bool ok = !strcmp(sv(json_object_get(ready, "status")), "True");
     cell_name(cells, o);
     cell_json_string(cells, api_json_path(o, "spec.limit"));
     cell_json_string(cells, api_json_path(o, "status.usage.used"));
     cell_json_string(cells, api_json_path(o, "status.usage.available"));
-    cell_condition(cells, o, "Ready", "status");
-    cell_condition(cells, o, "Ready", "message");
+    cell_json_string(cells, json_object_get(ready, "status"));
+    cell_json_string(cells, json_object_get(ready, ok ? "message" : "reason"));
     cell_age(cells, o, now);
 }
 
@@ -1450,12 +1479,16 @@ static const table_col resourcepool_cols[] = {
 
 static const table_col resourcepoolclaim_cols[] = {
     COL_NAME,
-    COL("Pool", "string", "The pool the claim is allocated from."),
-    COL("Ready", "string", "Whether the claim was reconciled: its Ready condition."),
-    COL("Message", "string", "The message of the claim's Ready condition."),
-    COL("Bound", "string", "Whether the claimed resources are in use: its Bound condition."),
-    COL("Reason", "string", "The message of the claim's Bound condition."),
+    COL("Pool", "string", "The ResourcePool being claimed from."),
+    COL("Status", "string",
+        "The claim's state: Assigned (False: in no pool) or Bound (its status.condition)."),
+    COL("Reason", "string",
+        "Why: Failed, Succeeded, PoolExhausted or QueueExhausted (its status.condition)."),
+    COL("Message", "string", "The message of the claim's status.condition."),
     COL_CRD_AGE,
+    WIDE("In Use", "string",
+         "Whether pods use the claimed resources, so that the claim cannot be released: its "
+         "Bound condition."),
     COL_END,
 };
 
@@ -1465,7 +1498,8 @@ static const table_col customquota_cols[] = {
     COL("Used", "string", "What the objects the quota counts add up to."),
     COL("Available", "string", "What is left below the limit."),
     COL("Ready", "string", "Whether the quota was reconciled: its Ready condition."),
-    COL("Status", "string", "The message of the quota's Ready condition."),
+    COL("Status", "string",
+        "The message of the quota's Ready condition while it is True, else its reason."),
     COL_CRD_AGE,
     COL_END,
 };

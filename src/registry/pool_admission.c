@@ -358,17 +358,26 @@ static json_int_t gen_of(const json_t *claim)
     return json_integer_value(pb_get(pb_get(claim, "metadata"), "generation"));
 }
 
+/* status.condition: the claim's conditions in one, as Capsule's listing
+ * columns print it (api/pool_kinds.h). */
+static void summarize(json_t *status, json_int_t gen, const char *now)
+{
+    pool_claim_state s;
+    if (pool_claim_summary(status, &s))
+        cond_set_one(status, "condition", s.type, s.status, s.reason, s.message, gen, now);
+}
+
 /* A claim outside any pool: Ready=False with `why`. */
 static void status_out(json_t *claim, const char *why, const char *now)
 {
     json_t *status = status_of(claim);
     json_int_t gen = gen_of(claim);
     json_object_set_new(status, "observedGeneration", json_integer(gen));
-    json_object_del(status, "condition");
     json_object_del(status, "pool");
     cond_set(status, "Ready", "False", "Failed", why, gen, now);
     cond_del(status, "Bound");
     cond_del(status, "Exhausted");
+    summarize(status, gen, now);
 }
 
 /* The claim's status for its outcome in pool `pool` (state st); `why` set:
@@ -387,13 +396,13 @@ static int claim_status(store_txn *t, const json_t *pool, const pool_view *view,
     json_t *status = status_of(claim);
     json_int_t gen = gen_of(claim);
     json_object_set_new(status, "observedGeneration", json_integer(gen));
-    json_object_del(status, "condition");
-    json_object_set_new(status, "pool", json_pack("{s:s, s:s}", "name", pb_meta(pool, "name"),
-                                                  "uid", pb_meta(pool, "uid")));
+    json_object_set_new(
+        status, "pool",
+        json_pack("{s:s, s:s}", "name", pb_meta(pool, "name"), "uid", pb_meta(pool, "uid")));
     cond_set(status, "Ready", "True", "Succeeded", "reconciled", gen, now);
     if (ps->outcome == POOL_BOUND) {
-        cond_set(status, "Exhausted", "False", "NoExhaustions", "resource claimable from pool",
-                    gen, now);
+        cond_set(status, "Exhausted", "False", "NoExhaustions", "resource claimable from pool", gen,
+                 now);
         rlist *used = rq_used(t, pb_meta(pool, "name"), ns);
         bool in_use = false;
         if (!used || pool_claim_in_use(st, view, ns, uid, used, &in_use) != POOL_OK) {
@@ -402,13 +411,14 @@ static int claim_status(store_txn *t, const json_t *pool, const pool_view *view,
         }
         rl_free(used);
         cond_set(status, "Bound", in_use ? "True" : "False", in_use ? "InUse" : "Unused",
-                    in_use ? "claim is used" : "claim is unused", gen, now);
+                 in_use ? "claim is used" : "claim is unused", gen, now);
     } else {
         cond_set(status, "Exhausted", "True",
-                    ps->outcome == POOL_QUEUED ? "QueueExhausted" : "PoolExhausted",
-                    ps->message ? ps->message : "", gen, now);
+                 ps->outcome == POOL_QUEUED ? "QueueExhausted" : "PoolExhausted",
+                 ps->message ? ps->message : "", gen, now);
         cond_set(status, "Bound", "False", "Failed", "claim causes exhaustions", gen, now);
     }
+    summarize(status, gen, now);
     return 0;
 }
 
@@ -540,8 +550,8 @@ static bool in_delta(const pool_delta *d, const pb_claim *r)
  * `old_namespaces` it no longer selects are deleted. The pool's status is
  * set in pc->pool, which is stored here when `write_pool` (else the caller
  * stores it: the object being admitted). */
-static int reconcile_write(store_txn *t, pb_ctx *pc, const json_t *old_namespaces,
-                           bool write_pool, api_err *e)
+static int reconcile_write(store_txn *t, pb_ctx *pc, const json_t *old_namespaces, bool write_pool,
+                           api_err *e)
 {
     char now[32], key[768];
     checked_forget_all();
@@ -655,7 +665,8 @@ static int auto_assign(store_txn *t, json_t *claim, api_err *e)
         if (!en && rc == 0) rc = -1;
         const pool_book *b = en ? pool_book_value(en) : NULL;
         if (!b || !pool_book_selects(b, ns)) continue;
-        if (!(avail[m] = rl_new()) || pool_allocation(b->state, &b->view, NULL, avail[m]) != POOL_OK)
+        if (!(avail[m] = rl_new()) ||
+            pool_allocation(b->state, &b->view, NULL, avail[m]) != POOL_OK)
             rc = api_err_set(e, API_INTERNAL, "pool accounting failed");
         cand[m] = (pool_candidate){b->name, b->hard, avail[m]};
         m++;
@@ -721,12 +732,12 @@ static void explain_claim(reg_explain *xp, const pool_book *b, const rlist *befo
     if (!en) return;
     const json_t *status = pb_get(claim, "status"), *bound = cond_get(status, "Bound"),
                  *ex = cond_get(status, "Exhausted");
-    if (bound && (!strcmp(pb_str(bound, "reason"), "Unused") ||
-                  !strcmp(pb_str(bound, "reason"), "InUse")))
+    if (bound &&
+        (!strcmp(pb_str(bound, "reason"), "Unused") || !strcmp(pb_str(bound, "reason"), "InUse")))
         json_object_set_new(en, "outcome", json_string("Bound"));
     else
-        json_object_set_new(en, "outcome", json_sprintf("Queued: %s", ex ? pb_str(ex, "message")
-                                                                          : "not bound"));
+        json_object_set_new(en, "outcome",
+                            json_sprintf("Queued: %s", ex ? pb_str(ex, "message") : "not bound"));
 }
 
 static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_t *old,
@@ -738,8 +749,7 @@ static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_
     const char *name = pb_meta(obj, "name"), *ns = pb_meta(obj, "namespace");
     const char *uid = pb_meta(obj, "uid");
     json_t *spec = json_object_get(obj, "spec");
-    if (json_is_object(spec) && !*pb_str(spec, "pool") && auto_assign(t, obj, e) != 0)
-        return -1;
+    if (json_is_object(spec) && !*pb_str(spec, "pool") && auto_assign(t, obj, e) != 0) return -1;
     const char *pname = pb_str(pb_get(obj, "spec"), "pool");
     /* Released: the claim lets go of what it holds (waiting claims take it
      * first) and queues again behind them, from now. */
@@ -758,7 +768,7 @@ static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_
         /* Capsule's claim controller: the claim waits with Ready=False; it
          * binds when its pool is created. */
         if (*pname)
-            snprintf(why, sizeof why, "resourcepools.%s \"%s\" not found", POOL_GROUP, pname);
+            snprintf(why, sizeof why, "ResourcePool.%s \"%s\" not found", POOL_GROUP, pname);
         else
             snprintf(why, sizeof why, "no pool reference was defined");
         status_out(obj, why, now);
@@ -801,9 +811,10 @@ static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, 
     if (op == REG_UPDATE) {
         rlist *oc = pb_rl(pb_get(pb_get(old, "spec"), "claim")),
               *nc = pb_rl(pb_get(pb_get(obj, "spec"), "claim"));
-        int d = oc && nc ? pool_check_claim_update(in_use, old_pool, pb_str(pb_get(old, "spec"), "pool"),
-                                                   pb_str(pb_get(obj, "spec"), "pool"), oc, nc, &msg)
-                         : POOL_ENOMEM;
+        int d = oc && nc
+                    ? pool_check_claim_update(in_use, old_pool, pb_str(pb_get(old, "spec"), "pool"),
+                                              pb_str(pb_get(obj, "spec"), "pool"), oc, nc, &msg)
+                    : POOL_ENOMEM;
         rl_free(oc);
         rl_free(nc);
         if (d != POOL_OK) return refuse(e, k, name, d, msg);
@@ -843,8 +854,7 @@ static int check_hard(store_txn *t, const api_kind *k, const json_t *obj, api_er
 
 /* A pool deleted: the namespaces' quotas go, and the claims' binding (or
  * the claims, with deleteBoundResources). Claims in use hold it. */
-static int pool_gone(store_txn *t, const api_kind *k, json_t *obj, const json_t *old_ns,
-                     api_err *e)
+static int pool_gone(store_txn *t, const api_kind *k, json_t *obj, const json_t *old_ns, api_err *e)
 {
     pb_ctx pc;
     char key[768], now[32], why[700];
@@ -877,7 +887,7 @@ static int pool_gone(store_txn *t, const api_kind *k, json_t *obj, const json_t 
                 rc = api_err_set(e, API_INTERNAL, "store delete failed");
             continue;
         }
-        snprintf(why, sizeof why, "resourcepools.%s \"%s\" not found", POOL_GROUP, pc.name);
+        snprintf(why, sizeof why, "ResourcePool.%s \"%s\" not found", POOL_GROUP, pc.name);
         json_t *c = json_deep_copy(r->obj);
         if (!c) rc = oom(e);
         if (c) status_out(c, why, now);
@@ -886,7 +896,8 @@ static int pool_gone(store_txn *t, const api_kind *k, json_t *obj, const json_t 
     }
     size_t i;
     json_t *v;
-    json_array_foreach(old_ns, i, v) if (rc == 0) rc = delete_rq(t, pc.name, json_string_value(v), e);
+    json_array_foreach(old_ns, i, v) if (rc == 0) rc =
+        delete_rq(t, pc.name, json_string_value(v), e);
     json_array_foreach(pc.namespaces, i, v) if (rc == 0) rc =
         delete_rq(t, pc.name, json_string_value(v), e);
     snprintf(key, sizeof key, PB_POOLS_PREFIX "%s", pc.name);
@@ -899,7 +910,8 @@ static int admit_pool(store_txn *t, const api_kind *k, reg_op op, json_t *obj, c
                       api_err *e)
 {
     if (op == REG_UPDATE && check_hard(t, k, obj, e) != 0) return -1;
-    json_t *old_ns = old ? json_incref((json_t *)pb_get(pb_get(old, "status"), "namespaces")) : NULL;
+    json_t *old_ns =
+        old ? json_incref((json_t *)pb_get(pb_get(old, "status"), "namespaces")) : NULL;
     int rc;
     if (op == REG_DELETE) {
         rc = pool_gone(t, k, obj, old_ns, e);
@@ -925,7 +937,7 @@ static int admit_namespace(store_txn *t, const api_kind *k, reg_op op, const jso
     bool leaving = op == REG_DELETE || pb_get(pb_get(obj, "metadata"), "deletionTimestamp");
     if (old && !leaving &&
         same_json(pb_get(pb_get(old, "metadata"), "labels"),
-                   pb_get(pb_get(obj, "metadata"), "labels")))
+                  pb_get(pb_get(obj, "metadata"), "labels")))
         return 0;
     json_t *gone = NULL; /* a namespace deleted at once: as one being deleted */
     if (op == REG_DELETE && !pb_get(pb_get(obj, "metadata"), "deletionTimestamp")) {
@@ -1062,7 +1074,7 @@ static int refresh_ns(store_txn *t, const pool_book *b, const char *ns, const ch
                 continue;
             }
             cond_set(status, "Bound", use ? "True" : "False", use ? "InUse" : "Unused",
-                        use ? "claim is used" : "claim is unused", gen_of(c), now);
+                     use ? "claim is used" : "claim is unused", gen_of(c), now);
             rc = pb_put(t, ck, c, e);
             *changed = true;
             json_decref(c);

@@ -428,8 +428,8 @@ static void explain_quota(void *arg, const char *quota, const rlist *hard, const
     for (size_t i = 0; i < c->n; i++) {
         const json_t *q = quota_prepared_json(c->qs[i].prep);
         if (strcmp(quota_prepared_name(c->qs[i].prep), quota)) continue;
-        const char *pool = json_string_value(json_object_get(
-            json_object_get(json_object_get(q, "metadata"), "labels"), POOL_LABEL));
+        const char *pool = json_string_value(
+            json_object_get(json_object_get(json_object_get(q, "metadata"), "labels"), POOL_LABEL));
         if (pool) json_object_set_new(en, "pool", json_string(pool));
         break;
     }
@@ -441,22 +441,46 @@ static void explain_quota(void *arg, const char *quota, const rlist *hard, const
         qty_format_str(rl_qty(requested, i), r, sizeof r);
         qty_text(after, name, a);
         const qty *nq = after ? rl_get(after, name) : NULL, *hq = rl_get(hard, name);
-        bool over = exceeded && nq && hq && qty_sign(rl_qty(requested, i)) > 0 &&
-                    qty_cmp(nq, hq) > 0;
+        bool over =
+            exceeded && nq && hq && qty_sign(rl_qty(requested, i)) > 0 && qty_cmp(nq, hq) > 0;
         reg_explain_row(en, name, h, u, r, after ? a : NULL, over);
     }
     if (exceeded) reg_explain_deny(en, exceeded);
 }
 
+/* quota_deferred_each: the compute usage the bind would charge to quota i,
+ * as rows of its entry (" (exceeded)" where the bind would find it over). */
+static void explain_deferred_row(void *arg, size_t i, const rlist *hard, const rlist *used,
+                                 const rlist *want, const rlist *after)
+{
+    explain_ctx *c = arg;
+    const char *quota = quota_prepared_name(c->qs[i].prep);
+    json_t *en = reg_explain_find(c->x, "ResourceQuota", c->ns, quota);
+    if (!en) en = reg_explain_entry(c->x, "ResourceQuota", c->ns, quota);
+    for (size_t k = 0; en && k < rl_len(want); k++) {
+        const char *name = rl_name(want, k);
+        char h[QTY_STR_MAX], u[QTY_STR_MAX], r[QTY_STR_MAX], a[QTY_STR_MAX];
+        qty_text(hard, name, h);
+        qty_text(used, name, u);
+        qty_format_str(rl_qty(want, k), r, sizeof r);
+        qty_text(after, name, a);
+        const qty *nq = rl_get(after, name), *hq = rl_get(hard, name);
+        reg_explain_row(en, name, h, u, r, a, nq && hq && qty_cmp(nq, hq) > 0);
+    }
+}
+
 /* Under deferred quota a pod is admitted whatever its compute quota and
- * waits Pending while the quota cannot hold it: an explanation says so, with
- * the quota's own words, as the bind's re-check would put them now. */
+ * waits Pending while the quota cannot hold it: an explanation shows what
+ * the bind would charge to each quota, and says which quota would hold the
+ * pod, with its own words, as the bind's re-check would put them now. */
 static void explain_deferred(const ql_view *qs, size_t n, const json_t *obj)
 {
     reg_explain *x = reg_explain_current();
-    if (!x || !json_object_get(obj, "spec") || !json_object_get(json_object_get(obj, "spec"),
-                                                                 "containers"))
+    if (!x || !json_object_get(obj, "spec") ||
+        !json_object_get(json_object_get(obj, "spec"), "containers"))
         return; /* (not a pod) */
+    explain_ctx xc = {x, meta_str(obj, "namespace"), qs, n};
+    quota_deferred_each(qs, n, obj, explain_deferred_row, &xc);
     rlist **used = calloc(n ? n : 1, sizeof *used);
     api_err e;
     api_err_init(&e);

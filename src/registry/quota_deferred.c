@@ -288,3 +288,27 @@ int quota_deferred_bind(const ql_view *quotas, size_t n, const json_t *pod, rlis
         }
     return rc;
 }
+
+int quota_deferred_each(const ql_view *quotas, size_t n, const json_t *pod,
+                        quota_deferred_row_fn row, void *arg)
+{
+    rlist *d = pod_deferred(pod);
+    quota_scope_subject *subj = d ? quota_scope_subject_new("", "pods", pod) : NULL;
+    int rc = subj ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const quota_prepared *p = quotas[i].prep;
+        const rlist *hard = quota_prepared_hard(p);
+        char err[256];
+        if (quota_prepared_matches(p, "", "pods", subj, err, sizeof err) != 1) continue;
+        rlist *want = rl_mask(d, hard), *after = want ? rl_add(quotas[i].used, want) : NULL;
+        if (!after)
+            rc = -1;
+        else if (rl_len(want) > 0)
+            row(arg, i, hard, quotas[i].used, want, after);
+        rl_free(want);
+        rl_free(after);
+    }
+    rl_free(d);
+    quota_scope_subject_free(subj);
+    return rc;
+}

@@ -52,4 +52,14 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
 int quota_deferred_bind(const ql_view *quotas, size_t n, const json_t *pod, rlist **new_used,
                         api_err *e);
 
+/* What the bind would charge, for an explanation (registry/explain.h): for
+ * each of the `n` quotas the pod's deferred usage concerns, row(arg, i, hard,
+ * used, want, after) with want = that usage masked to quota i's hard and
+ * after = used + want (past hard where the bind would fail). 0, or -1 out of
+ * memory. */
+typedef void (*quota_deferred_row_fn)(void *arg, size_t i, const rlist *hard, const rlist *used,
+                                      const rlist *want, const rlist *after);
+int quota_deferred_each(const ql_view *quotas, size_t n, const json_t *pod,
+                        quota_deferred_row_fn row, void *arg);
+
 #endif

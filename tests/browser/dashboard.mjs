@@ -170,6 +170,8 @@ async function quotaAndPendingSteps(page) {
     await kubectl(['create', 'namespace', ns]);
     await kubectl(['create', 'quota', 'compute', '-n', ns, '--hard=pods=10,requests.cpu=1,requests.memory=1Gi']);
   }, meterIs, { ns, quota: 'compute', resource: 'requests.cpu', text: '0 / 1' });
+  const summary = await page.textContent('[data-testid=ns-summary]');
+  if (!summary.includes('with quotas · 1 quota · ')) fail(`summary with one quota: "${summary}", want "1 quota"`);
 
   await live(page, 'a bound pod\'s usage (600m of 1 cpu)',
     () => apply(podManifest(ns, 'web-1', '600m', '256Mi')),
@@ -216,6 +218,55 @@ async function quotaAndPendingSteps(page) {
   checkNoErrors('quotas and pending pods');
 }
 
+/**
+ * Where the text of `el` wraps: the characters that end a line but the last.
+ * Each character's box is measured, so a line break is wherever the next
+ * character sits lower.
+ */
+function lineEnds(el) {
+  const boxes = [];
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.data.length; i++) {
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const rect = range.getClientRects()[0];
+      if (rect) boxes.push({ ch: node.data[i], top: rect.top, right: rect.right });
+    }
+  }
+  const ends = [];
+  for (let i = 1; i < boxes.length; i++) if (boxes[i].top > boxes[i - 1].top + 2) ends.push(boxes[i - 1].ch);
+  const box = el.getBoundingClientRect();
+  return { ends, overflows: boxes.some((b) => b.right > box.right + 1) };
+}
+
+async function longNameSteps(page) {
+  const ns = 'team-with-a-rather-long-namespace-name';
+  const quota = 'capsule-pool-analytics-platform-shared-compute-reservation';
+  await kubectl(['create', 'namespace', ns]);
+  await kubectl(['create', 'quota', quota, '-n', ns, '--hard=pods=5']);
+  await waitFor(page, 'the long-named quota', meterIs, { ns, quota, resource: 'pods', text: '0 / 5' });
+  const wraps = await page.evaluate(({ ns, quota, lineEnds }) => {
+    const ends = new Function(`return (${lineEnds})`)();
+    const row = document.querySelector(`[data-testid=ns-row][data-namespace="${ns}"]`);
+    return {
+      ns: ends(row.querySelector('.ns-name')),
+      quota: ends(row.querySelector(`[data-quota="${quota}"] .quota-name .name`)),
+    };
+  }, { ns, quota, lineEnds: lineEnds.toString() });
+  for (const [what, w] of Object.entries(wraps)) {
+    if (w.ends.length === 0) fail(`the long ${what} name did not wrap: the check cannot tell`);
+    if (w.ends.some((ch) => !'-._/'.includes(ch))) fail(`the ${what} name breaks inside a word: lines end in [${w.ends.join('')}]`);
+    if (w.overflows) fail(`the ${what} name overflows its column`);
+  }
+  log(`long names wrap at their segments: namespace after [${wraps.ns.ends.join('')}], quota after [${wraps.quota.ends.join('')}]`);
+  await page.evaluate((ns) => document.querySelector(`[data-testid=ns-row][data-namespace="${ns}"]`).scrollIntoView(), ns);
+  await screenshot(page, 'dashboard-long-names.png');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  checkNoErrors('long names');
+}
+
 async function poolAndCustomSteps(page) {
   await openTab(page, 'pools');
   await kubectl(['label', 'namespace', 'team-a', 'tenant=solar']);
@@ -231,6 +282,16 @@ async function poolAndCustomSteps(page) {
   await live(page, 'a queued claim with its message', () => apply({ apiVersion: capsule, kind: 'ResourcePoolClaim',
     metadata: { name: 'more', namespace: 'team-b' }, spec: { pool: 'solar', claim: { 'limits.memory': '2Gi' } } }),
   () => document.querySelector('[data-testid=pool][data-pool=solar] [data-testid=claim-row][data-claim=more][data-state=queued] [data-testid=claim-message]')?.textContent.includes('limits.memory'));
+  // an idle pool named to sort first by name comes after the exhausted one
+  await live(page, 'an idle pool, listed after the exhausted one', () => apply({
+    apiVersion: capsule, kind: 'ResourcePool', metadata: { name: 'aaa-idle' },
+    spec: { selectors: [{ matchLabels: { 'kubernetes.io/metadata.name': 'team-a' } }], quota: { hard: { 'requests.cpu': '1' } } },
+  }), () => document.querySelector('[data-testid=pool][data-pool=aaa-idle]'));
+  const order = await page.$$eval('[data-testid=pool]', (els) => els.map((e) => `${e.dataset.pool}:${e.dataset.exhausted}`));
+  if (order.join(' ') !== 'solar:true aaa-idle:false') fail(`pools in the order [${order.join(' ')}], want the exhausted solar first`);
+  const heads = await page.$$eval('[data-testid=pool] header', (els) => els.map((e) => e.textContent));
+  if (!heads[0].includes('· 2 namespaces ·') || !heads[1].includes('· 1 namespace ·')) fail(`pool headers: ${heads.join(' | ')}`);
+  log(`pools: exhausted first (${order.join(' ')}); "${heads[1].trim()}"`);
   await screenshot(page, 'dashboard-pools.png');
 
   await openTab(page, 'custom');
@@ -292,7 +353,55 @@ async function whatIfSteps(page) {
   const written = await kubectl(['get', 'pods', '-n', ns, '-o', 'name']);
   if (written.trim()) fail(`what-if wrote a pod: ${written}`);
   await screenshot(page, 'dashboard-whatif.png');
+
+  // under deferred quota (this namespace's default) the same pod is admitted
+  // but would wait Pending on q-cpu: not a green "Allowed"
+  const deferredNs = 'what-if-deferred';
+  await kubectl(['create', 'namespace', deferredNs]);
+  await kubectl(['create', 'quota', 'q-cpu', '-n', deferredNs, '--hard=requests.cpu=100m']);
+  await kubectl(['create', 'quota', 'q-pods', '-n', deferredNs, '--hard=pods=10']);
+  const verdict = await explain(page, manifest.replace(`namespace: ${ns}`, `namespace: ${deferredNs}`));
+  if (verdict.verdict !== 'pending') fail(`what-if under deferred quota: verdict [${verdict.verdict}] "${verdict.text}", want pending`);
+  if (!verdict.text.includes('would wait Pending')) fail(`what-if under deferred quota says "${verdict.text}"`);
+  if (!verdict.holder.includes(`ResourceQuota ${deferredNs}/q-cpu`)) fail(`what-if: the holding quota is not named: "${verdict.holder}"`);
+  if (!verdict.message.startsWith('exceeded quota: q-cpu, requested: requests.cpu=500m')) fail(`what-if: pending detail "${verdict.message}"`);
+  if (verdict.className !== 'decision waits' || verdict.background !== 'rgb(255, 251, 235)') {
+    fail(`what-if: the pending verdict is drawn as [${verdict.className}] on ${verdict.background}, want amber (decision waits)`);
+  }
+  const holder = await page.getAttribute('[data-testid=whatif-quota]:first-of-type', 'data-state');
+  if (holder !== 'holds') fail(`what-if: the first quota card is [${holder}], want the holding quota first`);
+  log(`what-if under deferred quota: "${verdict.text}" ${verdict.holder} ${verdict.message}`);
+  await screenshot(page, 'dashboard-whatif-pending.png');
+  if ((await kubectl(['get', 'pods', '-n', deferredNs, '-o', 'name'])).trim()) fail('what-if wrote a pod');
+
+  // a claim bigger than what its pool has left would be created and queue
+  const claim = `apiVersion: capsule.clastix.io/v1beta2\nkind: ResourcePoolClaim\nmetadata:\n  name: probe\n` +
+    `  namespace: team-a\nspec:\n  pool: solar\n  claim:\n    limits.memory: 2Gi\n`;
+  const queued = await explain(page, claim);
+  if (queued.verdict !== 'queued' || !queued.text.includes('queue of ResourcePool solar') ||
+      !queued.message.includes('available: limits.memory=')) {
+    fail(`what-if for a claim that does not fit: [${queued.verdict}] "${queued.text}" "${queued.message}"`);
+  }
+  log(`what-if for a claim: "${queued.text}": ${queued.message}`);
   checkNoErrors('what-if');
+}
+
+/** Submits a manifest to What if? and reads the verdict the page shows. */
+async function explain(page, manifest) {
+  await page.fill('[data-testid=whatif-manifest]', manifest);
+  await page.evaluate(() => document.querySelector('[data-testid=whatif-result]').replaceChildren());
+  await page.click('[data-testid=whatif-submit]');
+  await page.waitForSelector('[data-testid=whatif-decision], [data-testid=whatif-error]', { timeout: WAIT_MS });
+  return page.evaluate(() => {
+    const d = document.querySelector('[data-testid=whatif-decision]');
+    if (!d) return { verdict: 'error', text: document.querySelector('[data-testid=whatif-error]')?.textContent ?? '' };
+    return {
+      verdict: d.dataset.verdict, className: d.className, background: getComputedStyle(d).backgroundColor,
+      text: d.querySelector('[data-testid=whatif-verdict]')?.textContent ?? '',
+      holder: d.querySelector('[data-testid=whatif-holder]')?.textContent ?? '',
+      message: d.querySelector('[data-testid=whatif-message]')?.textContent ?? '',
+    };
+  });
 }
 
 /** The quotas and pending pods were listed once since login, and watched since. */
@@ -399,9 +508,10 @@ async function scaleSteps(page) {
 }
 
 async function accessSteps(page) {
-  // a token that may read only team-a: the cluster-wide lists are refused
-  // (403) and say "no access" instead of failing the page
+  // tokens that may not list across namespaces: cluster-wide lists are
+  // refused (403); the dashboard shows the namespaces they may read instead
   allow(403, '/api/v1/');
+  allow(403, '/apis/capsule.clastix.io/');
   await kubectl(['create', 'serviceaccount', 'viewer', '-n', 'team-a']);
   await kubectl(['create', 'rolebinding', 'viewer', '--clusterrole=view', '--serviceaccount=team-a:viewer', '-n', 'team-a']);
   const saToken = (await kubectl(['create', 'token', 'viewer', '-n', 'team-a', '--duration=1h'])).trim();
@@ -409,11 +519,75 @@ async function accessSteps(page) {
   await page.waitForSelector('[data-testid=login-form]', { timeout: WAIT_MS });
   const kept = await page.evaluate(() => sessionStorage.getItem('allot.token'));
   if (kept) fail('logout left the token in sessionStorage');
-  await page.fill('[data-testid=login-token]', saToken);
-  await page.click('[data-testid=login-submit]');
+
+  // a ServiceAccount: its own namespace, without naming it
+  requests.clear();
+  await login(page, saToken, '');
+  await waitFor(page, 'team-a\'s quota for the ServiceAccount', meterIs, { ns: 'team-a', quota: 'compute', resource: 'requests.cpu', text: '1200m / 2' });
+  const shown = await page.textContent('[data-testid=scope-namespaces]');
+  if (shown !== 'team-a') fail(`the ServiceAccount's scope shows [${shown}], want team-a`);
+  const rows = await page.$$eval('[data-testid=ns-row]', (els) => els.map((e) => e.dataset.namespace));
+  if (rows.join(' ') !== 'team-a') fail(`the ServiceAccount sees rows [${rows.join(' ')}]`);
+  const watched = requests.get('watch /api/v1/namespaces/team-a/resourcequotas') ?? 0;
+  if (!watched) fail(`team-a's quotas are not watched: ${[...requests.keys()].join(', ')}`);
+  log(`ServiceAccount token: shows team-a (its own namespace), watched per namespace`);
+  await screenshot(page, 'dashboard-scoped-sa.png');
+  await logout(page);
+
+  // a tenant admin (token file user alice, group tenant-a-admins): admin in
+  // team-a and team-b; she names nothing at first, then her namespaces
+  await kubectl(['create', 'quota', 'small', '-n', 'team-b', '--hard=pods=5,requests.cpu=1']);
+  for (const ns of ['team-a', 'team-b']) {
+    await kubectl(['create', 'rolebinding', 'tenant-a-admins', '--clusterrole=admin', '--group=tenant-a-admins', '-n', ns]);
+  }
+  await page.evaluate(() => localStorage.removeItem('allot.namespaces'));
+  await login(page, env('ALICE_TOKEN'), '');
+  await page.waitForSelector('[data-testid=scope]:not([hidden])', { timeout: WAIT_MS });
+  const prompt = await page.textContent('[data-testid=scope-text]');
+  if (!prompt.includes('Name the namespaces')) fail(`alice without namespaces: "${prompt}"`);
   await page.waitForSelector('[data-testid=view-namespaces] [data-testid=no-access]', { timeout: WAIT_MS });
-  log(`ServiceAccount token: "${(await page.textContent('[data-testid=view-namespaces] [data-testid=no-access]')).trim()}"`);
-  checkNoErrors('a token with little access');
+  log(`tenant admin without namespaces: "${prompt.trim()}"`);
+  await page.fill('[data-testid=scope-input]', 'team-a, team-b nope');
+  await page.click('[data-testid=scope-submit]');
+  await waitFor(page, 'team-a and team-b for the tenant admin',
+    () => [...document.querySelectorAll('[data-testid=ns-row]')].map((e) => e.dataset.namespace).sort().join(' ') === 'team-a team-b');
+  const denied = await page.textContent('[data-testid=scope-denied]');
+  if (!denied.includes('nope')) fail(`the namespace without access is not named: "${denied}"`);
+  await screenshot(page, 'dashboard-scoped-admin.png');
+  // live in her namespaces
+  await live(page, 'a change in team-b, for the tenant admin',
+    () => kubectl(['patch', 'quota', 'small', '-n', 'team-b', '--type=merge', '-p', '{"spec":{"hard":{"pods":"6"}}}']),
+    meterIs, { ns: 'team-b', quota: 'small', resource: 'pods', text: '0 / 6' });
+  // her claims (pools themselves are cluster-scoped: not readable) and custom quotas
+  await openTab(page, 'pools');
+  await waitFor(page, 'her claims, by pool', () => !!document.querySelector(
+    '[data-testid=pool-claims][data-pool=solar] [data-testid=claim-row][data-claim=base]') &&
+    !!document.querySelector('[data-testid=pool-claims][data-pool=solar] [data-testid=claim-row][data-claim=more][data-state=queued]'));
+  await screenshot(page, 'dashboard-scoped-pools.png');
+  await openTab(page, 'custom');
+  await waitFor(page, 'her custom quota', () => !!document.querySelector('[data-testid=cq-row][data-kind=CustomQuota][data-name=pod-count]'));
+  log('tenant admin: team-a and team-b with their quotas, claims and custom quotas; "nope" named as not accessible');
+  // the list is remembered for the next login in this browser
+  await logout(page);
+  const remembered = await page.inputValue('[data-testid=login-namespaces]');
+  if (remembered !== 'team-a, team-b, nope') fail(`the login form remembers [${remembered}]`);
+  await login(page, env('ALICE_TOKEN'), remembered);
+  await openTab(page, 'namespaces');
+  await waitFor(page, 'her namespaces again after login',
+    () => [...document.querySelectorAll('[data-testid=ns-row]')].map((e) => e.dataset.namespace).sort().join(' ') === 'team-a team-b');
+  checkNoErrors('tokens that may not list across namespaces');
+}
+
+async function login(page, token, namespaces) {
+  await page.fill('[data-testid=login-token]', token);
+  await page.fill('[data-testid=login-namespaces]', namespaces);
+  await page.click('[data-testid=login-submit]');
+  await page.waitForSelector('[data-testid=app]:not([hidden])', { timeout: WAIT_MS });
+}
+
+async function logout(page) {
+  await page.click('[data-testid=logout]');
+  await page.waitForSelector('[data-testid=login-form]', { timeout: WAIT_MS });
 }
 
 async function main() {
@@ -428,6 +602,7 @@ async function main() {
     watchPage(page);
     await loginSteps(page);
     await quotaAndPendingSteps(page);
+    await longNameSteps(page);
     await poolAndCustomSteps(page);
     await whatIfSteps(page);
     checkListedOnce();

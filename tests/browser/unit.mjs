@@ -4,7 +4,13 @@
 
 import assert from 'node:assert/strict';
 import { parseQuantity, usageRatio, level, formatQuantity } from '../../ui/quantity.js';
-import { pendingQuotaName, podDemand, quotaResources, maxRatio } from '../../ui/k8s.js';
+import {
+  pendingQuotaName, podDemand, quotaResources, maxRatio, reviewEntry, reviewEntriesInOrder, reviewVerdict,
+} from '../../ui/k8s.js';
+import {
+  parseNamespaces, serviceAccountNamespace, rulesAllow, namespacedPath, groupResource,
+} from '../../ui/scope.js';
+import { plural } from '../../ui/dom.js';
 import { quotaHealth } from '../../ui/view-custom.js';
 
 let checks = 0;
@@ -79,5 +85,50 @@ eq(quotaHealth(cqWith([{ type: 'Ready', status: 'False', reason: 'UnreadableValu
   { state: 'not-ready', reason: 'UnreadableValues', message: '1 object ...' }, 'Ready=False');
 eq(quotaHealth(cqWith([{ type: 'Ready', status: 'Unknown' }])),
   { state: 'not-ready', reason: 'NotReady', message: '' }, 'Ready=Unknown');
+// a QuotaReview's verdict: allowed is only "admitted"; under deferred quota a
+// pod admitted may wait Pending on a quota, and a claim may wait in its queue
+const rq = (name, extra = {}) => ({ kind: 'ResourceQuota', namespace: 't1', name, allowed: true, resources: [], ...extra });
+const held = 'exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=0, limited: requests.cpu=1';
+const deferred = { allowed: true, code: 200, quotas: [rq('pods'), rq('compute', { outcome: 'would wait Pending: ' + held })] };
+eq(reviewVerdict(deferred), { verdict: 'pending', title: 'Admitted, but would wait Pending', detail: held,
+  by: 'ResourceQuota t1/compute' }, 'deferred: would wait Pending, held by compute');
+eq(reviewEntry(deferred.quotas[1]).state, 'holds', 'the holding quota');
+eq(reviewEntriesInOrder(deferred).map((q) => q.name), ['compute', 'pods'], 'the holding quota first');
+const denied = { allowed: false, code: 403, reason: 'Forbidden', message: 'pods "x" is forbidden: exceeded quota: q',
+  quotas: [rq('a'), rq('q', { allowed: false, message: 'exceeded quota: q' })] };
+eq(reviewVerdict(denied), { verdict: 'denied', title: 'Denied (403 Forbidden)', detail: denied.message, by: '' }, 'denied');
+eq(reviewEntriesInOrder(denied).map((q) => q.name), ['q', 'a'], 'the denying quota first');
+const pool = (outcome) => ({ kind: 'ResourcePool', name: 'p', allowed: true, resources: [], outcome });
+eq(reviewVerdict({ allowed: true, quotas: [pool('Queued: requested: limits.memory=2Gi, available: limits.memory=1Gi')] }),
+  { verdict: 'queued', title: 'Created, but would wait in the queue of ResourcePool p',
+    detail: 'requested: limits.memory=2Gi, available: limits.memory=1Gi', by: 'ResourcePool p' }, 'a claim that queues');
+eq(reviewVerdict({ allowed: true, quotas: [pool('Bound'), rq('pods')] }).verdict, 'allowed', 'a claim that binds');
+eq(reviewEntry(pool('Bound')).state, 'binds', 'binds');
+eq(reviewVerdict({ allowed: true, code: 200 }).verdict, 'allowed', 'no quota applies');
+eq(reviewVerdict({}).verdict, 'denied', 'no status is no admission');
+
+// a scoped token: the namespaces named, a ServiceAccount's own, its rules
+eq(parseNamespaces(' team-a, team-b team-a,,Bad_Name x'), ['team-a', 'team-b', 'x'], 'namespace list');
+eq(parseNamespaces(''), [], 'no namespaces');
+eq(serviceAccountNamespace('system:serviceaccount:team-a:viewer'), 'team-a', 'SA namespace');
+eq(serviceAccountNamespace('alice'), '', 'a user has none');
+const rules = [
+  { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['pods', 'resourcequotas'] },
+  { verbs: ['list'], apiGroups: ['capsule.clastix.io'], resources: ['resourcepoolclaims'] },
+  { verbs: ['get', 'list'], apiGroups: [''], resources: ['secrets'], resourceNames: ['one'] },
+  { verbs: ['*'], apiGroups: ['*'], resources: ['customquotas'] },
+];
+eq(rulesAllow(rules, 'watch', '', 'resourcequotas'), true, 'watch quotas');
+eq(rulesAllow(rules, 'list', 'capsule.clastix.io', 'resourcepoolclaims'), true, 'list claims');
+eq(rulesAllow(rules, 'watch', 'capsule.clastix.io', 'resourcepoolclaims'), false, 'no watch on claims');
+eq(rulesAllow(rules, 'list', '', 'secrets'), false, 'resourceNames do not allow a list');
+eq(rulesAllow(rules, 'watch', 'capsule.clastix.io', 'customquotas'), true, 'wildcards');
+eq(rulesAllow(rules, 'list', 'capsule.clastix.io', 'resourcepools'), false, 'not granted');
+eq(namespacedPath('/api/v1/pods?fieldSelector=a%3Db', 'team-a'), '/api/v1/namespaces/team-a/pods?fieldSelector=a%3Db', 'core path');
+eq(namespacedPath('/apis/capsule.clastix.io/v1beta2/customquotas', 'ns'),
+  '/apis/capsule.clastix.io/v1beta2/namespaces/ns/customquotas', 'group path');
+eq(groupResource('/apis/capsule.clastix.io/v1beta2/resourcepoolclaims'), { group: 'capsule.clastix.io', resource: 'resourcepoolclaims' }, 'group resource');
+eq(groupResource('/api/v1/pods?fieldSelector=x'), { group: '', resource: 'pods' }, 'core resource');
+eq([plural(1, 'object'), plural(2, 'object'), plural(0, 'quota')], ['1 object', '2 objects', '0 quotas'], 'plural');
 
 console.log(`unit: ${checks} checks passed`);

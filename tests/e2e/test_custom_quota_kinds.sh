@@ -452,7 +452,7 @@ paths = {
     "Used": lambda o: o.get("status", {}).get("usage", {}).get("used"),
     "Available": lambda o: o.get("status", {}).get("usage", {}).get("available"),
     "Ready": lambda o: cond(o, "status"),
-    "Status": lambda o: cond(o, "message"),
+    "Status": lambda o: cond(o, "message" if cond(o, "status") == "True" else "reason"),
 }
 assert t["rows"], "no rows"
 for r in t["rows"]:
@@ -464,6 +464,33 @@ for r in t["rows"]:
 }
 table_matches /apis/capsule.clastix.io/v1beta2/customquotas
 table_matches /apis/capsule.clastix.io/v1beta2/globalcustomquotas
+
+# A quota that cannot count joins every object's error into its Ready
+# message (hundreds of characters); STATUS prints the reason instead, as a
+# ready one prints "reconciled" (the seed's status), so a row stays short.
+# Every namespace holds a ConfigMap kube-root-ca.crt without .data.nope.
+k create -f - >/dev/null <<'YAML'
+apiVersion: capsule.clastix.io/v1beta2
+kind: GlobalCustomQuota
+metadata:
+  name: broken-path
+spec:
+  limit: "5"
+  sources:
+    - apiVersion: v1
+      kind: ConfigMap
+      op: add
+      path: .data.nope
+YAML
+wait_until 10 sh -c "kubectl get gcq broken-path -o jsonpath='{.status.conditions[0].status}' | grep -qx False" ||
+  fail "broken-path did not become Ready=False"
+msg=$(k get gcq broken-path -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}')
+[ ${#msg} -gt 200 ] || fail "broken-path's Ready message is short (${#msg}): $msg"
+row=$(k get gcq broken-path --no-headers | tr -s ' ')
+expect_eq "broken gcq row" "${row% *}" "broken-path 5 0 5 False Failed"
+[ ${#row} -lt 60 ] || fail "the broken-path row is ${#row} characters long: $row"
+expect_eq "a ready gcq row" "$(k get gcq pod-count-limit --no-headers | tr -s ' ' | cut -d' ' -f5-6)" "True reconciled"
+k delete gcq broken-path >/dev/null
 
 # ---- explain ----
 out=$(k explain cq.spec)

@@ -18,8 +18,13 @@ node_major=$(node -p 'process.versions.node.split(".")[0]')
 node "$root/tests/browser/unit.mjs"
 
 # a short watch history, so that the test can resume a watch from a version
-# the server no longer keeps (410 Gone)
-start_allotd --feature-gates=DeferredResourceQuota=true --watch-history 100
+# the server no longer keeps (410 Gone); alice is a tenant admin (her group
+# gets RoleBindings to admin in two namespaces during the test)
+ALICE_TOKEN=alice-$RANDOM$RANDOM$RANDOM
+printf '%s,alice,alice-uid,"tenant-a-admins"\n' "$ALICE_TOKEN" >"$E2E_DIR/tokens.csv"
+export ALICE_TOKEN
+start_allotd --feature-gates=DeferredResourceQuota=true --watch-history 100 \
+  --token-auth-file "$E2E_DIR/tokens.csv"
 
 # node runs in the background so that the cleanup can end it (and with it
 # the chromium it launched) if this script is interrupted

@@ -246,7 +246,7 @@ case_c2_claim_before_pool() {
   local p=test-admission-claims-first ns=c2f-ns
   mkns $ns e2e-case=c2f
   mkclaim $ns admission $p "$LC=1,$LM=1Gi,$RC=1,$RM=1Gi"
-  expect_failed $ns admission "resourcepools.$GROUP \"$p\" not found"
+  expect_failed $ns admission "ResourcePool.$GROUP \"$p\" not found"
   mkpool $p "$HARD4" e2e-case=c2f '"config":{"deleteBoundResources":false}'
   expect_bound $ns admission $p
   expect_eq "quota" "$(rq_hard $ns $p)" "$LC=1,$LM=1Gi,$RC=1,$RM=1Gi"
@@ -286,7 +286,7 @@ case_c2_in_use_guard() {
   expect_alloc $p "$LC=500m,$LM=512Mi,$RC=500m,$RM=512Mi" "$LC=1500m,$LM=1536Mi,$RC=1500m,$RM=1536Mi" 1
   expect_eq "quota shrunk" "$(rq_hard $ns $p)" "$LC=500m,$LM=512Mi,$RC=500m,$RM=512Mi"
   allowed "move unused" claim_pool $ns admission some-random-pool
-  expect_failed $ns admission "resourcepools.$GROUP \"some-random-pool\" not found"
+  expect_failed $ns admission "ResourcePool.$GROUP \"some-random-pool\" not found"
   expect_alloc $p "$LC=0,$LM=0,$RC=0,$RM=0" "$HARD4" 0
   expect_eq "quota after the move" "$(rq_hard $ns $p)" ""
   allowed "move back" claim_pool $ns admission $p
@@ -769,12 +769,136 @@ case_pod_over_pool_quota() {
   expect_eq "quota used" "$(k get quota capsule-pool-$p -n $ns -o 'jsonpath={.status.used.requests\.cpu}')" 600m
 }
 
+# listing NS|-A CLAIM...: `kubectl get resourcepoolclaims`, the header and
+# the rows of the claims named, with the columns' spaces squeezed and the AGE
+# column (the last) left out (other cases' claims are left out too).
+listing() {
+  local where=$1 re
+  shift
+  re="^(NAMESPACE|NAME) |^([^ ]+ )?($(IFS='|'; echo "$*")) "
+  if [ "$where" = -A ]; then k get resourcepoolclaims -A; else k get resourcepoolclaims -n "$where"; fi |
+    tr -s ' ' | sed 's/ [^ ]*$//' | grep -E "$re"
+}
+# mkns_once NAME LABELS: mkns, unless a case before made it.
+mkns_once() { k get namespace "$1" >/dev/null 2>&1 || mkns "$@"; }
+# seed_rows: seed 003's printed rows (stdin) the same way.
+seed_rows() { tr -s ' ' | sed 's/ [^ ]*$//'; }
+
+# Seed 003 "Exhaustions": what `kubectl get resourcepoolclaims` prints for a
+# claim the pool cannot hold (PoolExhausted, with what is available), one
+# that binds past it (skip-the-line), and with orderedQueue one queued behind
+# an exhausted claim (QueueExhausted); then the migration guide's claims,
+# made before their pools (Assigned Failed, the pool not found) and bound once
+# the pools exist. Each listing is compared with the seed's own output.
+case_seed_claim_listing() {
+  local ns=solar-test
+  mkns_once $ns capsule.clastix.io/tenant=solar
+  mkpool sampler "$RC=2,$RM=1Gi" capsule.clastix.io/tenant=solar
+  k create -f - >/dev/null <<'YAML'
+apiVersion: capsule.clastix.io/v1beta2
+kind: ResourcePoolClaim
+metadata:
+  name: get-me-cpu
+  namespace: solar-test
+spec:
+  pool: "sampler"
+  claim:
+    requests.cpu: "2"
+    requests.memory: 2Gi
+YAML
+  expect_eq "PoolExhausted" "$(listing -A get-me-cpu)" "$(seed_rows <<'EOF'
+NAMESPACE    NAME         POOL      STATUS   REASON          MESSAGE                                                          AGE
+solar-test   get-me-cpu   sampler   Bound    PoolExhausted   requested: requests.memory=2Gi, available: requests.memory=1Gi   9m19s
+EOF
+)"
+  k create -f - >/dev/null <<'YAML'
+---
+apiVersion: capsule.clastix.io/v1beta2
+kind: ResourcePoolClaim
+metadata:
+  name: skip-the-line
+  namespace: solar-test
+spec:
+  pool: "sampler"
+  claim:
+    requests.memory: 512Mi
+YAML
+  expect_eq "skip the line" "$(listing -A get-me-cpu skip-the-line)" "$(seed_rows <<'EOF'
+NAMESPACE    NAME            POOL      STATUS   REASON          MESSAGE                                                            AGE
+solar-test   get-me-cpu      sampler   Bound    PoolExhausted   requested: requests.memory=2Gi, available: requests.memory=512Mi   16m
+solar-test   skip-the-line   sampler   Bound    Succeeded       Claimed resources                                                  2s
+EOF
+)"
+  # the summary condition the columns read, and the claim's conditions
+  expect_eq "status.condition" "$(claim_jp $ns get-me-cpu '.status.condition.type}/{.status.condition.status}/{.status.condition.reason')" \
+    "Bound/False/PoolExhausted"
+  expect_eq "Exhausted" "$(cond $ns get-me-cpu Exhausted)" \
+    "True/PoolExhausted/requested: $RM=2Gi, available: $RM=512Mi"
+  expect_eq "wide: in use" "$(k get resourcepoolclaim skip-the-line -n $ns -o wide --no-headers | awk '{print $NF}')" False
+
+  # orderedQueue: the first claim to exhaust requests.memory holds the queue
+  k delete resourcepoolclaim get-me-cpu skip-the-line -n $ns >/dev/null
+  k delete resourcepool sampler >/dev/null
+  mkpool sampler "$RM=512Mi" capsule.clastix.io/tenant=solar '"config":{"orderedQueue":true}'
+  mkclaim $ns first sampler "$RM=1Gi"
+  mkclaim $ns get-mem sampler "$RM=2Gi"
+  expect_eq "QueueExhausted" "$(listing -A get-mem | grep get-mem)" "$(seed_rows <<'EOF'
+solar-test   get-mem      sampler   Bound    QueueExhausted   requested: requests.memory=2Gi, queued: requests.memory=1Gi   9m19s
+EOF
+)"
+
+  # the migration guide: claims first, then their pools
+  mkns migration-dev capsule.clastix.io/tenant=migration
+  k create -f - >/dev/null <<'YAML'
+---
+apiVersion: capsule.clastix.io/v1beta2
+kind: ResourcePoolClaim
+metadata:
+  name: compute
+  namespace: migration-dev
+spec:
+  pool: "migration-compute"
+  claim:
+    requests.cpu: 375m
+    requests.memory: 384Mi
+    limits.cpu: 375m
+    limits.memory: 384Mi
+---
+apiVersion: capsule.clastix.io/v1beta2
+kind: ResourcePoolClaim
+metadata:
+  name: pods
+  namespace: migration-dev
+spec:
+  pool: "migration-size"
+  claim:
+    pods: "3"
+YAML
+  expect_eq "claims before their pools" "$(listing migration-dev compute pods)" "$(seed_rows <<'EOF'
+NAME      POOL   STATUS     REASON   MESSAGE                                                         AGE
+compute          Assigned   Failed   ResourcePool.capsule.clastix.io "migration-compute" not found   2s
+pods             Assigned   Failed   ResourcePool.capsule.clastix.io "migration-size" not found      2s
+EOF
+)"
+  mkpool migration-compute "$LC=2,$LM=2Gi,$RC=2,$RM=2Gi" capsule.clastix.io/tenant=migration \
+    '"config":{"defaultsZero":true}'
+  mkpool migration-size "pods=7" capsule.clastix.io/tenant=migration '"config":{"defaultsZero":true}'
+  expect_eq "claims bound" "$(listing migration-dev compute pods)" "$(seed_rows <<'EOF'
+NAME      POOL                STATUS   REASON      MESSAGE             AGE
+compute   migration-compute   Bound    Succeeded   Claimed resources   4m9s
+pods      migration-size      Bound    Succeeded   Claimed resources   4m9s
+EOF
+)"
+  # solar-test as seed_solar expects it, whichever runs first
+  k delete resourcepoolclaim first get-mem -n $ns >/dev/null
+}
+
 # Seed 003 "Bound": two claims in solar-test, listed with the seed's
 # columns; a pod uses one of them, which can then not be deleted; the unused
 # one can; once the pod is gone the first is unused again.
 case_seed_solar() {
   local ns=solar-test p=solar-pool out
-  mkns $ns capsule.clastix.io/tenant=solar
+  mkns_once $ns capsule.clastix.io/tenant=solar
   k create -f - >/dev/null <<'YAML'
 apiVersion: capsule.clastix.io/v1beta2
 kind: ResourcePool
@@ -813,19 +937,23 @@ spec:
     requests.cpu: "2"
     requests.memory: 2Gi
 YAML
-  # claims(): the table without its AGE column
-  claims() { k get resourcepoolclaim -n $ns | tr -s ' ' | sed 's/ [^ ]*$//'; }
-  expect_eq "get resourcepoolclaim" "$(claims)" "NAME POOL READY MESSAGE BOUND REASON
-get-me-solar solar-pool True reconciled False claim is unused
-get-me-solar-2 solar-pool True reconciled False claim is unused"
+  # claims(): the wide table, its AGE column left out (the seed prints
+  # Capsule v0.14's READY MESSAGE BOUND REASON columns here; allot prints the
+  # chart's STATUS REASON MESSAGE, and whether pods use a claim as IN USE)
+  claims() {
+    k get resourcepoolclaim -n $ns -o wide | tr -s ' ' | sed -E 's/ ([0-9]+[smhd][0-9smh]*|AGE) / /'
+  }
+  expect_eq "get resourcepoolclaim" "$(claims)" "NAME POOL STATUS REASON MESSAGE IN USE
+get-me-solar solar-pool Bound Succeeded Claimed resources False
+get-me-solar-2 solar-pool Bound Succeeded Claimed resources False"
   quota_row() { k get resourcequota -n $ns --no-headers | grep "^capsule-pool-$p " | tr -s ' '; }
   expect_contains "get resourcequota" "$(quota_row)" "requests.cpu: 0/4, requests.memory: 0/4Gi"
 
   mkpod $ns solar "cpu=2,memory=2Gi"
   expect_contains "get resourcequota" "$(quota_row)" "requests.cpu: 2/4, requests.memory: 2Gi/4Gi"
-  eventually "get resourcepoolclaim" "NAME POOL READY MESSAGE BOUND REASON
-get-me-solar solar-pool True reconciled True claim is used
-get-me-solar-2 solar-pool True reconciled False claim is unused" claims
+  eventually "get resourcepoolclaim" "NAME POOL STATUS REASON MESSAGE IN USE
+get-me-solar solar-pool Bound Succeeded Claimed resources True
+get-me-solar-2 solar-pool Bound Succeeded Claimed resources False" claims
   out=$(k delete resourcepoolclaim -n $ns get-me-solar-2 2>&1) || fail "delete get-me-solar-2: $out"
   expect_eq "delete get-me-solar-2" "$out" "resourcepoolclaim.capsule.clastix.io \"get-me-solar-2\" deleted"
   if out=$(k delete resourcepoolclaim -n $ns get-me-solar 2>&1); then fail "delete get-me-solar in use: $out"; fi
@@ -834,8 +962,8 @@ get-me-solar-2 solar-pool True reconciled False claim is unused" claims
   expect_contains "get resourcequota" "$(quota_row)" "requests.cpu: 2/2, requests.memory: 2Gi/2Gi"
 
   rmpod $ns solar
-  eventually "get resourcepoolclaim" "NAME POOL READY MESSAGE BOUND REASON
-get-me-solar solar-pool True reconciled False claim is unused" claims
+  eventually "get resourcepoolclaim" "NAME POOL STATUS REASON MESSAGE IN USE
+get-me-solar solar-pool Bound Succeeded Claimed resources False" claims
   expect_contains "get resourcequota" "$(quota_row)" "requests.cpu: 0/2, requests.memory: 0/2Gi"
   expect_eq "pool columns" "$(k get quotapool $p --no-headers | tr -s ' ' | cut -d' ' -f1-5)" \
     "solar-pool 1 1 True reconciled"
@@ -871,7 +999,7 @@ ALL_CASES="c1_selection c2_claim_before_pool c2_in_use_guard c2_pool_deleted c3_
   c4_auto_assign c4_allocatable_first
   p1_defaults p1_relabel p1_ns_delete p2_defaults_zero p3_unordered p4_resize p5_ordered
   p6_namespace_selection ns_created_after_pool p7_delete_keeps_claims p8_delete_cascades
-  p9_hard_guards release_binds_queued pod_over_pool_quota seed_solar"
+  p9_hard_guards release_binds_queued pod_over_pool_quota seed_solar seed_claim_listing"
 for c in ${CASES:-$ALL_CASES}; do
   run_case "$c"
 done

@@ -151,9 +151,12 @@ out=$(review "$E2E_DIR/later.yaml")
 expect_eq "deferred: admitted" "$(field "$out" 'r["status"]["allowed"]')" True
 expect_eq "deferred: would wait" "$(field "$out" 'r["status"]["quotas"][0]["outcome"]')" \
   "would wait Pending: exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=0, limited: requests.cpu=1"
+# what the bind would charge: the compute usage, past the hard that holds the pod
+expect_eq "deferred: the bind's charge" "$(field "$out" '[(x["name"], x["used"], x["requested"], x["after"], x["hard"], x["exceeded"]) for x in r["status"]["quotas"][0]["resources"]]')" \
+  "[('requests.cpu', '0', '2', '2', '1', True)]"
 out=$(k create --dry-run=server -f "$E2E_DIR/later.yaml" 2>&1)
 expect_contains "deferred dry-run warning" "$out" \
-  "Warning: ResourceQuota later/compute: nothing to charge; would wait Pending: exceeded quota: compute"
+  "Warning: ResourceQuota later/compute: requests.cpu 0 + 2 = 2 of 1 (exceeded); would wait Pending: exceeded quota: compute"
 
 # ---- wrong requests: upstream-style 4xx ----
 post() { api POST "$1" -H 'Content-Type: application/json' --data "$2" | tail -1; }

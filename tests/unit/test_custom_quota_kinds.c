@@ -930,6 +930,14 @@ static void test_tables(void **state)
                  "['cpu-limits','5','1500m','3500m','True','reconciled','5m']");
     expect_table(gcqs(), "{'metadata':{'name':'x','creationTimestamp':'" T_5M "'}}",
                  "['x',null,null,null,null,null,'5m']");
+    /* not ready: the reason, not the message (every error, joined) */
+    expect_table(gcqs(),
+                 "{'metadata':{'name':'broken','creationTimestamp':'" T_5M "'},'spec':{"
+                 "'limit':'5'},'status':{'usage':{'used':'0','available':'5'},'conditions':[{"
+                 "'type':'Ready','status':'False','reason':'Failed','message':'get usage from "
+                 "a/p1 (/v1, Kind=Pod) path \\\".spec.x\\\" cel \\\"\\\" op \\\"add\\\": "
+                 "quantity path did not resolve to any value; get usage from a/p2 ...'}]}}",
+                 "['broken','5','0','5','False','Failed','5m']");
 }
 
 /* ---- discovery, OpenAPI, protobuf ---- */

@@ -298,7 +298,9 @@ static void expect_table(const api_kind *k, const char *obj, const char *cols, c
     json_array_foreach(json_object_get(t, "columnDefinitions"), i, c)
     {
         json_array_append(names, json_object_get(c, "name"));
-        assert_int_equal(json_integer_value(json_object_get(c, "priority")), 0);
+        /* only a claim's In Use is a wide (-o wide) column */
+        bool wide = !strcmp(json_string_value(json_object_get(c, "name")), "In Use");
+        assert_int_equal(json_integer_value(json_object_get(c, "priority")), wide ? 1 : 0);
     }
     assert_json_eq(names, wc);
     assert_json_eq(json_object_get(json_array_get(json_object_get(t, "rows"), 0), "cells"), wcells);
@@ -309,7 +311,7 @@ static void expect_table(const api_kind *k, const char *obj, const char *cols, c
 }
 
 #define POOL_COLS "['Name','Claims','Namespaces','Ready','Status','Age']"
-#define CLAIM_COLS "['Name','Pool','Ready','Message','Bound','Reason','Age']"
+#define CLAIM_COLS "['Name','Pool','Status','Reason','Message','Age','In Use']"
 
 static void test_tables(void **state)
 {
@@ -324,15 +326,42 @@ static void test_tables(void **state)
                  "'reconciled'}]}}",
                  POOL_COLS, "['solar',2,3,'True','reconciled','5m']");
     expect_table(claims(), "{'metadata':{'name':'get-me-solar','creationTimestamp':'" T_5M "'}}",
-                 CLAIM_COLS, "['get-me-solar',null,null,null,null,null,'5m']");
+                 CLAIM_COLS, "['get-me-solar',null,null,null,null,'5m',null]");
+    /* the columns read status.condition, the claim's state in one condition */
+    expect_table(claims(),
+                 "{'metadata':{'name':'get-mem','creationTimestamp':'" T_5M "'},'status':"
+                 "{'pool':{'name':'sampler','uid':'u'},'condition':{'type':'Bound','status':"
+                 "'False','reason':'QueueExhausted','message':'requested: requests.memory=2Gi, "
+                 "queued: requests.memory=1Gi'}}}",
+                 CLAIM_COLS,
+                 "['get-mem','sampler','Bound','QueueExhausted','requested: requests.memory=2Gi, "
+                 "queued: requests.memory=1Gi','5m',null]");
+    /* a claim stored without it: the same, from its conditions; wide: in use */
     expect_table(claims(),
                  "{'metadata':{'name':'get-me-solar','creationTimestamp':'" T_5M "'},'status':"
                  "{'pool':{'name':'solar-pool','uid':'u'},'conditions':[{'type':'Ready','status':"
                  "'True','message':'reconciled'},{'type':'Bound','status':'False','reason':"
                  "'Unused','message':'claim is unused'}]}}",
                  CLAIM_COLS,
-                 "['get-me-solar','solar-pool','True','reconciled','False','claim is unused',"
-                 "'5m']");
+                 "['get-me-solar','solar-pool','Bound','Succeeded','Claimed resources','5m',"
+                 "'False']");
+    expect_table(claims(),
+                 "{'metadata':{'name':'get-me-cpu','creationTimestamp':'" T_5M "'},'status':"
+                 "{'conditions':[{'type':'Ready','status':'False','reason':'Failed','message':"
+                 "'ResourcePool.capsule.clastix.io \\\"sample\\\" not found'}]}}",
+                 CLAIM_COLS,
+                 "['get-me-cpu',null,'Assigned','Failed','ResourcePool.capsule.clastix.io "
+                 "\\\"sample\\\" not found','5m',null]");
+    expect_table(claims(),
+                 "{'metadata':{'name':'get-me-cpu','creationTimestamp':'" T_5M "'},'status':"
+                 "{'pool':{'name':'sampler','uid':'u'},'conditions':[{'type':'Ready','status':"
+                 "'True','message':'reconciled'},{'type':'Exhausted','status':'True','reason':"
+                 "'PoolExhausted','message':'requested: requests.memory=2Gi, available: "
+                 "requests.memory=512Mi'},{'type':'Bound','status':'False','reason':'Failed',"
+                 "'message':'claim causes exhaustions'}]}}",
+                 CLAIM_COLS,
+                 "['get-me-cpu','sampler','Bound','PoolExhausted','requested: requests.memory=2Gi, "
+                 "available: requests.memory=512Mi','5m',null]");
     /* the Name column is the object name column; Age is a date, as for any CRD */
     json_t *t = table1(pools(), "{'metadata':{'name':'x'}}");
     json_t *defs = json_object_get(t, "columnDefinitions");
