@@ -1,5 +1,6 @@
 /* apps_validation.c - the workload kinds' validation (see apps_validation.h). */
 #include "api/apps_validation.h"
+#include "core/jdump.h"
 
 #include "api/objects.h"
 #include "api/pod_validation.h"
@@ -61,7 +62,7 @@ static void template_pod_spec(const json_t *tmpl, json_t *causes)
 {
     json_t *pod = json_pack("{s:{s:s}, s:O*}", "metadata", "name", "template", "spec",
                             json_object_get(tmpl, "spec"));
-    json_t *spec = pod ? json_deep_copy(json_object_get(pod, "spec")) : NULL;
+    json_t *spec = pod ? jcopy(json_object_get(pod, "spec")) : NULL;
     json_t *mine = json_array();
     if (!pod || !mine || (spec && json_object_set_new(pod, "spec", spec) != 0)) {
         json_decref(pod);

@@ -1,5 +1,6 @@
 /* batch_kinds.c - Job and CronJob defaults and validation (see batch_kinds.h). */
 #include "api/batch_kinds.h"
+#include "core/jdump.h"
 
 #include "api/objects.h"
 #include "api/pod_validation.h"
@@ -93,7 +94,7 @@ void job_defaults(json_t *obj)
     json_t *meta = json_object_ensure(obj, "metadata");
     json_t *tl = get(get(get(spec, "template"), "metadata"), "labels");
     if (json_object_size(tl) && !json_object_size(get(meta, "labels")))
-        json_object_set_new(meta, "labels", json_deep_copy(tl));
+        json_object_set_new(meta, "labels", jcopy(tl));
     json_object_ensure(obj, "status"); /* upstream's empty JobStatus: {} */
 }
 

@@ -8,6 +8,7 @@
  * Go's %#v.
  */
 #include "api/core_validation.h"
+#include "core/jdump.h"
 
 #include "api/rq_validation.h"
 #include "api/status.h"
@@ -79,7 +80,7 @@ static void add_int(json_t *causes, ferr_type t, const char *field, json_int_t v
 static void add_duplicate_detail(json_t *causes, const char *field, const json_t *value,
                                  const char *detail)
 {
-    char *v = json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT), msg[1024];
+    char *v = jdump(value, NULL), msg[1024];
     snprintf(msg, sizeof msg, "Duplicate value: %s: %s", v ? v : "null", detail);
     free(v);
     json_array_append_new(causes, json_pack("{s:s, s:s, s:s}", "reason", "FieldValueDuplicate",
@@ -1149,8 +1150,8 @@ static void spec_diff(const json_t *ospec, const json_t *nspec, char *buf, size_
     for (size_t i = 0; i < nk && off < n; i++) {
         const json_t *a = jget(ospec, sorted[i]), *b = jget(nspec, sorted[i]);
         if (sem_equal(a, b)) continue;
-        char *as = present(a) ? json_dumps(a, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-        char *bs = present(b) ? json_dumps(b, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+        char *as = present(a) ? jdump(a, NULL) : NULL;
+        char *bs = present(b) ? jdump(b, NULL) : NULL;
         off += (size_t)snprintf(buf + off, n - off, "\n- %s: %s\n+ %s: %s", sorted[i],
                                 as ? as : "null", sorted[i], bs ? bs : "null");
         free(as);
@@ -1164,7 +1165,7 @@ static void spec_diff(const json_t *ospec, const json_t *nspec, char *buf, size_
  * request and volumeAttributesClassName of a bound claim may change. */
 static void pvc_spec_immutable(const json_t *nw, const json_t *old, json_t *causes)
 {
-    json_t *nspec = json_deep_copy(jget(nw, "spec")), *ospec = json_deep_copy(jget(old, "spec"));
+    json_t *nspec = jcopy(jget(nw, "spec")), *ospec = jcopy(jget(old, "spec"));
     if (!nspec || !ospec) goto out;
     json_t *nres = json_object_get(nspec, "resources"), *ores = json_object_get(ospec, "resources");
     canonical_list(json_object_get(nres, "requests"));

@@ -1,6 +1,7 @@
 /* crd_kinds.c - rows of the kind table for CustomResourceDefinitions, and
  * the hooks custom resources go through (see crd_kinds.h). */
 #include "api/crd_kinds.h"
+#include "core/jdump.h"
 
 #include "api/crd.h"
 #include "api/kinds.h"
@@ -104,7 +105,7 @@ static int cr_decode(const api_kind *k, json_t *obj, tc_result *r)
 /* field.TooMany, which status.h's ferr has no constructor for. */
 static void too_many(json_t *causes, const char *field, const json_t *value, const char *detail)
 {
-    char *v = value ? json_dumps(value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    char *v = value ? jdump(value, NULL) : NULL;
     char msg[1024];
     snprintf(msg, sizeof msg, "Too many: %s: %s", v ? v : "null", detail ? detail : "");
     free(v);
@@ -314,7 +315,7 @@ static cr_row *build_row(const json_t *crd, const json_t *version, bool terminat
         return NULL;
     }
     if (!(r->schema = js_compile(schema, err, n)) || build_columns(r, version, err, n) != 0 ||
-        build_fields(r, version) != 0 || !(r->openapi = json_deep_copy(schema))) {
+        build_fields(r, version) != 0 || !(r->openapi = jcopy(schema))) {
         row_free(r);
         return NULL;
     }
@@ -400,7 +401,7 @@ static json_t *fingerprint(const json_t *crd, bool terminating)
     json_t *refs = json_pack("{s:O?, s:O?, s:O?, s:b}", "spec", json_object_get(crd, "spec"),
                              "names", json_object_get(st, "acceptedNames"), "stored",
                              json_object_get(st, "storedVersions"), "terminating", terminating);
-    json_t *fp = json_deep_copy(refs);
+    json_t *fp = jcopy(refs);
     json_decref(refs);
     return fp;
 }

@@ -4,6 +4,7 @@
  * of the group hold (upstream's NamingConditionController, with built-ins
  * counted as taken: allot serves kinds such as capsule.clastix.io's itself). */
 #include "api/crd.h"
+#include "core/jdump.h"
 #include "core/jget.h"
 
 #include <stdio.h>
@@ -110,7 +111,7 @@ int crd_naming_compute(const json_t *crd, const json_t *resources, const json_t 
     memset(out, 0, sizeof *out);
     const json_t *req = json_object_get(json_object_get(crd, "spec"), "names");
     const json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
-    out->accepted = json_deep_copy(json_is_object(acc) ? acc : NULL);
+    out->accepted = jcopy(json_is_object(acc) ? acc : NULL);
     if (!out->accepted) out->accepted = json_object();
     if (!out->accepted) return -1;
     out->ok = true;

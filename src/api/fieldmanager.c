@@ -5,6 +5,7 @@
  * structured-merge-diff's Updater (merge.Updater.Update and Apply, prune),
  * with the walks themselves in core/smd.c. */
 #include "api/fieldmanager.h"
+#include "core/jdump.h"
 
 #include "api/objects.h"
 #include "core/rfc3339.h"
@@ -417,7 +418,7 @@ void fm_update(const fm_write *w, const json_t *live, json_t *nw)
     /* Nothing changed, and the entries are the stored ones: as they are. */
     if (!changed && (w->sub[0] || !sent || json_equal((json_t *)sent, (json_t *)stored))) {
         smd_diff_free(&d);
-        set_mf(nw, stored ? json_deep_copy(stored) : NULL);
+        set_mf(nw, stored ? jcopy(stored) : NULL);
         return;
     }
     start_from(w, live, nw, &m);
@@ -462,7 +463,7 @@ void fm_update(const fm_write *w, const json_t *live, json_t *nw)
 keep_live: /* upstream's UpdateNoErrors: the write goes on, untracked */
     managed_free(&m);
     smd_diff_free(&d);
-    set_mf(nw, stored ? json_deep_copy(stored) : NULL);
+    set_mf(nw, stored ? jcopy(stored) : NULL);
 }
 
 /* ---- Apply ---- */
@@ -687,7 +688,7 @@ static void update_last_applied(const fm_write *w, json_t *obj, const json_t *co
 {
     json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
     if (strcmp(w->manager, "kubectl") || !json_object_get(ann, FM_LAST_APPLIED)) return;
-    json_t *c = json_deep_copy(config);
+    json_t *c = jcopy(config);
     json_t *cann = json_object_get(json_object_get(c, "metadata"), "annotations");
     json_object_del(cann, FM_LAST_APPLIED);
     char *text = c ? json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
@@ -794,7 +795,7 @@ json_t *fm_apply(const fm_write *w, const json_t *live, const json_t *config, bo
         if (!(me->time = strdup(w->now))) goto nomem;
     }
     fs_subtract(me->set, strip_set, false);
-    out = same ? json_deep_copy(live) : json_incref(pruned);
+    out = same ? jcopy(live) : json_incref(pruned);
     if (!out) goto nomem;
     json_t *mf = encode(&m);
     if (!mf) goto nomem;
@@ -857,7 +858,7 @@ json_t *fm_apply_scale(const fm_write *w, const api_kind *scale_kind, const json
             goto nomem;
     }
     json_t *vmf = encode(&view);
-    if (!vmf || !(sc = json_deep_copy(scale))) {
+    if (!vmf || !(sc = jcopy(scale))) {
         json_decref(vmf);
         goto nomem;
     }
@@ -885,7 +886,7 @@ json_t *fm_apply_scale(const fm_write *w, const api_kind *scale_kind, const json
             (after.v[i].time && !(p->time = strdup(after.v[i].time))))
             goto nomem;
     }
-    if (!(out = json_deep_copy(live))) goto nomem;
+    if (!(out = jcopy(live))) goto nomem;
     json_t *r = json_object_get(json_object_get(applied, "spec"), "replicas");
     if (r && json_object_set(json_object_ensure(out, "spec"), "replicas", r)) goto nomem;
     json_t *mf = encode(&pm);

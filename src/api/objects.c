@@ -6,6 +6,7 @@
  * container's limits into its missing requests.
  */
 #include "api/objects.h"
+#include "core/jdump.h"
 
 #include "api/pod_validation.h"
 #include "core/quota_eval.h"
@@ -218,10 +219,10 @@ void replicationcontroller_defaults(json_t *obj)
         json_object_get(json_object_get(json_object_get(spec, "template"), "metadata"), "labels");
     if (!json_is_object(labels)) return;
     if (json_object_size(json_object_get(spec, "selector")) == 0)
-        json_object_set_new(spec, "selector", json_deep_copy(labels));
+        json_object_set_new(spec, "selector", jcopy(labels));
     json_t *meta = json_object_ensure(obj, "metadata");
     if (json_object_size(json_object_get(meta, "labels")) == 0)
-        json_object_set_new(meta, "labels", json_deep_copy(labels));
+        json_object_set_new(meta, "labels", jcopy(labels));
 }
 
 /* Default `key` of a strategy object: {type, rollingUpdate{...}} with the
@@ -235,7 +236,7 @@ static void rolling_defaults(json_t *spec, const char *key, const char *rolling,
     if (!type || strcmp(type, rolling) != 0) return;
     json_t *ru = json_object_ensure(st, "rollingUpdate");
     for (size_t i = 0; names[i]; i++)
-        json_default_new(ru, names[i], json_deep_copy(values[i]));
+        json_default_new(ru, names[i], jcopy(values[i]));
 }
 
 void deployment_defaults(json_t *obj)

@@ -7,6 +7,7 @@
  * advertises (disc_verbs, disc_subresources), so the two never disagree.
  */
 #include "api/openapi.h"
+#include "core/jdump.h"
 
 #include "api/discovery.h"
 #include "api/kinds.h"
@@ -925,7 +926,7 @@ static void add_meta_schemas(json_t *schemas, const oa_fmt *f)
 static void add_custom_schemas(json_t *schemas, const oa_fmt *f, const api_kind *k)
 {
     char name[512];
-    json_t *s = json_deep_copy(k->openapi_schema);
+    json_t *s = jcopy(k->openapi_schema);
     if (!json_is_object(s)) {
         json_decref(s);
         return;
@@ -1077,7 +1078,7 @@ json_t *openapi_v3_group_version(const char *group, const char *version)
 {
     pthread_mutex_lock(&cache_mu);
     const oa_entry *e = cache_get_locked(group, version);
-    json_t *doc = e ? json_deep_copy(e->doc) : NULL;
+    json_t *doc = e ? jcopy(e->doc) : NULL;
     pthread_mutex_unlock(&cache_mu);
     return doc;
 }
@@ -1140,7 +1141,7 @@ json_t *openapi_v2(void)
     pthread_mutex_lock(&cache_mu);
     cache_check_locked();
     if (!cache_v2) cache_v2 = build_v2();
-    json_t *doc = json_deep_copy(cache_v2);
+    json_t *doc = jcopy(cache_v2);
     pthread_mutex_unlock(&cache_mu);
     return doc;
 }

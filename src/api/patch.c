@@ -11,6 +11,7 @@
  * tags; here a small table (smp_rules) maps field paths to merge keys.
  */
 #include "api/patch.h"
+#include "core/jdump.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -60,7 +61,7 @@ static int unprocessable(api_err *err, const char *fmt, ...)
 /* Compact JSON for messages; the caller frees. */
 static char *dump(const json_t *v)
 {
-    char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *s = jdump(v, NULL);
     return s ? s : strdup("?");
 }
 
@@ -111,9 +112,9 @@ static void merge_into(json_t *target, const json_t *patch)
 
 json_t *patch_merge(const json_t *orig, const json_t *patch)
 {
-    if (!patch) return orig ? json_deep_copy(orig) : json_null();
-    if (!json_is_object(patch)) return json_deep_copy(patch);
-    json_t *res = json_is_object(orig) ? json_deep_copy(orig) : json_object();
+    if (!patch) return orig ? jcopy(orig) : json_null();
+    if (!json_is_object(patch)) return jcopy(patch);
+    json_t *res = json_is_object(orig) ? jcopy(orig) : json_object();
     merge_into(res, patch);
     return res;
 }
@@ -326,16 +327,16 @@ static int jp_replace(json_t **doc, const jptr *p, const json_t *value)
 {
     if (p->n == 0) {
         json_decref(*doc);
-        *doc = json_deep_copy(value);
+        *doc = jcopy(value);
         return 0;
     }
     json_t *parent = jptr_get(*doc, p, p->n - 1);
     const char *last = p->tok[p->n - 1];
     size_t idx;
     if (json_is_object(parent) && json_object_get(parent, last))
-        return json_object_set_new(parent, last, json_deep_copy(value));
+        return json_object_set_new(parent, last, jcopy(value));
     if (json_is_array(parent) && jptr_index(last, json_array_size(parent), 0, &idx) == 0)
-        return json_array_set_new(parent, idx, json_deep_copy(value));
+        return json_array_set_new(parent, idx, jcopy(value));
     return -1;
 }
 
@@ -386,7 +387,7 @@ static int jp_copy(json_t **doc, const json_t *cur, const jptr *p, const char *f
     *copied = n > SIZE_MAX - *copied ? SIZE_MAX : *copied + n;
     if (*copied > PATCH_MAX_COPY_BYTES)
         return unprocessable(err, MSG_COPY_LIMIT, *copied, PATCH_MAX_COPY_BYTES);
-    if (jp_add(doc, p, json_deep_copy(cur)) < 0)
+    if (jp_add(doc, p, jcopy(cur)) < 0)
         return unprocessable(err, "copy operation does not apply: doc is missing path: %s", ps);
     return 0;
 }
@@ -405,7 +406,7 @@ static int jp_apply_op(json_t **doc, const json_t *op, size_t *copied, api_err *
 
     switch ((jp_kind)k) {
     case OP_ADD:
-        if (jp_add(doc, &p, json_deep_copy(value)) < 0)
+        if (jp_add(doc, &p, jcopy(value)) < 0)
             rc =
                 unprocessable(err, "add operation does not apply: doc is missing path: \"%s\"", ps);
         break;
@@ -441,7 +442,7 @@ static int jp_apply_op(json_t **doc, const json_t *op, size_t *copied, api_err *
 json_t *patch_json(const json_t *orig, const json_t *ops, api_err *err)
 {
     if (jp_validate(ops, err) < 0) return NULL;
-    json_t *doc = orig ? json_deep_copy(orig) : json_null();
+    json_t *doc = orig ? jcopy(orig) : json_null();
     size_t copied = 0;
     for (size_t i = 0; i < json_array_size(ops); i++) {
         if (jp_apply_op(&doc, json_array_get(ops, i), &copied, err) < 0) {
@@ -702,7 +703,7 @@ static json_t *smp_fresh(const json_t *v)
         }
         return a;
     }
-    return json_deep_copy(v);
+    return jcopy(v);
 }
 
 /* ---- element identity and order ---- */
@@ -815,7 +816,7 @@ static json_t *smp_merge_scalars(const json_t *ol, const json_t *pl)
     for (int l = 0; l < 2; l++)
         for (size_t i = 0; i < json_array_size(lists[l]); i++) {
             json_t *e = json_array_get(lists[l], i);
-            if (smp_index(merged, e, NULL) < 0) json_array_append_new(merged, json_deep_copy(e));
+            if (smp_index(merged, e, NULL) < 0) json_array_append_new(merged, jcopy(e));
         }
     json_t *out = smp_normalize(merged, pl, ol, NULL);
     json_decref(merged);
@@ -1119,7 +1120,7 @@ json_t *patch_strategic(const json_t *orig, const json_t *patch, const char *kin
     }
     if (!patch_kind_is_builtin(kind)) return patch_merge(orig, patch);
     smp_ctx c = {.kind = kind, .err = err, .len = 0, .path = ""};
-    json_t *base = json_is_object(orig) ? json_deep_copy(orig) : json_object();
+    json_t *base = json_is_object(orig) ? jcopy(orig) : json_object();
     return smp_map(base, patch, &c);
 }
 

@@ -1,5 +1,6 @@
 /* pod_resize.c - the pods/resize subresource (see pod_resize.h). */
 #include "api/pod_resize.h"
+#include "core/jdump.h"
 
 #include <string.h>
 
@@ -20,7 +21,7 @@ static json_t *by_name(const json_t *list, const char *name)
 
 json_t *pod_resize_apply(const json_t *cur, const json_t *req, api_err *e)
 {
-    json_t *out = json_deep_copy(cur);
+    json_t *out = jcopy(cur);
     if (!out) {
         api_err_set(e, API_INTERNAL, "out of memory");
         return NULL;
@@ -38,7 +39,7 @@ json_t *pod_resize_apply(const json_t *cur, const json_t *req, api_err *e)
                 /* A copy: the result is defaulted next, and must share nothing
                  * with the request. */
                 json_t *v = json_object_get(want, *f);
-                int rc = v ? json_object_set_new(c, *f, json_deep_copy(v)) : 0;
+                int rc = v ? json_object_set_new(c, *f, jcopy(v)) : 0;
                 if (!v) json_object_del(c, *f);
                 if (rc != 0) {
                     json_decref(out);

@@ -10,6 +10,7 @@
  * and empty lists and maps are equal, quantities compare by value.
  */
 #include "api/pod_validation.h"
+#include "core/jdump.h"
 
 #include "api/objects.h"
 #include "api/rq_validation.h"
@@ -1100,7 +1101,7 @@ static void forbid_other_changes(const json_t *ns, const json_t *os, const json_
  * written by an older allot lacks the defaults added since. */
 static json_t *defaulted_copy(const json_t *old)
 {
-    json_t *d = json_deep_copy(old);
+    json_t *d = jcopy(old);
     if (d) pod_defaults(d);
     return d;
 }

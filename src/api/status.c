@@ -1,5 +1,6 @@
 /* status.c - Kubernetes Status objects and field error lists (see status.h). */
 #include "api/status.h"
+#include "core/jdump.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -144,7 +145,7 @@ static void format_value(char *buf, size_t n, const json_t *v)
     } else if (json_is_string(v)) {
         snprintf(buf, n, "\"%s\"", json_string_value(v));
     } else {
-        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        char *s = jdump(v, NULL);
         snprintf(buf, n, "%s", s ? s : "");
         free(s);
     }

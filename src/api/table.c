@@ -2,6 +2,7 @@
  * the time helpers every printer uses (see table.h). The per-kind printers
  * live in table_printers.c. */
 #include "api/table.h"
+#include "core/jdump.h"
 
 #include "api/table_internal.h"
 #include "core/jsonpath.h"
@@ -196,9 +197,9 @@ static json_t *row_object(const api_kind *k, const json_t *obj, include_mode mod
         json_t *meta = json_object_get(obj, "metadata");
         return json_pack("{s:s, s:s, s:o}", "kind", "PartialObjectMetadata", "apiVersion",
                          "meta.k8s.io/v1", "metadata",
-                         json_is_object(meta) ? json_deep_copy(meta) : json_object());
+                         json_is_object(meta) ? jcopy(meta) : json_object());
     }
-    json_t *full = json_deep_copy(obj);
+    json_t *full = jcopy(obj);
     if (k && !json_object_get(full, "kind")) {
         char av[256];
         api_kind_api_version(k, av, sizeof av);
@@ -271,7 +272,7 @@ static json_t *typed_cell(const api_column *c, const json_t *v, int64_t now)
         if (json_is_integer(v)) return json_integer(json_integer_value(v));
         if (json_is_real(v)) return json_integer((json_int_t)json_real_value(v));
     } else if (!strcmp(c->type, "number")) {
-        if (json_is_number(v)) return json_deep_copy(v);
+        if (json_is_number(v)) return jcopy(v);
     } else if (!strcmp(c->type, "boolean")) {
         if (json_is_boolean(v)) return json_boolean(json_is_true(v));
     } else if (!strcmp(c->type, "date") && json_is_string(v)) {

@@ -12,6 +12,7 @@
  * Adding a kind: a column array, a row function, one line in `printers`.
  */
 #include "api/kinds.h"
+#include "core/jdump.h"
 #include "api/pool_kinds.h"
 #include "api/table.h"
 #include "api/table_internal.h"
@@ -941,7 +942,7 @@ static void cell_json_string(json_t *cells, const json_t *v)
     } else if (json_is_string(v)) {
         json_array_append(cells, (json_t *)v);
     } else {
-        char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        char *text = jdump(v, NULL);
         cell_s(cells, text);
         free(text);
     }

@@ -1,5 +1,6 @@
 /* yaml.c - YAML documents as JSON values (see yaml.h). */
 #include "api/yaml.h"
+#include "core/jdump.h"
 
 #include <errno.h>
 #include <math.h>
@@ -127,7 +128,7 @@ static int attach(ctx *c, json_t *v, size_t size, const char *anchor, char *err,
             return -1;
         }
         f->key = json_is_string(v) ? strdup(json_string_value(v))
-                                   : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+                                   : jdump(v, NULL);
         json_decref(v);
         return f->key ? 0 : -1;
     }

@@ -22,6 +22,7 @@
  * watch has to be reopened).
  */
 #include "controllers/baseline.h"
+#include "core/jdump.h"
 
 #include "api/kinds.h"
 #include "api/objects.h"
@@ -181,7 +182,7 @@ static bool cm_current(const baseline *b, const json_t *cm)
 static json_t *restore_cm(const json_t *cur, void *ctx, api_err *e)
 {
     const baseline *b = ctx;
-    json_t *cm = json_deep_copy(cur);
+    json_t *cm = jcopy(cur);
     json_t *data = ca_data(b);
     if (!cm || !data) {
         json_decref(cm);

@@ -21,6 +21,7 @@
  * the watch is reopened. Writes go through the registry only.
  */
 #include "controllers/crd.h"
+#include "core/jdump.h"
 
 #include "api/crd.h"
 #include "api/crd_kinds.h"
@@ -280,7 +281,7 @@ static bool apply_status(json_t *crd, const status_change *s, const char *now)
     json_t *st = json_object_get(crd, "status");
     if (!json_is_object(st)) json_object_set_new(crd, "status", st = json_object());
     if (s->accepted && !json_equal(json_object_get(st, "acceptedNames"), s->accepted)) {
-        json_object_set_new(st, "acceptedNames", json_deep_copy(s->accepted));
+        json_object_set_new(st, "acceptedNames", jcopy(s->accepted));
         changed = true;
     }
     for (size_t i = 0; i < s->ncond; i++)
@@ -292,7 +293,7 @@ static bool apply_status(json_t *crd, const status_change *s, const char *now)
 static json_t *mutate_status(const json_t *cur, void *ctx, api_err *e)
 {
     char now[32];
-    json_t *nw = json_deep_copy(cur);
+    json_t *nw = jcopy(cur);
     if (!nw) {
         api_err_set(e, API_INTERNAL, "out of memory");
         return NULL;
@@ -307,7 +308,7 @@ static sync_result write_status(crd_ctrl *c, const json_t *crd, const status_cha
 {
     char now[32];
     reg_now_rfc3339(now, sizeof now);
-    json_t *probe = json_deep_copy(crd);
+    json_t *probe = jcopy(crd);
     bool changed = probe && apply_status(probe, s, now);
     json_decref(probe);
     if (!changed) return SYNC_DONE;
@@ -330,10 +331,10 @@ static sync_result write_status(crd_ctrl *c, const json_t *crd, const status_cha
 /* `crd` with acceptedNames replaced (a new object). */
 static json_t *with_names(const json_t *crd, const json_t *accepted)
 {
-    json_t *copy = json_deep_copy(crd);
+    json_t *copy = jcopy(crd);
     if (copy && accepted)
         json_object_set_new(json_object_ensure(copy, "status"), "acceptedNames",
-                            json_deep_copy(accepted));
+                            jcopy(accepted));
     return copy;
 }
 

@@ -20,6 +20,7 @@
  * zone of a kube-controller-manager in a container).
  */
 #include "api/batch_kinds.h"
+#include "core/jdump.h"
 #include "api/kinds.h"
 #include "controllers/controllers.h"
 #include "controllers/podcontrol.h"
@@ -171,8 +172,8 @@ static json_t *job_from_template(const json_t *cj, const char *name, int64_t sch
     const json_t *jm = json_object_get(jt, "metadata");
     json_t *ref = podctl_controller_ref(cj);
     if (!ref) return NULL;
-    json_t *labels = json_deep_copy(json_object_get(jm, "labels"));
-    json_t *ann = json_deep_copy(json_object_get(jm, "annotations"));
+    json_t *labels = jcopy(json_object_get(jm, "labels"));
+    json_t *ann = jcopy(json_object_get(jm, "annotations"));
     if (!json_is_object(labels)) {
         json_decref(labels);
         labels = json_object();
@@ -193,7 +194,7 @@ static json_t *job_from_template(const json_t *cj, const char *name, int64_t sch
         snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d%c%02d:%02d", l.year, l.mon, l.mday,
                  l.hour, l.min, l.sec, off < 0 ? '-' : '+', abs(off) / 3600, abs(off) / 60 % 60);
     json_object_set_new(ann, CRONJOB_SCHEDULED_ANNOTATION, json_string(ts));
-    json_t *spec = json_deep_copy(json_object_get(jt, "spec"));
+    json_t *spec = jcopy(json_object_get(jt, "spec"));
     return json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o, s:[o]}, s:o}", "apiVersion", "batch/v1",
                      "kind", "Job", "metadata", "name", name, "namespace",
                      sget(cj, "metadata", "namespace"), "labels", labels, "annotations", ann,
@@ -218,7 +219,7 @@ static void sync_cronjob(void *self, const char *key) /* workq_sync_fn */
     const char *cjname = sget(cj, "metadata", "name");
     const json_t *spec = json_object_get(cj, "spec");
     json_t *old_status = json_object_get(cj, "status");
-    json_t *status = json_is_object(old_status) ? json_deep_copy(old_status) : json_object();
+    json_t *status = json_is_object(old_status) ? jcopy(old_status) : json_object();
     json_t *active = json_array();
     json_t *jobs = json_array();
     int64_t now = clock_wall_ms() / 1000;

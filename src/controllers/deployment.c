@@ -40,6 +40,7 @@
  * replaces the cache entry at once.
  */
 #include "controllers/controllers.h"
+#include "core/jdump.h"
 #include "controllers/podcontrol.h"
 #include "controllers/workq.h"
 
@@ -639,7 +640,7 @@ static json_t *scale_mutate(const json_t *cur, void *arg, api_err *e)
         api_err_set(e, API_CONFLICT, "the replica set changed");
         return NULL;
     }
-    json_t *obj = json_deep_copy(cur);
+    json_t *obj = jcopy(cur);
     if (!obj) {
         api_err_set(e, API_INTERNAL, "out of memory");
         return NULL;
@@ -835,7 +836,7 @@ static json_t *own_mutate(const json_t *cur, void *arg, api_err *e)
         api_err_set(e, API_CONFLICT, "already controlled");
         return NULL;
     }
-    json_t *obj = json_deep_copy(cur), *refs = json_array();
+    json_t *obj = jcopy(cur), *refs = json_array();
     if (!obj || !refs) {
         json_decref(obj);
         json_decref(refs);
@@ -1063,8 +1064,8 @@ static drs *create_new(view *v, int64_t new_revision)
     int64_t collision = json_is_integer(cc) ? json_integer_value(cc) : -1;
     char hash[16];
     if (ro_template_hash(jget(v->d, "spec", "template"), collision, hash) != 0) return NULL;
-    json_t *tmpl = json_deep_copy(jget(v->d, "spec", "template"));
-    json_t *sel = json_deep_copy(jget(v->d, "spec", "selector"));
+    json_t *tmpl = jcopy(jget(v->d, "spec", "template"));
+    json_t *sel = jcopy(jget(v->d, "spec", "selector"));
     if (!tmpl || !sel) {
         json_decref(tmpl);
         json_decref(sel);
@@ -1185,7 +1186,7 @@ static int sync_revision(view *v, bool create)
     int64_t new_revision = max_old_revision(v) + 1;
     if (v->new_rs) {
         drs *r = v->new_rs;
-        json_t *anns = json_deep_copy(jget(r->obj, "metadata", "annotations"));
+        json_t *anns = jcopy(jget(r->obj, "metadata", "annotations"));
         if (!anns) anns = json_object();
         bool changed = new_rs_annotations(v->d, anns, new_revision);
         int32_t mrs = i32(jget(v->d, "spec", "minReadySeconds"), 0);
@@ -1267,7 +1268,7 @@ static ro_dstatus dstatus(const json_t *st)
  * one (v->dp->obj). */
 static void rollout_status(view *v)
 {
-    json_t *before = json_deep_copy(status_of(v));
+    json_t *before = jcopy(status_of(v));
     calc_status(v);
     json_t *st = status_of(v);
     const json_t *d = v->d;
@@ -1627,7 +1628,7 @@ static json_t *ann_mutate(const json_t *cur, void *arg, api_err *e)
         api_err_set(e, API_NOT_FOUND, "replaced");
         return NULL;
     }
-    json_t *obj = json_deep_copy(cur);
+    json_t *obj = jcopy(cur);
     json_t *meta = obj ? json_object_get(obj, "metadata") : NULL;
     json_t *anns = meta ? json_object_get(meta, "annotations") : NULL;
     if (!meta) {
@@ -1716,7 +1717,7 @@ static void sync_dep(void *self, const char *key)
     dctl *c = self;
     dep *dp = strmap_get(c->deps, key);
     if (!dp) return;
-    view v = {.c = c, .dp = dp, .d = json_deep_copy(dp->obj)};
+    view v = {.c = c, .dp = dp, .d = jcopy(dp->obj)};
     if (!v.d) return;
     char err[256];
     sel_t *sel = sel_from_json(jget(v.d, "spec", "selector"), err, sizeof err);

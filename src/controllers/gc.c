@@ -18,6 +18,7 @@
  * precondition, so a dependent replaced meanwhile is never touched.
  */
 #include "controllers/controllers.h"
+#include "core/jdump.h"
 
 #include "core/strmap.h"
 #include "registry/registry.h"
@@ -252,7 +253,7 @@ static json_t *drop_owner_refs(const json_t *cur, void *ctx, api_err *e)
         api_err_set(e, API_CONFLICT, "object was replaced");
         return NULL;
     }
-    json_t *nw = json_deep_copy(cur);
+    json_t *nw = jcopy(cur);
     json_t *meta = json_object_get(nw, "metadata");
     json_t *refs = json_object_get(meta, "ownerReferences");
     for (size_t i = json_array_size(refs); i-- > 0;) {

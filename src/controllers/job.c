@@ -24,6 +24,7 @@
  * watch has shown what the last one did.
  */
 #include "api/batch_kinds.h"
+#include "core/jdump.h"
 #include "api/kinds.h"
 #include "api/objects.h"
 #include "controllers/controllers.h"
@@ -314,7 +315,7 @@ static void tidy_status(json_t *status)
 
 static int write_status(job_ctrl *c, const json_t *job, const json_t *want)
 {
-    json_t *status = json_deep_copy(want);
+    json_t *status = jcopy(want);
     if (!status) return -1;
     tidy_status(status);
     if (json_equal(json_object_get(job, "status"), status)) {
@@ -457,7 +458,7 @@ static void sync_job(void *self, const char *key) /* workq_sync_fn */
         return;
     }
     job_rec *rec = rec_of(c, key);
-    json_t *status = json_deep_copy(json_object_get(job, "status"));
+    json_t *status = jcopy(json_object_get(job, "status"));
     if (!json_is_object(status)) {
         json_decref(status);
         status = json_object();

@@ -15,6 +15,7 @@
  * file of their own yet; it belongs in a controllers.c when there is one.
  */
 #include "controllers/controllers.h"
+#include "core/jdump.h"
 
 #include "core/jget.h"
 #include "core/strmap.h"
@@ -56,7 +57,7 @@ static json_t *drop_finalizer(const json_t *cur, void *ctx, api_err *e)
         api_err_set(e, API_CONFLICT, "object was replaced");
         return NULL;
     }
-    json_t *nw = json_deep_copy(cur);
+    json_t *nw = jcopy(cur);
     json_t *list = json_object_get(json_object_get(nw, "metadata"), "finalizers");
     for (size_t i = json_array_size(list); i-- > 0;) {
         const char *s = json_string_value(json_array_get(list, i));
@@ -299,7 +300,7 @@ static json_t *ns_failing(const ns_tally *t)
     size_t nerr = json_array_size(t->errors);
     if (nerr) {
         /* utilerrors.Aggregate prints one error bare, several as "[a, b]". */
-        char *list = json_dumps(t->errors, JSON_COMPACT);
+        char *list = jdump(t->errors, NULL);
         char msg[2048];
         if (nerr == 1)
             snprintf(msg, sizeof msg, "Failed to delete all resource types, 1 remaining: %s",
@@ -526,7 +527,7 @@ static void finalize_namespace(ns_ctrl *c, const char *ns, const char *uid)
     const char *curuid = cur ? meta_str(cur, "uid") : NULL;
     if (!curuid || strcmp(curuid, uid) != 0 || !has_deletion_timestamp(cur) || !txn_ns_empty(t, ns))
         goto abort;
-    json_t *before = json_deep_copy(cur);
+    json_t *before = jcopy(cur);
     json_t *spec_f = json_object_get(json_object_get(cur, "spec"), "finalizers");
     drop_string(spec_f, "kubernetes");
     failing = json_object();
@@ -569,7 +570,7 @@ static json_t *set_conditions(const json_t *cur, void *ctx, api_err *e)
     }
     char now[32];
     reg_now_rfc3339(now, sizeof now);
-    json_t *nw = json_deep_copy(cur);
+    json_t *nw = jcopy(cur);
     if (!nw) {
         api_err_set(e, API_INTERNAL, "out of memory");
         return NULL;
@@ -604,7 +605,7 @@ static void sync_namespace(ns_ctrl *c, const char *ns)
         if (!c->retry_at) c->retry_at = clock_mono_s() + NS_RETRY_SECONDS;
     }
     json_t *failing = ns_failing(&t);
-    json_t *probe = json_deep_copy(nsobj);
+    json_t *probe = jcopy(nsobj);
     if (ns_update_conditions(probe, failing, "")) {
         cond_ctx cc = {failing, uid};
         json_t *out = NULL;

@@ -20,6 +20,7 @@
  * agent's dearest work, so it is rare.
  */
 #include "controllers/nodeagent.h"
+#include "core/jdump.h"
 
 #include "api/objects.h"
 #include "controllers/controllers.h"
@@ -198,7 +199,7 @@ static json_t *mutate_status(const json_t *cur, void *ctx, api_err *e)
     }
     char now[32];
     reg_now_rfc3339(now, sizeof now);
-    json_t *pod = json_deep_copy(cur);
+    json_t *pod = jcopy(cur);
     json_t *status = json_object_ensure(pod, "status");
     if (ch->act == ACT_START) {
         json_object_set_new(status, "phase", json_string("Running"));
@@ -311,7 +312,7 @@ static json_t *mutate_node_ready(const json_t *cur, void *ctx, api_err *e)
 {
     char now[32];
     reg_now_rfc3339(now, sizeof now);
-    json_t *node = json_deep_copy(cur);
+    json_t *node = jcopy(cur);
     json_t *status = json_object_ensure(node, "status");
     json_object_set_new(status, "conditions",
                         json_pack("[{s:s, s:s, s:s, s:s, s:s, s:s}]", "type", "Ready", "status",

@@ -8,6 +8,7 @@
  * once.
  */
 #include "controllers/podcontrol.h"
+#include "core/jdump.h"
 
 #include "api/kinds.h"
 #include "core/evfilter.h"
@@ -271,7 +272,7 @@ static int copy_member(json_t *to, const json_t *from, const char *key)
 {
     json_t *v = json_object_get(from, key);
     if (!v) return 0;
-    json_t *c = json_deep_copy(v);
+    json_t *c = jcopy(v);
     return c && json_object_set_new(to, key, c) == 0 ? 0 : -1;
 }
 
@@ -311,7 +312,7 @@ json_t *podctl_pod_from_template(const json_t *tmpl, const json_t *owner, const 
         json_decref(refs);
         refs = NULL;
     }
-    json_t *spec = json_deep_copy(json_object_get(tmpl, "spec"));
+    json_t *spec = jcopy(json_object_get(tmpl, "spec"));
     if (!spec) spec = json_object();
     if (!pod || !refs || !spec) {
         json_decref(pod);

@@ -7,6 +7,7 @@
  * that is drift: it is logged, counted and corrected to the recount.
  */
 #include "controllers/quota.h"
+#include "core/jdump.h"
 
 #include "registry/cq_books.h"
 
@@ -74,8 +75,8 @@ static int resync_one(store *st, const char *key, bool restoring, bool *changed)
     bool same_hard = json_equal(json_object_get(status, "hard"), hard);
     if (same_used && same_hard) goto done;
     if (drift && !restoring) {
-        char *was = json_dumps(held, JSON_COMPACT | JSON_ENCODE_ANY);
-        char *now = json_dumps(used, JSON_COMPACT);
+        char *was = jdump(held, NULL);
+        char *now = jdump(used, NULL);
         log_msg(LOG_WARN, "quota usage drift corrected",
                 "\"quota\":\"%s\",\"stored\":%s,\"recount\":%s", key, was ? was : "null",
                 now ? now : "null");

@@ -32,6 +32,7 @@
  * waits; the events they cause are read after.
  */
 #include "controllers/controllers.h"
+#include "core/jdump.h"
 #include "controllers/podcontrol.h"
 #include "controllers/workq.h"
 
@@ -663,7 +664,7 @@ static json_t *claim_mutate(const json_t *cur, void *arg, api_err *e)
         api_err_set(e, API_CONFLICT, "pod already has a controller");
         return NULL;
     }
-    json_t *pod = json_deep_copy(cur);
+    json_t *pod = jcopy(cur);
     json_t *meta = pod ? json_object_get(pod, "metadata") : NULL;
     json_t *refs = json_array();
     if (!pod || !refs) {

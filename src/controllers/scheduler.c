@@ -25,6 +25,7 @@
  * registry/quota_deferred.c (the quota PreFilter, sharing admission's rules).
  */
 #include "controllers/scheduler.h"
+#include "core/jdump.h"
 
 #include "api/objects.h"
 #include "core/dbuf.h"
@@ -722,7 +723,7 @@ static json_t *mutate_condition(const json_t *cur, void *ctx, api_err *e)
     }
     char now[32];
     reg_now_rfc3339(now, sizeof now);
-    json_t *pod = json_deep_copy(cur);
+    json_t *pod = jcopy(cur);
     json_t *status = json_object_ensure(pod, "status");
     json_t *conds = json_object_get(status, "conditions");
     if (!json_is_array(conds)) {

@@ -1,5 +1,6 @@
 /* fieldset.c - managed field sets (see fieldset.h). */
 #include "core/fieldset.h"
+#include "core/jdump.h"
 #include "core/fieldset_impl.h"
 
 #include "core/dbuf.h"
@@ -760,7 +761,7 @@ int fsi_item_pe(const json_t *item, const fs_list_info *li, fs_node *out)
 {
     out->kind = li->type == FS_LIST_SET ? PE_VALUE : PE_KEY;
     if (li->type == FS_LIST_SET) {
-        out->val = json_deep_copy(item); /* scalars, as a rule: cheap */
+        out->val = jcopy(item); /* scalars, as a rule: cheap */
         return out->val ? 0 : -1;
     }
     if (!json_is_object(item)) return 1;

@@ -1,5 +1,6 @@
 /* jsonschema.c - Kubernetes structural schemas (see jsonschema.h). */
 #include "core/jsonschema.h"
+#include "core/jdump.h"
 
 #include "core/rfc3339.h"
 #include "core/strmap.h"
@@ -504,7 +505,7 @@ static js_node *compile_node(cctx *c, const json_t *j, unsigned depth, int lvl)
     /* value validations */
     if ((v = json_object_get(j, "enum"))) {
         if (!json_is_array(v)) return fail(c, n, "enum", "Invalid value: must be an array");
-        n->enumv = json_deep_copy(v);
+        n->enumv = jcopy(v);
         if (!n->enumv) return fail(c, n, "enum", "out of memory");
     }
     struct {
@@ -668,7 +669,7 @@ static js_node *compile_node(cctx *c, const json_t *j, unsigned depth, int lvl)
             return fail(c, n, "default", "Invalid value: %s", msg);
         }
         js_errors_free(&e);
-        n->def = json_deep_copy(v);
+        n->def = jcopy(v);
         if (!n->def) return fail(c, n, "default", "out of memory");
     }
     if (c->path.oom) return fail(c, n, NULL, "out of memory");
@@ -709,7 +710,7 @@ static int default_node(const js_node *n, json_t *v, unsigned depth)
             const js_node *p = n->props[i];
             json_t *cur = json_object_get(v, n->pnames[i]);
             if (p->def && (!cur || nonnullable_null(cur, p))) {
-                json_t *copy = json_deep_copy(p->def);
+                json_t *copy = jcopy(p->def);
                 if (!copy || json_object_set_new(v, n->pnames[i], copy) < 0) return -1;
                 count++;
             }
@@ -922,7 +923,7 @@ static char *dump(const json_t *v)
         fmt_num(v, buf, sizeof buf);
         return strdup(buf);
     }
-    return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    return jdump(v, NULL);
 }
 
 /* the value's text in go-openapi's %q of a format error */
@@ -967,7 +968,7 @@ static int validate_node(const js_node *n, const json_t *v, pbuf *path, unsigned
             len += (size_t)sprintf(list + len, "%s%s", i ? ", " : "", s);
             free(s);
         }
-        add_err(e, JS_NOT_SUPPORTED, f, json_deep_copy(v), "supported values: %s",
+        add_err(e, JS_NOT_SUPPORTED, f, jcopy(v), "supported values: %s",
                 list ? list : "");
         free(list);
     }
@@ -975,21 +976,21 @@ static int validate_node(const js_node *n, const json_t *v, pbuf *path, unsigned
         const char *s = json_string_value(v);
         size_t len = json_string_length(v), r = runes(s, len);
         if (n->max_len >= 0 && r > (size_t)n->max_len)
-            add_err(e, JS_TOO_LONG, f, json_deep_copy(v), "may not be more than %lld bytes",
+            add_err(e, JS_TOO_LONG, f, jcopy(v), "may not be more than %lld bytes",
                     n->max_len);
         if (n->min_len >= 0 && r < (size_t)n->min_len)
-            add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body should be at least %lld chars long",
+            add_err(e, JS_INVALID, f, jcopy(v), "%s in body should be at least %lld chars long",
                     f, n->min_len);
         if (n->has_re && (len > JS_MAX_MATCH || strlen(s) != len ||
                           regexec(&n->re, s, 0, NULL, 0) != 0))
-            add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body should match '%s'", f,
+            add_err(e, JS_INVALID, f, jcopy(v), "%s in body should match '%s'", f,
                     n->pattern);
     }
     if (n->format && !format_ok(n->format, v)) {
         char *s = json_is_string(v) ? strdup(json_string_value(v)) : dump(v);
         json_t *q = json_string(s ? s : "");
         char *qs = q ? json_dumps(q, JSON_ENCODE_ANY) : NULL;
-        add_err(e, JS_TYPE_INVALID, f, json_deep_copy(v), "%s in body must be of type %s: %s", f,
+        add_err(e, JS_TYPE_INVALID, f, jcopy(v), "%s in body must be of type %s: %s", f,
                 format_name(n->format), qs ? qs : "\"\"");
         free(qs);
         json_decref(q);
@@ -1001,7 +1002,7 @@ static int validate_node(const js_node *n, const json_t *v, pbuf *path, unsigned
             int c = num_cmp(v, n->minimum);
             if (c < 0 || (c == 0 && n->excl_min)) {
                 gofloat(json_number_value(n->minimum), b, sizeof b);
-                add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body should be greater than %s%s",
+                add_err(e, JS_INVALID, f, jcopy(v), "%s in body should be greater than %s%s",
                         f, n->excl_min ? "" : "or equal to ", b);
             }
         }
@@ -1009,7 +1010,7 @@ static int validate_node(const js_node *n, const json_t *v, pbuf *path, unsigned
             int c = num_cmp(v, n->maximum);
             if (c > 0 || (c == 0 && n->excl_max)) {
                 gofloat(json_number_value(n->maximum), b, sizeof b);
-                add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body should be less than %s%s", f,
+                add_err(e, JS_INVALID, f, jcopy(v), "%s in body should be less than %s%s", f,
                         n->excl_max ? "" : "or equal to ", b);
             }
         }
@@ -1023,7 +1024,7 @@ static int validate_node(const js_node *n, const json_t *v, pbuf *path, unsigned
             }
             if (!ok) {
                 gofloat(json_number_value(n->multiple_of), b, sizeof b);
-                add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body should be a multiple of %s",
+                add_err(e, JS_INVALID, f, jcopy(v), "%s in body should be a multiple of %s",
                         f, b);
             }
         }
@@ -1034,7 +1035,7 @@ static int validate_node(const js_node *n, const json_t *v, pbuf *path, unsigned
             add_err(e, JS_TOO_MANY, f, json_integer((json_int_t)sz), "must have at most %lld items",
                     n->max_items);
         if (n->min_items >= 0 && sz < (size_t)n->min_items)
-            add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body should have at least %lld items",
+            add_err(e, JS_INVALID, f, jcopy(v), "%s in body should have at least %lld items",
                     f, n->min_items);
         if (n->items)
             for (size_t i = 0; i < sz && !e->truncated; i++) {
@@ -1052,22 +1053,22 @@ static int validate_node(const js_node *n, const json_t *v, pbuf *path, unsigned
         js_errors sub = {0};
         bool ok = true;
         for (size_t i = 0; i < n->nall && ok; i++) ok = validate_node(n->all_of[i], v, path, depth + 1, &sub) == 0;
-        if (!ok) add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body must validate all the schemas (allOf)", f);
+        if (!ok) add_err(e, JS_INVALID, f, jcopy(v), "%s in body must validate all the schemas (allOf)", f);
         js_errors_free(&sub);
         ok = n->nany == 0;
         for (size_t i = 0; i < n->nany && !ok; i++) {
             ok = validate_node(n->any_of[i], v, path, depth + 1, &sub) == 0;
             js_errors_free(&sub);
         }
-        if (!ok) add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body must validate at least one schema (anyOf)", f);
+        if (!ok) add_err(e, JS_INVALID, f, jcopy(v), "%s in body must validate at least one schema (anyOf)", f);
         size_t matched = 0;
         for (size_t i = 0; i < n->none; i++) {
             matched += validate_node(n->one_of[i], v, path, depth + 1, &sub) == 0;
             js_errors_free(&sub);
         }
-        if (n->none && matched != 1) add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body must validate one and only one schema (oneOf)", f);
+        if (n->none && matched != 1) add_err(e, JS_INVALID, f, jcopy(v), "%s in body must validate one and only one schema (oneOf)", f);
         if (n->not_ && validate_node(n->not_, v, path, depth + 1, &sub) == 0)
-            add_err(e, JS_INVALID, f, json_deep_copy(v), "%s in body must not validate the schema (not)", f);
+            add_err(e, JS_INVALID, f, jcopy(v), "%s in body must not validate the schema (not)", f);
         js_errors_free(&sub);
     }
     if (path->oom) e->truncated = true;
@@ -1083,7 +1084,7 @@ static void validate_object(const js_node *n, const json_t *v, pbuf *path, unsig
         add_err(e, JS_TOO_MANY, f, json_integer((json_int_t)sz), "must have at most %lld items",
                 n->max_props);
     if (n->min_props >= 0 && sz < (size_t)n->min_props)
-        add_err(e, JS_INVALID, f, json_deep_copy(v),
+        add_err(e, JS_INVALID, f, jcopy(v),
                 "%s in body should have at least %lld properties", f, n->min_props);
     for (size_t i = 0; i < n->nreq; i++)
         if (!json_object_get(v, n->required[i])) {

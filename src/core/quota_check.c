@@ -12,6 +12,7 @@
  * quotas per call and then runs the very same steps.
  */
 #include "core/quota_check.h"
+#include "core/jdump.h"
 
 #include "core/deferred.h"
 #include "core/jget.h"
@@ -799,7 +800,7 @@ int quota_apply_used(json_t *quotas, const quota_result *res)
         if (!res->used[i] || !q) continue;
         st = json_object_get(q, "status");
         if (!st && json_object_set_new(q, "status", st = json_object())) return QUOTA_ENOMEM;
-        if (json_object_set_new(st, "used", json_deep_copy(res->used[i]))) return QUOTA_ENOMEM;
+        if (json_object_set_new(st, "used", jcopy(res->used[i]))) return QUOTA_ENOMEM;
     }
     return 0;
 }

@@ -7,6 +7,7 @@
  * PVCs; object counts; the public entry points; the controller recount.
  */
 #include "core/quota_eval.h"
+#include "core/jdump.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -798,7 +799,7 @@ static int scope_req_build(scope_req *r)
                name_go_quote(r->op, q, sizeof q));
         return r->built = -1;
     }
-    json_t *values = json_deep_copy(jget(r->s, "values"));
+    json_t *values = jcopy(jget(r->s, "values"));
     json_t *ls = json_pack("{s:[{s:s,s:s,s:o}]}", "matchExpressions", "key", r->name, "operator",
                            r->op, "values", values ? values : json_array());
     r->sel = ls ? sel_from_json(ls, e, sizeof e) : NULL;

@@ -1,5 +1,6 @@
 /* rollout.c - pure decisions of the workload controllers (see rollout.h). */
 #include "core/rollout.h"
+#include "core/jdump.h"
 
 #include "core/quantity.h"
 
@@ -401,7 +402,7 @@ static json_t *normal(const json_t *v)
         }
         return out;
     }
-    return json_deep_copy(v);
+    return jcopy(v);
 }
 
 json_t *ro_template_normal(const json_t *tmpl)

@@ -1,5 +1,6 @@
 /* smd.c - structured merge-diff over jansson values (see smd.h). */
 #include "core/smd.h"
+#include "core/jdump.h"
 
 #include "core/fieldset_impl.h"
 
@@ -112,7 +113,7 @@ static json_t *copy(sctx *c, const json_t *v, unsigned depth)
             }
         }
     } else {
-        out = json_deep_copy(v); /* a scalar */
+        out = jcopy(v); /* a scalar */
     }
     if (!out) fail(c, FS_ERR_NOMEM, "out of memory");
     return out;
@@ -205,7 +206,7 @@ static litem *lindex_find(const lindex *x, const fs_node *e)
 /* The printed element, for messages. */
 static void pe_describe(const fs_node *pe, char *buf, size_t n)
 {
-    char *s = json_dumps(pe->val, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *s = jdump(pe->val, NULL);
     snprintf(buf, n, "%s", s ? s : "?");
     free(s);
 }

@@ -1,5 +1,6 @@
 /* cq_books.c - custom quota books on the ledger (see cq_books.h). */
 #include "registry/cq_books.h"
+#include "core/jdump.h"
 
 #include "api/kinds.h"
 #include "core/dbuf.h"
@@ -645,7 +646,7 @@ static const char *obj_json(cq_obj *o)
     json_t *j =
         json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "group", o->group, "version", o->version,
                   "kind", o->kind, "name", o->name, "namespace", o->ns, "uid", o->uid);
-    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *text = j ? jdump(j, NULL) : NULL;
     json_decref(j);
     if (!text) return NULL;
     text[strlen(text) - 1] = 0; /* the closing brace */
@@ -683,7 +684,7 @@ static int claims_text(const cq_book *b, dbuf *out)
 static json_t *status_json(const cq_book *b, const char *now, bool claims)
 {
     json_t *st = json_object();
-    json_t *conds = json_deep_copy(json_object_get(b->last_status, "conditions"));
+    json_t *conds = jcopy(json_object_get(b->last_status, "conditions"));
     if (st && json_is_array(conds)) json_object_set(st, "conditions", conds);
     json_decref(conds);
     if (!st) return NULL;
@@ -769,7 +770,7 @@ static json_t *with_status(cq_book *b, const json_t *cur, bool *same)
  * status, then the status without claims, then the claims (claims_text). */
 static char *quota_text(const json_t *obj, const json_t *st, const cq_book *b, size_t *len)
 {
-    char *head = json_dumps(obj, JSON_COMPACT), *stext = json_dumps(st, JSON_COMPACT);
+    char *head = jdump(obj, NULL), *stext = jdump(st, NULL);
     dbuf out;
     dbuf_init(&out, SIZE_MAX / 2); /* (bounded by the claims: the store holds them) */
     size_t hn = head ? strlen(head) : 0, sn = stext ? strlen(stext) : 0;

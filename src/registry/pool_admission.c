@@ -19,6 +19,7 @@
  * are loaded again from what they wrote.
  */
 #include "registry/pool_admission.h"
+#include "core/jdump.h"
 
 #include "api/objects.h"
 #include "api/pool_kinds.h"
@@ -429,7 +430,7 @@ static int rewrite_claim(store_txn *t, const json_t *pool, const pool_view *view
                          const char *now, api_err *e)
 {
     char key[768];
-    json_t *copy = json_deep_copy(claim);
+    json_t *copy = jcopy(claim);
     if (!copy) return oom(e);
     int rc = claim_status(t, pool, view, st, copy, why, now, e);
     if (rc == 0 && !same_json(pb_get(claim, "status"), pb_get(copy, "status"))) {
@@ -828,7 +829,7 @@ static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, 
     }
     /* The annotation is an action: done (or refused) here, never kept. */
     pool_claim_strip_release(obj);
-    json_t *before = json_deep_copy(pb_get(obj, "status"));
+    json_t *before = jcopy(pb_get(obj, "status"));
     int rc = claim_write(t, k, obj, old, release, e);
     if (rc == 0) claim_events(t, obj, before);
     json_decref(before);
@@ -888,7 +889,7 @@ static int pool_gone(store_txn *t, const api_kind *k, json_t *obj, const json_t 
             continue;
         }
         snprintf(why, sizeof why, "ResourcePool.%s \"%s\" not found", POOL_GROUP, pc.name);
-        json_t *c = json_deep_copy(r->obj);
+        json_t *c = jcopy(r->obj);
         if (!c) rc = oom(e);
         if (c) status_out(c, why, now);
         if (c) rc = pb_put(t, key, c, e);
@@ -941,7 +942,7 @@ static int admit_namespace(store_txn *t, const api_kind *k, reg_op op, const jso
         return 0;
     json_t *gone = NULL; /* a namespace deleted at once: as one being deleted */
     if (op == REG_DELETE && !pb_get(pb_get(obj, "metadata"), "deletionTimestamp")) {
-        if (!(gone = json_deep_copy(obj))) return oom(e);
+        if (!(gone = jcopy(obj))) return oom(e);
         json_object_set_new(json_object_ensure(gone, "metadata"), "deletionTimestamp",
                             json_string("1970-01-01T00:00:00Z"));
         obj = gone;

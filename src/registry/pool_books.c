@@ -1,5 +1,6 @@
 /* pool_books.c - a ResourcePool's books on the ledger (see pool_books.h). */
 #include "registry/pool_books.h"
+#include "core/jdump.h"
 
 #include "api/objects.h"
 #include "core/rfc3339.h"
@@ -294,7 +295,7 @@ json_t *pb_status_json(const json_t *pool, const pool_view *view, json_t *namesp
     rlist *used = rl_new(), *avail = rl_new();
     /* everything is rendered anew but the conditions, whose
      * lastTransitionTime is kept while their status holds */
-    json_t *status = json_object(), *conds = json_deep_copy(pb_get(old_status, "conditions"));
+    json_t *status = json_object(), *conds = jcopy(pb_get(old_status, "conditions"));
     if (status && json_is_array(conds)) json_object_set(status, "conditions", conds);
     json_decref(conds);
     if (!used || !avail || !status || pool_allocation(st, view, used, avail) != POOL_OK) {

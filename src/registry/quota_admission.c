@@ -20,6 +20,7 @@
  * The decisions themselves are pure (core/quota_check.c, core/quota_eval.c).
  */
 #include "registry/quota_admission.h"
+#include "core/jdump.h"
 
 #include "api/core_validation.h"
 #include "api/pool_kinds.h"
@@ -247,7 +248,7 @@ static int fill_own_status(store_txn *t, json_t *quota, reg_op op, api_err *e)
 {
     json_t *hard = json_object_get(json_object_get(quota, "spec"), "hard");
     json_t *status = json_object();
-    json_object_set_new(status, "hard", hard ? json_deep_copy(hard) : json_object());
+    json_object_set_new(status, "hard", hard ? jcopy(hard) : json_object());
     json_t *old_status = json_object_get(quota, "status");
     json_t *old_used = json_object_get(old_status, "used");
     if (old_used) json_object_set(status, "used", old_used);

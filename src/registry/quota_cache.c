@@ -1,5 +1,6 @@
 /* quota_cache.c - parsed quotas and status templates (see quota_cache.h). */
 #include "registry/quota_cache.h"
+#include "core/jdump.h"
 
 #include "core/strmap.h"
 
@@ -66,7 +67,7 @@ static quota_tpl *tpl_build(const json_t *q)
     if (tq && st && meta && !json_object_set_new(meta, "resourceVersion", json_string(RV_MARK)) &&
         !json_object_set_new(st, "used", json_string(USED_MARK)) &&
         !json_object_set(tq, "metadata", meta) && !json_object_set(tq, "status", st))
-        text = json_dumps(tq, JSON_COMPACT);
+        text = jdump(tq, NULL);
     json_decref(tq);
     json_decref(st);
     json_decref(meta);
@@ -129,13 +130,13 @@ char *quota_cache_render(const char *key, const json_t *base, const json_t *q, s
     free(used);
     if (!text) { /* no template (or out of memory): the plain way */
         quota_tpl_unref(t);
-        text = json_dumps(q, JSON_COMPACT);
+        text = jdump(q, NULL);
         if (text) *len = strlen(text);
         return text;
     }
 #ifndef NDEBUG
     /* Debug builds (the test suite) prove every splice against jansson. */
-    char *check = json_dumps(q, JSON_COMPACT);
+    char *check = jdump(q, NULL);
     if (!check || strcmp(check, text) != 0) {
         fprintf(stderr, "quota template mismatch:\n%s\n%s\n", text, check ? check : "(null)");
         abort();

@@ -1,5 +1,6 @@
 /* registry.c - create/update/delete with Kubernetes semantics (see registry.h). */
 #include "registry/registry.h"
+#include "core/jdump.h"
 
 #include "api/fieldmanager.h"
 #include "api/objects.h"
@@ -159,7 +160,7 @@ static int put_obj(store_txn *t, const api_kind *k, const char *ns, const char *
     if ((stored && !(k->flags & API_KIND_CONVERTS)) || share) {
         store_obj *o = store_txn_get(t, key);
         /* (a copy: obj is the caller's, and changes after this) */
-        if (o && share) store_obj_set_doc(o, json_deep_copy(obj));
+        if (o && share) store_obj_set_doc(o, jcopy(obj));
         if (stored && !(k->flags & API_KIND_CONVERTS))
             *stored = o;
         else
@@ -434,7 +435,7 @@ static int create_in(store_txn *t, const api_kind *k, const char *ns, json_t *ob
 int reg_create_as(store *st, const api_kind *k, const char *ns, const json_t *in,
                   const reg_writer *w, bool dry_run, json_t **out, api_err *e)
 {
-    json_t *obj = json_deep_copy(in);
+    json_t *obj = jcopy(in);
     store_txn *t = NULL;
     bool generated;
     if (!obj) return api_err_set(e, API_INTERNAL, "out of memory");
@@ -532,7 +533,7 @@ static int prepare_update(const api_kind *k, const char *ns, const char *name, c
         *pnew = nw = resized;
     } else if (strcmp(sub, "status") == 0) {
         /* The status subresource changes status only. */
-        json_t *merged = json_deep_copy(cur);
+        json_t *merged = jcopy(cur);
         if (!merged) return api_err_set(e, API_INTERNAL, "out of memory");
         json_t *status = json_object_get(nw, "status");
         if (status)
@@ -626,7 +627,7 @@ static int prepare_from(const store_obj *o, const api_kind *k, const char *ns, c
 {
     *nw = NULL;
     json_t *doc = store_obj_doc_cached(o); /* (a copy of a parse is cheaper than a parse) */
-    *cur = doc ? json_deep_copy(doc) : store_obj_parse(o);
+    *cur = doc ? jcopy(doc) : store_obj_parse(o);
     json_decref(doc);
     if (!*cur) return api_err_set(e, API_INTERNAL, "stored object is corrupt");
     api_kind_to_version(k, *cur); /* the mutation sees the object in the request's version */

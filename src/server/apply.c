@@ -22,6 +22,7 @@
  *   413 a configuration too large to merge (aliases included).
  */
 #include "server/server.h"
+#include "core/jdump.h"
 
 #include "api/fieldmanager.h"
 #include "api/schema.h"
@@ -112,7 +113,7 @@ static json_t *configuration(const req *rq, const api_kind *k, const char *ns, c
      * kind's, of its type (checked on a copy: the configuration is applied
      * as sent, nulls included) */
     const sch_msg *m = api_kind_schema(k);
-    json_t *copy = m ? json_deep_copy(c) : NULL;
+    json_t *copy = m ? jcopy(c) : NULL;
     bool nomem = m && !copy;
     tc_result r = {0};
     int rc = m ? (copy ? tc_decode(m, copy, &r) : -1) : 0;

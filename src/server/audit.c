@@ -1,5 +1,6 @@
 /* audit.c - audit Events and the audit Policy (see audit.h). */
 #include "server/audit.h"
+#include "core/jdump.h"
 
 #include "api/yaml.h"
 #include "core/dbuf.h"
@@ -352,7 +353,7 @@ static int add_opt(dbuf *b, const char *key, const char *v)
 /* `"key":<json>`: a request or response object, compact. */
 static int add_json(dbuf *b, const char *key, const json_t *j)
 {
-    char *t = json_dumps(j, JSON_COMPACT);
+    char *t = jdump(j, NULL);
     if (!t) return -1;
     int rc = dbuf_printf(b, ",\"%s\":", key);
     if (rc == 0) rc = dbuf_adds(b, t);

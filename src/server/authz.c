@@ -1,5 +1,6 @@
 /* authz.c - RBAC on the request path (see authz.h). */
 #include "server/authz.h"
+#include "core/jdump.h"
 
 #include "api/protobuf.h"
 #include "core/jget.h"
@@ -286,7 +287,7 @@ json_t *authz_review_reply(const json_t *in, const char *group, const char *kind
     json_object_set_new(meta, "creationTimestamp", json_null());
     json_object_set_new(out, "metadata", meta);
     const json_t *spec = json_object_get(in, "spec");
-    json_object_set_new(out, "spec", json_is_object(spec) ? json_deep_copy(spec) : json_object());
+    json_object_set_new(out, "spec", json_is_object(spec) ? jcopy(spec) : json_object());
     json_object_set_new(out, "status", status);
     return out;
 }
@@ -422,7 +423,7 @@ done:
 static json_t *replace_with(const json_t *cur, void *ctx, api_err *e)
 {
     (void)e;
-    json_t *nw = json_deep_copy((const json_t *)ctx);
+    json_t *nw = jcopy((const json_t *)ctx);
     json_t *m = json_object_get(cur, "metadata");
     if (nw && m) {
         json_object_set_new(json_object_get(nw, "metadata"), "resourceVersion",

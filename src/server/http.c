@@ -38,6 +38,7 @@
  *    request is answered 413 without buffering the rest.
  */
 #include "server/http.h"
+#include "core/jdump.h"
 #include "server/authz.h"
 #include "server/impersonate.h"
 
@@ -392,7 +393,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, waker *w, resp *rs)
         char *body = rs->raw;
         size_t len = rs->raw_len;
         if (!body) {
-            body = rs->json ? json_dumps(rs->json, JSON_COMPACT) : strdup("");
+            body = rs->json ? jdump(rs->json, NULL) : strdup("");
             len = body ? strlen(body) : 0;
         }
         rs->raw = NULL;

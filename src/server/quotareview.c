@@ -17,6 +17,7 @@
  * /apis/allot.dev/v1/quotareviews -f review.yaml` (docs/explain.md).
  */
 #include "api/yaml.h"
+#include "core/jdump.h"
 #include "registry/explain.h"
 #include "server/authz.h"
 #include "server/server.h"
@@ -50,7 +51,7 @@ static json_t *object_of(const json_t *spec, api_err *e)
         return NULL;
     }
     if (json_is_object(o)) {
-        obj = json_deep_copy(o);
+        obj = jcopy(o);
     } else if (json_is_string(m)) {
         obj = parse_text(json_string_value(m), json_string_length(m), err, sizeof err);
         if (obj && !json_is_object(obj)) {

@@ -6,6 +6,7 @@
  * decodes requests, checks them against the URL and encodes responses.
  */
 #include "server/server.h"
+#include "core/jdump.h"
 
 #include "api/discovery.h"
 #include "api/fieldmanager.h"
@@ -394,7 +395,7 @@ static int patch_invalid(const req *rq, const json_t *obj, const char *why, api_
         text = p ? tc_go_value(p, PATCH_VALUE_MAX + 1) : NULL;
         json_decref(p);
     } else {
-        text = json_dumps(obj, JSON_COMPACT);
+        text = jdump(obj, NULL);
     }
     char shown[PATCH_VALUE_MAX + 4];
     snprintf(shown, sizeof shown, "%.*s%s", PATCH_VALUE_MAX, text ? text : "",
@@ -529,7 +530,7 @@ static int add_object_text(dbuf *b, const api_kind *k, const store_obj *o)
     json_t *obj = store_obj_parse(o);
     if (!obj) return -1;
     api_kind_to_version(k, obj);
-    char *text = json_dumps(obj, JSON_COMPACT);
+    char *text = jdump(obj, NULL);
     json_decref(obj);
     int rc = text ? dbuf_adds(b, text) : -1;
     free(text);
@@ -837,7 +838,7 @@ static json_t *mutate_scale(const json_t *cur, void *ctx, api_err *e)
         json_decref(want);
         return NULL;
     }
-    json_t *nw = json_deep_copy(cur);
+    json_t *nw = jcopy(cur);
     if (!nw || set_path(nw, spec_replicas_path(sc->kind), replicas) != 0) {
         json_decref(nw);
         json_decref(want);
@@ -887,7 +888,7 @@ static void do_scale(req *rq, resp *rs, const route *rt, bool write, bool patch)
 
 json_t *rest_replace(const json_t *cur, void *ctx, api_err *e)
 {
-    return json_deep_copy(ctx);
+    return jcopy(ctx);
 }
 
 typedef struct patch_ctx {

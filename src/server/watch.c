@@ -17,6 +17,7 @@
  * history, never a copy of its own.
  */
 #include "server/server.h"
+#include "core/jdump.h"
 
 #include "api/kinds.h"
 #include "api/table.h"
@@ -90,7 +91,7 @@ static void emit(watch_ctx *c, const char *type, const store_obj *o)
         dbuf_printf(&c->out, "{\"type\":\"%s\",\"object\":", type);
         if (c->kind->flags & API_KIND_CONVERTS) {
             json_t *obj = served_obj(c, o);
-            char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+            char *text = obj ? jdump(obj, NULL) : NULL;
             dbuf_adds(&c->out, text ? text : "null");
             free(text);
             json_decref(obj);
@@ -107,7 +108,7 @@ static void emit(watch_ctx *c, const char *type, const store_obj *o)
     if (c->table_header_sent) json_object_set_new(tbl, "columnDefinitions", json_array());
     c->table_header_sent = true;
     json_t *ev = json_pack("{s:s, s:o}", "type", type, "object", tbl);
-    char *text = json_dumps(ev, JSON_COMPACT);
+    char *text = jdump(ev, NULL);
     json_decref(ev);
     if (text) {
         dbuf_adds(&c->out, text);
@@ -130,7 +131,7 @@ static void emit_bookmark(watch_ctx *c, int64_t rv, bool initial_end)
 static void emit_error(watch_ctx *c, const api_err *e)
 {
     json_t *ev = json_pack("{s:s, s:o}", "type", "ERROR", "object", api_err_status(e));
-    char *text = json_dumps(ev, JSON_COMPACT);
+    char *text = jdump(ev, NULL);
     json_decref(ev);
     if (text) {
         dbuf_adds(&c->out, text);

@@ -12,6 +12,7 @@
  * one fsync. Watch events are published only after they are durable.
  */
 #include "store/store.h"
+#include "core/jdump.h"
 
 #include "core/jsontext.h"
 #include "core/strmap.h"
@@ -1256,9 +1257,7 @@ static int txn_push(store_txn *t, store_ev_type type, store_obj *o, bool derived
 
 static char *serialize(const json_t *obj, size_t *len)
 {
-    char *text = json_dumps(obj, JSON_COMPACT);
-    if (text) *len = strlen(text);
-    return text;
+    return jdump(obj, len);
 }
 
 /* `text`: the caller's serialisation of obj (ownership moves here), or NULL. */
