@@ -148,7 +148,7 @@ typedef struct store_config {
     size_t history_bytes;      /* event_history's events hold at most this many bytes of JSON
                                   (default 64 MiB; the newest event is kept whatever its size) */
     size_t doc_cache_bytes;    /* parsed objects kept (store_obj_doc), at most about this much
-                                  memory (default 64 MiB) */
+                                  memory (default 32 MiB) */
 } store_config;
 
 /* Takes ownership of the backend (closed by store_close). NULL on error. */
