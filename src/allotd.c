@@ -24,10 +24,10 @@
 #include "server/http.h"
 #include "server/inflight.h"
 #include "server/kubeconfig.h"
-#include "server/log.h"
+#include "util/log.h"
 #include "server/metrics.h"
 #include "server/satoken.h"
-#include "server/secfile.h"
+#include "util/secfile.h"
 #include "server/tls.h"
 #include "server/tokenrequest.h"
 

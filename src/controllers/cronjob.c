@@ -29,7 +29,7 @@
 #include "core/rfc3339.h"
 #include "registry/events.h"
 #include "registry/registry.h"
-#include "server/log.h"
+#include "util/log.h"
 #include "util/clock.h"
 
 #include <stdio.h>

@@ -35,7 +35,7 @@
 #include "core/strmap.h"
 #include "registry/events.h"
 #include "registry/registry.h"
-#include "server/log.h"
+#include "util/log.h"
 #include "util/clock.h"
 
 #include <stdio.h>

@@ -22,7 +22,7 @@
 
 #include "api/objects.h"
 #include "registry/registry.h"
-#include "server/log.h"
+#include "util/log.h"
 #include "util/clock.h"
 
 #include <pthread.h>

@@ -27,7 +27,7 @@
 #include "core/jget.h"
 #include "core/strmap.h"
 #include "registry/registry.h"
-#include "server/log.h"
+#include "util/log.h"
 #include "util/clock.h"
 
 #include <pthread.h>

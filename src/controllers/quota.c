@@ -13,7 +13,7 @@
 
 #include "registry/quota_admission.h"
 #include "registry/quota_ledger.h"
-#include "server/log.h"
+#include "util/log.h"
 #include "util/clock.h"
 
 #include <errno.h>

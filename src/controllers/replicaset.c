@@ -42,7 +42,7 @@
 #include "core/selector.h"
 #include "core/strmap.h"
 #include "registry/registry.h"
-#include "server/log.h"
+#include "util/log.h"
 #include "util/clock.h"
 
 #include <stdatomic.h>

@@ -37,8 +37,8 @@
 #include "registry/events.h"
 #include "registry/quota_deferred.h"
 #include "registry/registry.h"
-#include "server/log.h"
-#include "server/metrics_util.h"
+#include "util/log.h"
+#include "core/promtext.h"
 #include "util/clock.h"
 
 #include <pthread.h>

@@ -4,7 +4,7 @@
 
 #include "api/yaml.h"
 #include "core/dbuf.h"
-#include "server/log.h"
+#include "util/log.h"
 #include "registry/registry.h"
 
 #include <errno.h>

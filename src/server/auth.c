@@ -6,7 +6,7 @@
  * known token replaces its entry), so a lookup matches at most one.
  */
 #include "server/auth.h"
-#include "server/secfile.h"
+#include "util/secfile.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -45,7 +45,7 @@
 #include "core/urlpath.h"
 #include "server/conntrack.h"
 #include "server/inflight.h"
-#include "server/log.h"
+#include "util/log.h"
 #include "server/metrics.h"
 #include "server/ui.h"
 #include "util/clock.h"

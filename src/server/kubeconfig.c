@@ -6,7 +6,7 @@
  * to check by eye.
  */
 #include "server/kubeconfig.h"
-#include "server/secfile.h"
+#include "util/secfile.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * the payload is believed until the signature verifies.
  */
 #include "server/satoken.h"
-#include "server/secfile.h"
+#include "util/secfile.h"
 
 #include <limits.h>
 #include <pthread.h>

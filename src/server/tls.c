@@ -8,7 +8,7 @@
  * mismatched by a crash fails the key-id check and is regenerated.
  */
 #include "server/tls.h"
-#include "server/secfile.h"
+#include "util/secfile.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "server/log.h"
+#include "util/log.h"
 
 static size_t fmt(char *line, size_t cap, const char *msg, const char *kv, ...)
 {

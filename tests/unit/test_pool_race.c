@@ -1098,7 +1098,10 @@ static void test_pool_race(void **state)
                         total(OP_CLAIM_RESIZE, OUT_EXHAUSTED) + total(OP_CLAIM_RESIZE, OUT_QUEUED) >
                     0);
         assert_true(total(OP_CLAIM_CREATE, OUT_BOUND) > 0);
-        assert_true(total(OP_RELABEL, OUT_OK) > 0);
+        /* (a relabel is refused while its namespace's claims are in use,
+         * which the pod creates can keep true for a whole run: each was
+         * tried, and decided one way or the other) */
+        assert_true(total(OP_RELABEL, OUT_OK) + total(OP_RELABEL, OUT_403) > 0);
         assert_true(total(OP_POOL_RESIZE, OUT_OK) > 0);
         assert_true(total(OP_POD_CREATE, OUT_OK) > 0);
     }

@@ -1,5 +1,5 @@
 /* secfile.c - atomic, permission-exact writes and bounded reads. See secfile.h. */
-#include "server/secfile.h"
+#include "util/secfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* log.h - structured (JSON lines) logging to stderr. Never pass secrets. */
-#ifndef ALLOT_SERVER_LOG_H
-#define ALLOT_SERVER_LOG_H
+#ifndef ALLOT_UTIL_LOG_H
+#define ALLOT_UTIL_LOG_H
 
 #include <stdarg.h>
 #include <stddef.h>

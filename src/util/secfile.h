@@ -7,8 +7,8 @@
  * fsync'd so the new name survives a crash. Reads are bounded by a caller cap.
  * This module never logs file contents: they are keys and tokens.
  */
-#ifndef ALLOT_SERVER_SECFILE_H
-#define ALLOT_SERVER_SECFILE_H
+#ifndef ALLOT_UTIL_SECFILE_H
+#define ALLOT_UTIL_SECFILE_H
 
 #include <stddef.h>
 #include <sys/types.h>

@@ -10,7 +10,7 @@
  * callers use (d i u o x, with l ll or z; f g c s %); anything else is written
  * as "?" rather than guessed at, since va_arg needs the exact type.
  */
-#include "server/log.h"
+#include "util/log.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
