@@ -256,7 +256,8 @@ void event_recorder_stop(event_recorder *r)
     pthread_cond_signal(&r->cv);
     pthread_mutex_unlock(&r->mu);
     pthread_join(r->thread, NULL);
-    free(r->pending); /* empty: the thread wrote everything before it returned */
+    store_sync(r->st); /* (its writes did not wait for the disk: they have now) */
+    free(r->pending);  /* empty: the thread wrote everything before it returned */
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     free(r);

@@ -47,10 +47,10 @@ struct ledger_entry {
     bool staged; /* in the staging area (else published, or about to be freed) */
     /* in-place kinds, published entries a transaction holds (in `touched`): */
     bool touched;
-    bool modified;         /* changed by ledger_modify */
-    bool loaded;           /* loaded after the transaction wrote (may hold its writes) */
-    store_obj *pending;    /* written by a flush: the version to adopt at commit */
-    int64_t written_ms;    /* when the flusher last wrote it (monotonic) */
+    bool modified;      /* changed by ledger_modify */
+    bool loaded;        /* loaded after the transaction wrote (may hold its writes) */
+    store_obj *pending; /* written by a flush: the version to adopt at commit */
+    int64_t written_ms; /* when the flusher last wrote it (monotonic) */
 };
 typedef struct ledger_entry entry;
 
@@ -687,9 +687,26 @@ static void *flusher_main(void *arg)
     return NULL;
 }
 
+/* store_on_reset: a batch the backend refused was undone; what transactions
+ * published here since may include its charges. Every value is loaded
+ * again (ops->load, a recount) by its next user. No transaction is open. */
+static void ledger_reset(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&L.mu);
+    void *v;
+    for (size_t it = 0; L.entries && strmap_next(L.entries, &it, NULL, &v);)
+        entry_free(v);
+    strmap_free(L.entries);
+    L.entries = strmap_new(); /* (NULL when out of memory: the code below copes) */
+    L.ndirty = 0;
+    pthread_mutex_unlock(&L.mu);
+}
+
 int ledger_start(store *st, unsigned flush_ms)
 {
     if (L.running) return -1;
+    if (store_on_reset(st, ledger_reset, NULL) != 0) return -1;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -711,6 +728,7 @@ void ledger_stop(void)
     pthread_cond_signal(&L.wake);
     pthread_mutex_unlock(&L.mu);
     pthread_join(L.thread, NULL);
+    store_sync(L.st); /* (its writes did not wait for the disk: they have now) */
     pthread_cond_destroy(&L.wake);
     L.running = false;
 }

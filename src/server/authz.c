@@ -29,6 +29,7 @@ static struct {
     snap *cur;
     _Atomic uint64_t gen; /* bumped by every committed RBAC write */
     const api_kind *kinds[K_N];
+    char prefixes[K_N][300]; /* their store keys' prefixes */
 } A = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *const resources[K_N] = {"roles", "clusterroles", "rolebindings",
@@ -104,12 +105,6 @@ static snap *acquire(void)
     return s;
 }
 
-static void bump(void *arg, int64_t rev, bool committed)
-{
-    (void)arg, (void)rev;
-    if (committed) atomic_fetch_add(&A.gen, 1);
-}
-
 static int kind_index(const api_kind *k)
 {
     for (int i = 0; i < K_N; i++)
@@ -117,23 +112,26 @@ static int kind_index(const api_kind *k)
     return -1;
 }
 
-static int track(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
-                 const json_t *old, bool dry_run, api_err *e)
+/* store_observe: an RBAC object published (durable, or taken in from
+ * elsewhere) makes the snapshot be built again, from what readers see. */
+static void observe(void *arg, const store_event *ev)
 {
-    (void)op, (void)sub, (void)obj, (void)old;
-    if (dry_run || kind_index(k) < 0) return 0;
-    if (store_txn_on_end(t, bump, NULL) != 0)
-        return api_err_set(e, API_INTERNAL, "too many transaction hooks");
-    return 0;
+    (void)arg;
+    for (int i = 0; i < K_N; i++)
+        if (!strncmp(ev->obj->key, A.prefixes[i], strlen(A.prefixes[i]))) {
+            atomic_fetch_add(&A.gen, 1);
+            return;
+        }
 }
-
-static const reg_admission tracker = {"RBACSnapshot", track};
 
 int authz_init(void)
 {
-    for (int i = 0; i < K_N; i++)
+    for (int i = 0; i < K_N; i++) {
         if (!(A.kinds[i] = api_kind_find(RBAC_GROUP, RBAC_VERSION, resources[i]))) return -1;
-    return reg_admission_register(&tracker);
+        api_kind_store_resource(A.kinds[i], A.prefixes[i], sizeof A.prefixes[i] - 1);
+        strcat(A.prefixes[i], "/");
+    }
+    return 0;
 }
 
 void authz_cleanup(void)
@@ -228,8 +226,7 @@ void authz_resource_attrs(const req *rq, const api_kind *k, const char *ns, cons
         verb = "patch";
     else if (!strcmp(m, "DELETE"))
         verb = *name ? "delete" : "deletecollection";
-    *a = (rbac_attrs){authz_user(rq), verb, true, k->group, k->resource, sub, name, ns,
-                      rq->path};
+    *a = (rbac_attrs){authz_user(rq), verb, true, k->group, k->resource, sub, name, ns, rq->path};
 }
 
 int authz_check_write(const req *rq, const api_kind *k, const char *ns, const json_t *obj,
@@ -241,8 +238,7 @@ int authz_check_write(const req *rq, const api_kind *k, const char *ns, const js
     snap *s = acquire();
     if (!s) return api_err_set(e, API_INTERNAL, "authorization is not available");
     char msg[4096];
-    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-                                                         "name"));
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
     int rc = i == K_ROLE || i == K_CLUSTERROLE
                  ? rbac_check_role_write(s->s, &u, ns, resources[i], obj, msg, sizeof msg)
                  : rbac_check_binding_write(s->s, &u, ns, json_object_get(obj, "roleRef"), msg,
@@ -263,9 +259,15 @@ static bool spec_attrs(const json_t *spec, rbac_user u, rbac_attrs *a)
     const json_t *ra = json_object_get(spec, "resourceAttributes");
     const json_t *na = json_object_get(spec, "nonResourceAttributes");
     if (json_is_object(ra)) {
-        *a = (rbac_attrs){u,          jtext(ra, "verb"), true, jtext(ra, "group"),
-                          jtext(ra, "resource"), jtext(ra, "subresource"), jtext(ra, "name"),
-                          jtext(ra, "namespace"), ""};
+        *a = (rbac_attrs){u,
+                          jtext(ra, "verb"),
+                          true,
+                          jtext(ra, "group"),
+                          jtext(ra, "resource"),
+                          jtext(ra, "subresource"),
+                          jtext(ra, "name"),
+                          jtext(ra, "namespace"),
+                          ""};
         return true;
     }
     if (json_is_object(na)) {
@@ -447,6 +449,7 @@ static bool drifted(const json_t *cur, const json_t *def)
 int authz_bootstrap(store *st, char *err, size_t n)
 {
     A.st = st;
+    if (store_observe(st, observe, NULL) != 0) return snprintf(err, n, "too many observers"), -1;
     json_t *defs = rbac_default_objects();
     if (!defs) return snprintf(err, n, "out of memory"), -1;
     size_t i;

@@ -952,9 +952,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
     }
     while (cs->rev && !store_is_durable(st, cs->rev)) {
-        if (atomic_load(&h->stopping)) {
-            store_wait_durable(st, cs->rev);
+        char why[512];
+        if (store_rev_failed(st, cs->rev, why, sizeof why)) {
+            /* the backend refused the write: nothing of it was published */
+            resp_clear(&cs->rs);
+            memset(&cs->rs, 0, sizeof cs->rs);
+            resp_errf(&cs->rs, API_INTERNAL, "Internal error occurred: %s", why);
             break;
+        }
+        if (atomic_load(&h->stopping)) { /* (no parking now: wait here) */
+            if (store_wait_durable(st, cs->rev) == 0 || !store_rev_failed(st, cs->rev, NULL, 0))
+                break; /* durable, or the store closed */
+            continue;  /* failed: answered above */
         }
         if (waker_park(w)) return MHD_YES; /* on_durable resumes it: here again */
     }

@@ -62,10 +62,20 @@ struct store {
     store_backend be;
     store_indexer indexer;
 
+    /* Two indexes of the same objects (each holds its references):
+     *  - `latest`: what transactions read, every commit included, durable or
+     *    not; changed only by the holder of txn_lock (commits, and the writer
+     *    undoing a batch that failed);
+     *  - `tables`: what readers and watchers see, changed when a batch is
+     *    durable (under index_lock). Nothing is published before the backend
+     *    has it: a batch the backend refuses is undone in `latest` and fails
+     *    its transactions, and no reader ever saw it. */
     pthread_mutex_t txn_lock;    /* one transaction at a time */
+    strmap *latest;              /* resource -> rtable* */
+    int64_t latest_rev;          /* last revision committed (under txn_lock) */
     pthread_rwlock_t index_lock; /* tables and rev */
     strmap *tables;              /* resource -> rtable* */
-    int64_t rev;                 /* last applied revision */
+    int64_t rev;                 /* last durable revision readers see */
 
     pthread_mutex_t mu;  /* everything below */
     pthread_cond_t work; /* writer: pending queue non-empty */
@@ -84,6 +94,27 @@ struct store {
     double derived_flush_s;
     int64_t durable_rev;
     int64_t queued_rev;
+    /* Revisions committed whose batch the backend refused: never durable
+     * (their transactions failed). Ranges, oldest first; failures are rare. */
+    struct {
+        int64_t lo, hi;
+    } * failed;
+    size_t nfailed, failed_cap;
+    char failed_err[512]; /* the backend's last refusal, for the callers */
+    /* Called (under txn_lock) after a refused batch was undone: what the
+     * layer above derived from the transactions that failed is to be
+     * derived again. */
+    struct {
+        void (*fn)(void *arg);
+        void *arg;
+    } resets[8];
+    size_t nresets;
+    /* Told every event as it is published, in order (store_observe). */
+    struct {
+        store_observer_fn fn;
+        void *arg;
+    } observers[16];
+    size_t nobservers;
     bool closing;
     pthread_t writer;
 
@@ -453,20 +484,20 @@ static size_t resource_len(const char *key)
     return slash ? (size_t)(slash - key) : strlen(key);
 }
 
-static rtable *table_for(store *s, const char *key, bool create)
+static rtable *table_for(strmap *tables, const char *key, bool create)
 {
     char res[256];
     size_t n = resource_len(key);
     if (n >= sizeof res) return NULL;
     memcpy(res, key, n);
     res[n] = '\0';
-    rtable *t = strmap_get(s->tables, res);
+    rtable *t = strmap_get(tables, res);
     if (t || !create) return t;
     t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->resource = strdup(res);
     t->by_ns = strmap_new();
-    if (!t->resource || !t->by_ns || strmap_put(s->tables, t->resource, t, NULL) != 0) {
+    if (!t->resource || !t->by_ns || strmap_put(tables, t->resource, t, NULL) != 0) {
         free(t->resource);
         strmap_free(t->by_ns);
         free(t);
@@ -509,10 +540,11 @@ static strmap *ns_objs(rtable *t, const char *key, bool create)
     return n->objs;
 }
 
-/* Replace (or remove, when o is NULL) the indexed object at key. Caller holds index_lock. */
-static int index_set(store *s, const char *key, store_obj *o)
+/* Replace (or remove, when o is NULL) the indexed object at key in one of
+ * the store's two indexes (see struct store). */
+static int index_set(strmap *tables, const char *key, store_obj *o)
 {
-    rtable *t = table_for(s, key, o != NULL);
+    rtable *t = table_for(tables, key, o != NULL);
     strmap *m = t ? ns_objs(t, key, o != NULL) : NULL;
     if (!m) return o ? -1 : 0;
     void *old = NULL;
@@ -533,9 +565,9 @@ static int index_set(store *s, const char *key, store_obj *o)
     return 0;
 }
 
-static store_obj *index_get(store *s, const char *key)
+static store_obj *index_get(strmap *tables, const char *key)
 {
-    rtable *t = table_for(s, key, false);
+    rtable *t = table_for(tables, key, false);
     strmap *m = t ? ns_objs(t, key, false) : NULL;
     return m ? strmap_get(m, key) : NULL;
 }
@@ -674,7 +706,7 @@ static void load_object(void *ctx, const char *key, int64_t rv, const char *json
     store *s = ctx;
     store_obj *o = obj_from_text(s, key, rv, json, len);
     if (!o) return;
-    if (index_set(s, key, o) != 0)
+    if (index_set(s->tables, key, o) != 0 || index_set(s->latest, key, o) != 0)
         fprintf(stderr, "{\"level\":\"error\",\"msg\":\"store: cannot index %s\"}\n", key);
     store_obj_unref(o);
 }
@@ -683,7 +715,7 @@ static void load_event(void *ctx, const store_op *ev)
 {
     store *s = ctx;
     if (s->seq_end == s->seq_first) s->history_start = ev->rv - 1;
-    store_obj *cur = index_get(s, ev->key);
+    store_obj *cur = index_get(s->tables, ev->key);
     store_obj *o = NULL;
     if (cur && cur->rv == ev->rv) {
         o = cur; /* share the indexed object */
@@ -735,6 +767,106 @@ static store_op *ops_reserve(store_op *ops, size_t *cap, size_t need)
     ops = realloc(ops, *cap * sizeof *ops);
     if (!ops) abort();
     return ops;
+}
+
+/* Tell the observers an event is published (under mu). */
+static void observe(store *s, store_ev_type type, store_obj *obj, store_obj *prev)
+{
+    if (!s->nobservers) return;
+    store_event ev = {type, obj->rv, obj, prev};
+    for (size_t i = 0; i < s->nobservers; i++)
+        s->observers[i].fn(s->observers[i].arg, &ev);
+}
+
+int store_observe(store *s, store_observer_fn fn, void *arg)
+{
+    pthread_mutex_lock(&s->mu);
+    int rc = -1;
+    if (s->nobservers < sizeof s->observers / sizeof *s->observers) {
+        s->observers[s->nobservers].fn = fn;
+        s->observers[s->nobservers++].arg = arg;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* Whether revision rev belongs to a batch the backend refused (under mu). */
+static bool rev_failed(const store *s, int64_t rev)
+{
+    for (size_t i = s->nfailed; i-- > 0;)
+        if (rev >= s->failed[i].lo && rev <= s->failed[i].hi) return true;
+    return false;
+}
+
+/* The backend refused `batch` (taken by the writer): undo it and every
+ * transaction queued after it in the transactions' index, record their
+ * revisions as failed, fail their waiters, and let the layer above derive
+ * its state again. Takes txn_lock (no transaction may read what is undone)
+ * and mu; called with neither held. */
+static void fail_pending(store *s, pendq *batch, const char *err)
+{
+    pthread_mutex_lock(&s->txn_lock);
+    pthread_mutex_lock(&s->mu);
+    pendq later = s->queue;
+    s->queue = (pendq){0};
+    int64_t lo = INT64_MAX, hi = 0;
+    /* newest first: each write puts back what it replaced */
+    for (size_t k = 2; k-- > 0;) {
+        pendq *q = k ? &later : batch;
+        for (size_t i = q->n; i-- > 0;) {
+            pending *p = &q->v[i];
+            if (index_set(s->latest, p->obj->key, p->prev) != 0) abort(); /* (see commit) */
+            if (p->obj->rv < lo) lo = p->obj->rv;
+            if (p->obj->rv > hi) hi = p->obj->rv;
+        }
+    }
+    if (hi) {
+        if (s->nfailed == s->failed_cap) {
+            size_t nc = s->failed_cap ? s->failed_cap * 2 : 8;
+            void *nv = realloc(s->failed, nc * sizeof *s->failed);
+            if (!nv) abort(); /* (a failure we could not record would be served as success) */
+            s->failed = nv;
+            s->failed_cap = nc;
+        }
+        s->failed[s->nfailed].lo = lo;
+        s->failed[s->nfailed++].hi = hi;
+    }
+    snprintf(s->failed_err, sizeof s->failed_err, "%s", err);
+    s->stats.failed_batches++;
+    /* derived values waiting to be written may come from what failed: they
+     * are derived again (the resets below) and written then */
+    void *o;
+    for (size_t it = 0; strmap_next(s->unflushed, &it, NULL, &o);)
+        store_obj_unref(o);
+    strmap_free(s->unflushed);
+    if (!(s->unflushed = strmap_new())) abort();
+    /* every waiter still waiting is one of these */
+    durable_waiter *dead = s->waiters;
+    size_t ndead = s->nwaiters;
+    s->waiters = NULL;
+    s->nwaiters = s->waiters_cap = 0;
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < s->nresets; i++)
+        s->resets[i].fn(s->resets[i].arg);
+    pthread_mutex_unlock(&s->txn_lock);
+    fprintf(stderr,
+            "{\"level\":\"error\",\"msg\":\"store: the backend refused a batch; its "
+            "transactions failed\",\"revisions\":\"%lld-%lld\"}\n",
+            (long long)lo, (long long)hi);
+    pthread_cond_broadcast(&s->done);
+    for (size_t i = 0; i < ndead; i++)
+        dead[i].fn(dead[i].arg, false);
+    free(dead);
+    for (size_t k = 0; k < 2; k++) {
+        pendq *q = k ? &later : batch;
+        for (size_t i = 0; i < q->n; i++) {
+            store_obj_unref(q->v[i].obj);
+            store_obj_unref(q->v[i].prev);
+        }
+        q->n = 0;
+    }
+    free(later.v);
 }
 
 /* Move the waiters whose revision is durable into *out (grown as needed;
@@ -816,10 +948,11 @@ static void *writer_main(void *arg)
             last_flush = t0;
         }
         if (s->be.write_batch(s->be.impl, ops, n, rev, err, sizeof err) != 0) {
-            /* Memory already holds these writes; continuing would serve data that
-             * is not on disk. Stop, and let a restart reload the durable state. */
-            fprintf(stderr, "{\"level\":\"fatal\",\"msg\":\"store: write failed: %s\"}\n", err);
-            abort();
+            /* Nothing of the batch was published: undo it, and everything
+             * committed after it (which may have read it), and fail them. */
+            fail_pending(s, &batch, err);
+            pthread_mutex_lock(&s->mu);
+            continue;
         }
         for (size_t i = n - flushed; i < n; i++)
             unflushed_set(s, ops[i].key, NULL);
@@ -829,9 +962,23 @@ static void *writer_main(void *arg)
         s->stats.derived_flushed += flushed;
         if (batch.n == 0) continue; /* a flush of derived values only */
         stats_observe(s, secs, batch.n);
+        /* Readers see the batch now: the index and the history change under
+         * mu together, so a list at revision R and a watch from R (which
+         * takes mu) never see an event twice or miss one. */
+        pthread_rwlock_wrlock(&s->index_lock);
+        for (size_t i = 0; i < batch.n; i++) {
+            pending *p = &batch.v[i];
+            /* (only a hash-table grow can fail: out of memory here is fatal,
+             * as in Redis, rather than a half-updated index) */
+            if (index_set(s->tables, p->obj->key, p->type == STORE_EV_DELETED ? NULL : p->obj) != 0)
+                abort();
+        }
+        s->rev = batch.v[batch.n - 1].obj->rv;
+        pthread_rwlock_unlock(&s->index_lock);
         uint64_t first_seq = s->seq_end;
         for (size_t i = 0; i < batch.n; i++) {
             pending *p = &batch.v[i];
+            observe(s, p->type, p->obj, p->prev);
             ring_push(s, p->type, p->obj, p->prev);
             store_obj_unref(p->obj);
             store_obj_unref(p->prev);
@@ -882,9 +1029,10 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
         (cfg && cfg->derived_flush_ms ? cfg->derived_flush_ms : DEFAULT_DERIVED_FLUSH_MS) / 1e3;
     s->ring = calloc(s->ring_cap, sizeof *s->ring);
     s->tables = strmap_new();
+    s->latest = strmap_new();
     s->unflushed = strmap_new();
     s->watch_by_res = strmap_new();
-    if (!s->ring || !s->tables || !s->unflushed || !s->watch_by_res) {
+    if (!s->ring || !s->tables || !s->latest || !s->unflushed || !s->watch_by_res) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -907,7 +1055,7 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     int64_t rev = 0;
     s->history_start = -1;
     if (s->be.load(s->be.impl, s, load_object, load_event, &rev, err, errlen) != 0) goto fail;
-    s->rev = s->durable_rev = s->queued_rev = rev;
+    s->rev = s->latest_rev = s->durable_rev = s->queued_rev = rev;
     if (s->seq_end == s->seq_first) s->history_start = rev;
     /* What the load read but the ring did not keep (a smaller history than
      * the last run's, or a database from before the byte bound) is dropped
@@ -927,12 +1075,12 @@ fail:
     return NULL;
 }
 
-static void tables_free(store *s)
+static void tables_free(strmap *tables)
 {
-    if (!s->tables) return;
+    if (!tables) return;
     const char *k;
     void *v;
-    for (size_t it = 0; strmap_next(s->tables, &it, &k, &v);) {
+    for (size_t it = 0; strmap_next(tables, &it, &k, &v);) {
         rtable *t = v;
         void *n, *o;
         for (size_t i = 0; strmap_next(t->by_ns, &i, NULL, &n);) {
@@ -944,7 +1092,7 @@ static void tables_free(store *s)
         free(t->resource);
         free(t);
     }
-    strmap_free(s->tables);
+    strmap_free(tables);
 }
 
 void store_close(store *s)
@@ -975,7 +1123,8 @@ void store_close(store *s)
     free(s->queue.v);
     strmap_free(s->unflushed); /* the writer flushed it before exiting */
     doc_clear(s);              /* (objects freed from here on leave the cache alone) */
-    tables_free(s);
+    tables_free(s->tables);
+    tables_free(s->latest);
     if (s->be.close) s->be.close(s->be.impl);
     free(s);
 }
@@ -1001,7 +1150,7 @@ int64_t store_oldest_revision(store *s)
 store_obj *store_get(store *s, const char *key)
 {
     pthread_rwlock_rdlock(&s->index_lock);
-    store_obj *o = index_get(s, key);
+    store_obj *o = index_get(s->tables, key);
     if (o) store_obj_ref(o);
     pthread_rwlock_unlock(&s->index_lock);
     return o;
@@ -1036,11 +1185,12 @@ static void collect_from(strmap *m, const char *prefix, size_t plen, bool exact,
     }
 }
 
-static int collect(store *s, const char *prefix, bool borrow, store_obj ***out, size_t *n)
+/* Collect from one of the two indexes (the caller holds what guards it). */
+static int collect(strmap *tables, const char *prefix, bool borrow, store_obj ***out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    rtable *t = table_for(s, prefix, false);
+    rtable *t = table_for(tables, prefix, false);
     if (!t) return 0;
     char ns[320];
     bool one_ns = key_ns(prefix, ns, sizeof ns);
@@ -1071,7 +1221,7 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
     store_obj **v;
     size_t k;
     pthread_rwlock_rdlock(&s->index_lock);
-    int rc = collect(s, prefix, false, &v, &k);
+    int rc = collect(s->tables, prefix, false, &v, &k);
     if (rev) *rev = s->rev;
     pthread_rwlock_unlock(&s->index_lock);
     if (rc != 0) return -1;
@@ -1098,7 +1248,7 @@ static int reindex_event_obj(store *s, store_obj **p, const char *prefix, size_t
 {
     store_obj *o = *p;
     if (!o || strncmp(o->key, prefix, plen) != 0) return 0;
-    store_obj *cur = index_get(s, o->key), *nw = NULL;
+    store_obj *cur = index_get(s->tables, o->key), *nw = NULL;
     if (cur && cur->rv == o->rv) {
         store_obj_ref(cur);
         nw = cur;
@@ -1110,26 +1260,35 @@ static int reindex_event_obj(store *s, store_obj **p, const char *prefix, size_t
     return 0;
 }
 
-int store_reindex(store *s, const char *prefix)
+/* Replace the objects under prefix in one index by copies indexed anew;
+ * the readers' index is changed under index_lock. */
+static int reindex_tables(store *s, strmap *tables, const char *prefix, bool readers)
 {
-    store_txn *t = store_begin(s); /* no write can move the index meanwhile */
-    if (!t) return -1;
     store_obj **v = NULL;
     size_t k = 0;
-    int rc = collect(s, prefix, true, &v, &k);
+    int rc = collect(tables, prefix, true, &v, &k);
     for (size_t i = 0; rc == 0 && i < k; i++) {
         store_obj *o = obj_from_text(s, v[i]->key, v[i]->rv, v[i]->json, v[i]->len);
         if (!o) {
             rc = -1;
             break;
         }
-        pthread_rwlock_wrlock(&s->index_lock);
-        int set = index_set(s, o->key, o); /* drops the index's reference to v[i] */
-        pthread_rwlock_unlock(&s->index_lock);
+        if (readers) pthread_rwlock_wrlock(&s->index_lock);
+        int set = index_set(tables, o->key, o); /* drops the index's reference to v[i] */
+        if (readers) pthread_rwlock_unlock(&s->index_lock);
         store_obj_unref(o);
         if (set != 0) rc = -1;
     }
     free(v);
+    return rc;
+}
+
+int store_reindex(store *s, const char *prefix)
+{
+    store_txn *t = store_begin(s); /* no write can move the index meanwhile */
+    if (!t) return -1;
+    int rc = reindex_tables(s, s->latest, prefix, false);
+    if (rc == 0) rc = reindex_tables(s, s->tables, prefix, true);
     /* the watch history too: a watch resuming from it filters on the index */
     size_t plen = strlen(prefix);
     pthread_mutex_lock(&s->mu);
@@ -1152,7 +1311,7 @@ store_txn *store_begin(store *s)
     if (!t) return NULL;
     t->s = s;
     pthread_mutex_lock(&s->txn_lock);
-    t->rev = s->rev + 1; /* only transactions move rev, and we hold txn_lock */
+    t->rev = s->latest_rev + 1; /* only transactions move it, and we hold txn_lock */
     return t;
 }
 
@@ -1180,7 +1339,7 @@ store_obj *store_txn_get(store_txn *t, const char *key)
     if (p)
         o = p->type == STORE_EV_DELETED ? NULL : p->obj;
     else
-        o = index_get(t->s, key); /* we are the only writer: no lock needed to read */
+        o = index_get(t->s->latest, key); /* (the txn_lock holder's alone) */
     if (o) store_obj_ref(o);
     return o;
 }
@@ -1213,7 +1372,7 @@ static int txn_list(store_txn *t, const char *prefix, bool sorted, bool borrow, 
 {
     store_obj **v;
     size_t k;
-    if (collect(t->s, prefix, borrow, &v, &k) != 0) return -1;
+    if (collect(t->s->latest, prefix, borrow, &v, &k) != 0) return -1;
     size_t plen = strlen(prefix);
     for (size_t i = 0; i < t->n; i++) {
         pending *p = &t->w[i];
@@ -1393,7 +1552,9 @@ int store_when_durable(store *s, int64_t rev, void (*fn)(void *arg, bool ok), vo
 {
     pthread_mutex_lock(&s->mu);
     int rc = 0;
-    if (s->durable_rev < rev) {
+    if (rev_failed(s, rev)) {
+        rc = 2;
+    } else if (s->durable_rev < rev) {
         rc = 1;
         if (s->nwaiters == s->waiters_cap) {
             size_t nc = s->waiters_cap ? s->waiters_cap * 2 : 64;
@@ -1414,19 +1575,44 @@ int store_when_durable(store *s, int64_t rev, void (*fn)(void *arg, bool ok), vo
 bool store_is_durable(store *s, int64_t rev)
 {
     pthread_mutex_lock(&s->mu);
-    bool d = s->durable_rev >= rev;
+    bool d = s->durable_rev >= rev && !rev_failed(s, rev);
     pthread_mutex_unlock(&s->mu);
     return d;
+}
+
+bool store_rev_failed(store *s, int64_t rev, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    bool f = rev_failed(s, rev);
+    if (f && err) snprintf(err, errlen, "%s", s->failed_err);
+    pthread_mutex_unlock(&s->mu);
+    return f;
 }
 
 int store_wait_durable(store *s, int64_t rev)
 {
     pthread_mutex_lock(&s->mu);
-    while (s->durable_rev < rev && !s->closing)
+    while (s->durable_rev < rev && !rev_failed(s, rev) && !s->closing)
         pthread_cond_wait(&s->done, &s->mu);
-    int rc = s->durable_rev >= rev ? 0 : -1;
+    int rc = s->durable_rev >= rev && !rev_failed(s, rev) ? 0 : -1;
     pthread_mutex_unlock(&s->mu);
     return rc;
+}
+
+int store_sync(store *s)
+{
+    pthread_mutex_lock(&s->txn_lock);
+    int64_t rev = s->latest_rev;
+    pthread_mutex_unlock(&s->txn_lock);
+    return store_wait_durable(s, rev);
+}
+
+int store_on_reset(store *s, void (*fn)(void *arg), void *arg)
+{
+    if (s->nresets == sizeof s->resets / sizeof *s->resets) return -1;
+    s->resets[s->nresets].fn = fn;
+    s->resets[s->nresets++].arg = arg;
+    return 0;
 }
 
 int store_commit(store_txn *t)
@@ -1447,25 +1633,27 @@ int store_commit(store_txn *t)
     pthread_mutex_lock(&s->mu);
     int rc = queue_reserve(&s->queue, t->n);
     for (size_t i = 0; rc == 0 && i < t->n; i++)
-        if (!table_for(s, t->w[i].obj->key, true)) rc = -1;
+        if (!table_for(s->latest, t->w[i].obj->key, true) ||
+            !table_for(s->tables, t->w[i].obj->key, true))
+            rc = -1;
     if (rc != 0) {
         pthread_mutex_unlock(&s->mu);
         store_abort(t);
         return -1;
     }
-    pthread_rwlock_wrlock(&s->index_lock);
+    /* Applied to the transactions' index only: readers see it once durable. */
     for (size_t i = 0; i < t->n; i++) {
         pending *p = &t->w[i];
         s->stats.derived_writes += p->derived;
-        store_obj *cur = index_get(s, p->obj->key);
+        store_obj *cur = index_get(s->latest, p->obj->key);
         if (cur) store_obj_ref(cur);
         p->prev = cur;
         /* Only a hash-table grow can fail here; out of memory mid-apply is fatal,
          * as in Redis, rather than leaving the index half-updated. */
-        if (index_set(s, p->obj->key, p->type == STORE_EV_DELETED ? NULL : p->obj) != 0) abort();
+        if (index_set(s->latest, p->obj->key, p->type == STORE_EV_DELETED ? NULL : p->obj) != 0)
+            abort();
     }
-    s->rev = t->rev;
-    pthread_rwlock_unlock(&s->index_lock);
+    s->latest_rev = t->rev;
     memcpy(s->queue.v + s->queue.n, t->w, t->n * sizeof *t->w);
     s->queue.n += t->n;
     s->queued_rev = t->rev;

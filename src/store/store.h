@@ -234,15 +234,27 @@ int store_commit(store_txn *t);
  * thread resumes it. Turning it on or off resets store_deferred_rev to 0. */
 void store_defer_durability(bool on);
 int64_t store_deferred_rev(void);
-/* fn(arg, ok) once revision rev is durable (ok true) or the store closed
- * without making it durable (ok false): on the writer's thread with no store
- * lock held; fn must not block. 0 when rev is durable already (fn is not
- * called), 1 when fn will be called, -1 when out of memory. */
+/* fn(arg, ok) once revision rev is durable (ok true), or its batch was
+ * refused by the backend or the store closed without making it durable (ok
+ * false): on the writer's thread with no store lock held; fn must not block.
+ * 0 when rev is durable already (fn is not called), 2 when it failed already
+ * (fn is not called), 1 when fn will be called, -1 when out of memory. */
 int store_when_durable(store *s, int64_t rev, void (*fn)(void *arg, bool ok), void *arg);
 /* Whether revision rev is durable; wait (blocking) until it is, or the store
  * closes: 0, or -1 when it closed without making rev durable. */
 bool store_is_durable(store *s, int64_t rev);
+/* Wait until every transaction committed before the call is durable (or
+ * failed): for a component stopping after deferred writes. 0, or -1 when one
+ * of them failed or the store closed. */
+int store_sync(store *s);
 int store_wait_durable(store *s, int64_t rev);
+/* Whether rev's batch was refused by the backend (its transactions failed;
+ * nothing of them was published): true with the backend's message in err. */
+bool store_rev_failed(store *s, int64_t rev, char *err, size_t errlen);
+/* fn(arg) runs (under the writer lock, before any further transaction) after
+ * a batch the backend refused was undone: whatever the layer above derived
+ * from transactions at their commit is to be derived again. At most 8. */
+int store_on_reset(store *s, void (*fn)(void *arg), void *arg);
 void store_abort(store_txn *t);
 
 /* Watches over keys with `prefix`, from revision `after` exclusive.
@@ -277,6 +289,14 @@ store_watch *store_watch_open_notify(store *s, const char *prefix, int64_t after
 int store_watch_poll(store_watch *w, store_event *ev);
 int64_t store_watch_position(store_watch *w);
 void store_watch_close(store_watch *w);
+
+/* Derived state kept from the store's event stream: fn(arg, ev) is called
+ * for every event as it is published (durable, or taken in from elsewhere),
+ * in revision order, on the publishing thread under the store's lock: it
+ * must be quick and call nothing of the store. The event's references are
+ * the store's (take one to keep). At most 16; register before serving. */
+typedef void (*store_observer_fn)(void *arg, const store_event *ev);
+int store_observe(store *s, store_observer_fn fn, void *arg);
 /* Wake every watcher (e.g. on shutdown): a store_watch_next waiting returns
  * 0 at once, for its caller to look at why. */
 void store_watch_wake_all(store *s);
@@ -286,6 +306,7 @@ size_t store_watch_count(store *s);
 typedef struct store_stats {
     uint64_t commits, batches, batch_ops;
     uint64_t derived_writes;  /* store_txn_put_derived calls committed */
+    uint64_t failed_batches;  /* batches the backend refused (their transactions failed) */
     uint64_t derived_flushed; /* derived values written to the backend after coalescing */
     double commit_seconds_sum;
     uint64_t

@@ -149,7 +149,8 @@ static json_t *rand_value(int depth)
     case 1:
         return rnd() % 2 ? json_true() : json_false();
     case 2:
-        return json_integer((json_int_t)((int64_t)rnd() << 32 | rnd()) >> (rnd() % 64));
+        /* (unsigned: a shift into the sign bit is undefined) */
+        return json_integer((json_int_t)(((uint64_t)rnd() << 32 | rnd()) >> (rnd() % 64)));
     case 3:
         return json_real((double)(int32_t)rnd() / (double)(rnd() % 1000 + 1));
     case 4:

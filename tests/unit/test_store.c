@@ -86,29 +86,35 @@ static void test_parse_parts(void **state)
     (void)state;
     store *s = open_memory(0);
     store_txn *t = store_begin(s);
-    json_t *pod = json_pack(
-        "{s:{s:s, s:s, s:{s:s}, s:[{s:s, s:b}], s:[{s:s, s:{s:{}}}]},"
-        " s:{s:s, s:[{s:s}]}, s:{s:s, s:[{s:s, s:s}]}}",
-        "metadata", "name", "p", "uid", "u-1", "labels", "app", "web", "ownerReferences", "uid",
-        "rs-1", "controller", 1, "managedFields", "manager", "m", "fieldsV1", "f:spec",
-        "spec", "nodeName", "n1", "containers", "name", "c",
-        "status", "phase", "Running", "conditions", "type", "Ready", "status", "True");
+    json_t *pod =
+        json_pack("{s:{s:s, s:s, s:{s:s}, s:[{s:s, s:b}], s:[{s:s, s:{s:{}}}]},"
+                  " s:{s:s, s:[{s:s}]}, s:{s:s, s:[{s:s, s:s}]}}",
+                  "metadata", "name", "p", "uid", "u-1", "labels", "app", "web", "ownerReferences",
+                  "uid", "rs-1", "controller", 1, "managedFields", "manager", "m", "fieldsV1",
+                  "f:spec", "spec", "nodeName", "n1", "containers", "name", "c", "status", "phase",
+                  "Running", "conditions", "type", "Ready", "status", "True");
     assert_int_equal(store_txn_put(t, "pods/a/p", pod, NULL), 0);
-    json_t *odd = json_loads("{\"metadata\":{\"l\\\"\\nbels\":1,\"labels\":{\"x\":\"y\"}}}", 0, NULL);
+    json_t *odd =
+        json_loads("{\"metadata\":{\"l\\\"\\nbels\":1,\"labels\":{\"x\":\"y\"}}}", 0, NULL);
     assert_non_null(odd);
     assert_int_equal(store_txn_put(t, "pods/a/odd", odd, NULL), 0);
     assert_int_equal(store_commit(t), 0);
 
     store_obj *o = store_get(s, "pods/a/p");
-    const char *const paths[] = {"metadata.uid", "metadata.labels", "metadata.ownerReferences",
-                                 "metadata.deletionTimestamp", "spec.nodeName", "status", NULL};
+    const char *const paths[] = {"metadata.uid",
+                                 "metadata.labels",
+                                 "metadata.ownerReferences",
+                                 "metadata.deletionTimestamp",
+                                 "spec.nodeName",
+                                 "status",
+                                 NULL};
     json_t *got = store_obj_parse_parts(o, paths);
-    json_t *want = json_pack("{s:{s:O, s:O, s:O}, s:{s:s}, s:O}", "metadata", "uid",
-                             json_object_get(json_object_get(pod, "metadata"), "uid"), "labels",
-                             json_object_get(json_object_get(pod, "metadata"), "labels"),
-                             "ownerReferences",
-                             json_object_get(json_object_get(pod, "metadata"), "ownerReferences"),
-                             "spec", "nodeName", "n1", "status", json_object_get(pod, "status"));
+    json_t *want =
+        json_pack("{s:{s:O, s:O, s:O}, s:{s:s}, s:O}", "metadata", "uid",
+                  json_object_get(json_object_get(pod, "metadata"), "uid"), "labels",
+                  json_object_get(json_object_get(pod, "metadata"), "labels"), "ownerReferences",
+                  json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), "spec",
+                  "nodeName", "n1", "status", json_object_get(pod, "status"));
     assert_true(json_equal(got, want));
     json_decref(got);
     json_decref(want);
@@ -282,8 +288,8 @@ static void test_watch_filtered(void **state)
     store *s = open_memory(0);
     bool expired;
     int calls = 0;
-    store_watch *w = store_watch_open_filtered(s, "pods/", store_revision(s), only_b, &calls,
-                                               &expired);
+    store_watch *w =
+        store_watch_open_filtered(s, "pods/", store_revision(s), only_b, &calls, &expired);
     assert_non_null(w);
     /* events it does not take: it times out, with its position current (bookmarks) */
     for (int i = 0; i < 20; i++)
@@ -625,6 +631,182 @@ static void test_reindex(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- nothing is published before the backend has it ---- */
+
+/* A backend whose writes wait for the test's go-ahead and fail on demand. */
+typedef struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int open;      /* batches allowed through */
+    int fail_next; /* batches to refuse */
+    int written;
+} gate;
+
+static int gate_load(void *impl, void *ctx,
+                     void (*on_object)(void *, const char *, int64_t, const char *, size_t),
+                     void (*on_event)(void *, const store_op *), int64_t *rev, char *err,
+                     size_t errlen)
+{
+    *rev = 0;
+    return 0;
+}
+
+static int gate_write(void *impl, const store_op *ops, size_t n, int64_t rev, char *err,
+                      size_t errlen)
+{
+    gate *g = impl;
+    pthread_mutex_lock(&g->mu);
+    while (!g->open && !g->fail_next)
+        pthread_cond_wait(&g->cv, &g->mu);
+    int rc = 0;
+    if (g->fail_next) {
+        g->fail_next--;
+        snprintf(err, errlen, "lost the lease");
+        rc = -1;
+    } else {
+        g->open--;
+        g->written++;
+    }
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+static void gate_close(void *impl)
+{
+    (void)impl;
+}
+
+static void gate_let(gate *g, int open, int fail)
+{
+    pthread_mutex_lock(&g->mu);
+    g->open += open;
+    g->fail_next += fail;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static int resets;
+static void count_reset(void *arg)
+{
+    (void)arg;
+    resets++;
+}
+
+static store *open_gated(gate *g)
+{
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    store_backend be = {g, gate_load, gate_write, NULL, gate_close};
+    char err[256];
+    store *s = store_open(&be, labels_indexer, NULL, err, sizeof err);
+    assert_non_null(s);
+    assert_int_equal(store_on_reset(s, count_reset, NULL), 0);
+    return s;
+}
+
+/* A deferred commit: the transaction applied, nobody waiting. */
+static int64_t put_deferred(store *s, const char *key, const char *value)
+{
+    store_defer_durability(true);
+    put_as(s, key, value, false);
+    int64_t rev = store_deferred_rev();
+    store_defer_durability(false);
+    return rev;
+}
+
+static void test_published_only_when_durable(void **state)
+{
+    (void)state;
+    gate g = {0};
+    store *s = open_gated(&g);
+    bool expired;
+    store_watch *w = store_watch_open(s, "things/", 0, &expired);
+    int64_t r1 = put_deferred(s, "things/ns/a", "1");
+    /* later transactions see it; readers and watchers do not, yet */
+    store_txn *t = store_begin(s);
+    store_obj *o = store_txn_get(t, "things/ns/a");
+    assert_non_null(o);
+    store_obj_unref(o);
+    store_abort(t);
+    assert_null(store_get(s, "things/ns/a"));
+    assert_int_equal(store_revision(s), 0);
+    assert_false(store_is_durable(s, r1));
+    store_event ev;
+    assert_int_equal(store_watch_next(w, &ev, 0), 0);
+    gate_let(&g, 1, 0);
+    assert_int_equal(store_wait_durable(s, r1), 0);
+    o = store_get(s, "things/ns/a");
+    assert_non_null(o);
+    store_obj_unref(o);
+    assert_int_equal(store_revision(s), r1);
+    assert_int_equal(store_watch_next(w, &ev, 1000), 1);
+    assert_int_equal(ev.rv, r1);
+    store_obj_unref(ev.obj);
+    store_obj_unref(ev.prev);
+    store_watch_close(w);
+    gate_let(&g, 100, 0);
+    store_close(s);
+}
+
+static void test_refused_batch_fails_and_publishes_nothing(void **state)
+{
+    (void)state;
+    gate g = {0};
+    resets = 0;
+    store *s = open_gated(&g);
+    put_deferred(s, "things/ns/keep", "0");
+    gate_let(&g, 1, 0);
+    assert_int_equal(store_sync(s), 0);
+    bool expired;
+    store_watch *w = store_watch_open(s, "things/", store_revision(s), &expired);
+    /* a and b (which read a) wait; the backend refuses their batch(es) */
+    int64_t ra = put_deferred(s, "things/ns/a", "1");
+    store_txn *t = store_begin(s);
+    store_obj *a = store_txn_get(t, "things/ns/a");
+    assert_non_null(a);
+    store_obj_unref(a);
+    json_t *obj = json_pack("{s:s}", "v", "2");
+    assert_int_equal(store_txn_put(t, "things/ns/b", obj, NULL), 0);
+    json_decref(obj);
+    store_defer_durability(true);
+    assert_int_equal(store_commit(t), 0);
+    int64_t rb = store_deferred_rev();
+    store_defer_durability(false);
+    gate_let(&g, 0, 1); /* (b was queued behind a's batch or is in it: one refusal fails both) */
+    assert_int_equal(store_wait_durable(s, ra), -1);
+    assert_int_equal(store_wait_durable(s, rb), -1);
+    char why[128];
+    assert_true(store_rev_failed(s, ra, why, sizeof why));
+    assert_string_equal(why, "lost the lease");
+    assert_true(resets >= 1);
+    /* nothing of them anywhere: readers, watchers, transactions */
+    assert_null(store_get(s, "things/ns/a"));
+    assert_null(store_get(s, "things/ns/b"));
+    t = store_begin(s);
+    assert_null(store_txn_get(t, "things/ns/a"));
+    assert_null(store_txn_get(t, "things/ns/b"));
+    store_abort(t);
+    store_event ev;
+    assert_int_equal(store_watch_next(w, &ev, 0), 0);
+    /* the store goes on: a later write is durable and published, with a new
+     * revision (a failed one is never reused) */
+    int64_t rc = put_deferred(s, "things/ns/c", "3");
+    assert_true(rc > rb);
+    gate_let(&g, 1, 0);
+    assert_int_equal(store_wait_durable(s, rc), 0);
+    assert_int_equal(store_watch_next(w, &ev, 1000), 1);
+    assert_string_equal(ev.obj->key, "things/ns/c");
+    store_obj_unref(ev.obj);
+    store_obj_unref(ev.prev);
+    assert_int_equal(store_watch_next(w, &ev, 0), 0);
+    store_obj *k = store_get(s, "things/ns/keep");
+    assert_non_null(k);
+    store_obj_unref(k);
+    store_watch_close(w);
+    gate_let(&g, 100, 0);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -640,6 +822,8 @@ int main(void)
         cmocka_unit_test(test_history_bounded_by_bytes),
         cmocka_unit_test(test_reindex),
         cmocka_unit_test(test_parse_parts),
+        cmocka_unit_test(test_published_only_when_durable),
+        cmocka_unit_test(test_refused_batch_fails_and_publishes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
