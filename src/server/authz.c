@@ -5,6 +5,7 @@
 #include "api/protobuf.h"
 #include "core/jget.h"
 #include "registry/registry.h"
+#include "server/log.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -228,8 +229,7 @@ void authz_resource_attrs(const req *rq, const api_kind *k, const char *ns, cons
         verb = "patch";
     else if (!strcmp(m, "DELETE"))
         verb = *name ? "delete" : "deletecollection";
-    *a = (rbac_attrs){authz_user(rq), verb, true, k->group, k->resource, sub, name, ns,
-                      rq->path};
+    *a = (rbac_attrs){authz_user(rq), verb, true, k->group, k->resource, sub, name, ns, rq->path};
 }
 
 int authz_check_write(const req *rq, const api_kind *k, const char *ns, const json_t *obj,
@@ -241,8 +241,7 @@ int authz_check_write(const req *rq, const api_kind *k, const char *ns, const js
     snap *s = acquire();
     if (!s) return api_err_set(e, API_INTERNAL, "authorization is not available");
     char msg[4096];
-    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-                                                         "name"));
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
     int rc = i == K_ROLE || i == K_CLUSTERROLE
                  ? rbac_check_role_write(s->s, &u, ns, resources[i], obj, msg, sizeof msg)
                  : rbac_check_binding_write(s->s, &u, ns, json_object_get(obj, "roleRef"), msg,
@@ -263,9 +262,15 @@ static bool spec_attrs(const json_t *spec, rbac_user u, rbac_attrs *a)
     const json_t *ra = json_object_get(spec, "resourceAttributes");
     const json_t *na = json_object_get(spec, "nonResourceAttributes");
     if (json_is_object(ra)) {
-        *a = (rbac_attrs){u,          jtext(ra, "verb"), true, jtext(ra, "group"),
-                          jtext(ra, "resource"), jtext(ra, "subresource"), jtext(ra, "name"),
-                          jtext(ra, "namespace"), ""};
+        *a = (rbac_attrs){u,
+                          jtext(ra, "verb"),
+                          true,
+                          jtext(ra, "group"),
+                          jtext(ra, "resource"),
+                          jtext(ra, "subresource"),
+                          jtext(ra, "name"),
+                          jtext(ra, "namespace"),
+                          ""};
         return true;
     }
     if (json_is_object(na)) {
@@ -432,16 +437,87 @@ static json_t *replace_with(const json_t *cur, void *ctx, api_err *e)
     return nw;
 }
 
-/* Whether the stored object `cur` differs from default `def` in what the
- * default decides. */
-static bool drifted(const json_t *cur, const json_t *def)
+/* The object to create for a RECREATE: the reconciled one without what the
+ * store assigned to the old one. */
+static json_t *fresh_copy(const json_t *obj)
 {
-    static const char *const keys[] = {"rules", "aggregationRule", "roleRef", "subjects"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const json_t *a = json_object_get(cur, keys[i]), *b = json_object_get(def, keys[i]);
-        if ((a || b) && !(a && b && json_equal(a, b))) return true;
+    static const char *const assigned[] = {"resourceVersion", "uid", "creationTimestamp",
+                                           "managedFields", "generation"};
+    json_t *o = json_deep_copy(obj);
+    json_t *m = json_object_get(o, "metadata");
+    for (size_t i = 0; m && i < sizeof assigned / sizeof *assigned; i++)
+        json_object_del(m, assigned[i]);
+    return o;
+}
+
+/* Create default `d` if missing, else reconcile the stored one with it. */
+static int ensure_default(store *st, const json_t *d, api_err *e)
+{
+    const api_kind *k = api_kind_by_kind(jtext(d, "apiVersion"), jtext(d, "kind"));
+    const char *name = jtext(json_object_get(d, "metadata"), "name");
+    if (!k) return api_err_set(e, API_INTERNAL, "no kind %s", jtext(d, "kind"));
+    json_t *cur = reg_get(st, k, "", name, e), *want = NULL, *out = NULL;
+    api_err_clear(e); /* (NotFound) */
+    api_err_init(e);
+    int r = 0;
+    rbac_reconcile_op op = RBAC_RECONCILE_NONE;
+    if (!cur)
+        r = reg_create(st, k, "", d, false, &out, e);
+    else if (!(want = rbac_reconcile(cur, d, &op)) && op == RBAC_RECONCILE_ERROR)
+        r = api_err_set(e, API_INTERNAL, "out of memory");
+    else if (op == RBAC_RECONCILE_PROTECTED)
+        log_msg(LOG_INFO, "skipped reconcile-protected bootstrap RBAC object",
+                "\"kind\":\"%s\",\"name\":\"%s\"", jtext(d, "kind"), name);
+    else if (op == RBAC_RECONCILE_UPDATE)
+        r = reg_update(st, k, "", name, "", replace_with, want, false, &out, e);
+    else if (op == RBAC_RECONCILE_RECREATE) {
+        reg_delete_opts o = {false, -1, NULL, jtext(json_object_get(cur, "metadata"), "uid"), NULL};
+        bool gone = false;
+        json_t *fresh = fresh_copy(want);
+        r = reg_delete(st, k, "", name, &o, &out, &gone, e);
+        json_decref(out);
+        out = NULL;
+        if (r == 0) r = reg_create(st, k, "", fresh, false, &out, e);
+        json_decref(fresh);
     }
-    return false;
+    json_decref(out);
+    json_decref(want);
+    json_decref(cur);
+    return r;
+}
+
+/* What upstream's clusterrole aggregation controller does, once at start:
+ * the stored rules of every aggregated ClusterRole become the union of the
+ * roles it selects (authorization reads the union whatever is stored; this
+ * is for kubectl get -o yaml). */
+static json_t *set_rules(const json_t *cur, void *ctx, api_err *e)
+{
+    (void)e;
+    json_t *o = json_deep_copy(cur);
+    if (o) json_object_set(o, "rules", (json_t *)ctx);
+    return o;
+}
+
+static int sync_aggregated(store *st, api_err *e)
+{
+    json_t *all = list_kind(A.kinds[K_CLUSTERROLE]);
+    if (!all) return api_err_set(e, API_INTERNAL, "cannot list clusterroles");
+    size_t i;
+    json_t *r;
+    int rc = 0;
+    json_array_foreach(all, i, r)
+    {
+        json_t *rules = rbac_aggregate_rules(r, all), *out = NULL;
+        if (rules && !json_equal(rules, json_object_get(r, "rules")))
+            rc = reg_update(st, A.kinds[K_CLUSTERROLE], "",
+                            jtext(json_object_get(r, "metadata"), "name"), "", set_rules, rules,
+                            false, &out, e);
+        json_decref(out);
+        json_decref(rules);
+        if (rc != 0) break;
+    }
+    json_decref(all);
+    return rc;
 }
 
 int authz_bootstrap(store *st, char *err, size_t n)
@@ -452,32 +528,23 @@ int authz_bootstrap(store *st, char *err, size_t n)
     size_t i;
     json_t *d;
     int rc = 0;
+    api_err e;
     json_array_foreach(defs, i, d)
     {
-        const api_kind *k = api_kind_by_kind(jtext(d, "apiVersion"), jtext(d, "kind"));
-        const char *name = jtext(json_object_get(d, "metadata"), "name");
-        api_err e;
         api_err_init(&e);
-        json_t *cur = k ? reg_get(st, k, "", name, &e) : NULL, *out = NULL;
-        const json_t *ann = json_object_get(json_object_get(cur, "metadata"), "annotations");
-        int r = 0;
-        api_err_clear(&e); /* (NotFound) */
-        api_err_init(&e);
-        if (!k)
-            r = api_err_set(&e, API_INTERNAL, "no kind %s", jtext(d, "kind"));
-        else if (!cur)
-            r = reg_create(st, k, "", d, false, &out, &e);
-        else if (!strcmp(jtext(ann, "rbac.authorization.kubernetes.io/autoupdate"), "true") &&
-                 drifted(cur, d))
-            r = reg_update(st, k, "", name, "", replace_with, d, false, &out, &e);
-        if (r != 0 && rc == 0) {
-            snprintf(err, n, "%s %s: %s", jtext(d, "kind"), name, e.message);
+        if (ensure_default(st, d, &e) != 0 && rc == 0) {
+            snprintf(err, n, "%s %s: %s", jtext(d, "kind"),
+                     jtext(json_object_get(d, "metadata"), "name"), e.message);
             rc = -1;
         }
-        json_decref(out);
-        json_decref(cur);
         api_err_clear(&e);
     }
     json_decref(defs);
+    api_err_init(&e);
+    if (rc == 0 && sync_aggregated(st, &e) != 0) {
+        snprintf(err, n, "aggregated clusterroles: %s", e.message);
+        rc = -1;
+    }
+    api_err_clear(&e);
     return rc;
 }
