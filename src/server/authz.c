@@ -345,25 +345,64 @@ static json_t *self_review_status(const auth_user *user)
     return info ? json_pack("{s:o}", "userInfo", info) : NULL;
 }
 
+/* LocalSubjectAccessReview's checks (its REST Create and
+ * ValidateLocalSubjectAccessReview): the object's namespace is the URL's,
+ * and so is the one it asks about. 0, or -1 with the error on rs. */
+static int local_review_checks(json_t *in, const char *ns, resp *rs)
+{
+    json_t *meta = json_object_get(in, "metadata");
+    const char *ons = jtext(meta, "namespace");
+    if (*ons && strcmp(ons, ns)) {
+        resp_errf(rs, API_BAD_REQUEST,
+                  "the namespace of the provided object does not match the namespace sent on "
+                  "the request");
+        return -1;
+    }
+    if (!json_is_object(meta)) json_object_set_new(in, "metadata", meta = json_object());
+    json_object_set_new(meta, "namespace", json_string(ns));
+    const json_t *spec = json_object_get(in, "spec");
+    const char *pre = "LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: ";
+    if (json_is_object(json_object_get(spec, "nonResourceAttributes"))) {
+        resp_errf(rs, API_INVALID,
+                  "%sspec.nonResourceAttributes: Invalid value: \"object\": disallowed on this "
+                  "kind of request",
+                  pre);
+        return -1;
+    }
+    const json_t *ra = json_object_get(spec, "resourceAttributes");
+    if (json_is_object(ra) && strcmp(jtext(ra, "namespace"), ns)) {
+        resp_errf(rs, API_INVALID,
+                  "%sspec.resourceAttributes.namespace: Invalid value: \"%s\": must match "
+                  "metadata.namespace",
+                  pre, jtext(ra, "namespace"));
+        return -1;
+    }
+    return 0;
+}
+
 bool authz_serve_review(req *rq, resp *rs, const char *group, const char *version,
-                        const char *resource)
+                        const char *resource, const char *ns)
 {
     bool authn = !strcmp(group, "authentication.k8s.io");
     bool authz = !strcmp(group, "authorization.k8s.io");
-    static const char *const kinds[][2] = {{"selfsubjectaccessreviews", "SelfSubjectAccessReview"},
-                                           {"subjectaccessreviews", "SubjectAccessReview"},
-                                           {"selfsubjectrulesreviews", "SelfSubjectRulesReview"},
-                                           {"selfsubjectreviews", "SelfSubjectReview"}};
+    static const char *const kinds[][2] = {
+        {"selfsubjectaccessreviews", "SelfSubjectAccessReview"},
+        {"subjectaccessreviews", "SubjectAccessReview"},
+        {"selfsubjectrulesreviews", "SelfSubjectRulesReview"},
+        {"selfsubjectreviews", "SelfSubjectReview"},
+        {"localsubjectaccessreviews", "LocalSubjectAccessReview"}};
     int which = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (!strcmp(resource, kinds[i][0]) && (i == 3 ? authn : authz)) which = i;
-    if (which < 0 || strcmp(version, "v1")) return false;
+    /* only LocalSubjectAccessReviews are namespaced */
+    if (which < 0 || strcmp(version, "v1") || (which == 4) != (ns != NULL)) return false;
     if (strcmp(rq->method, "POST")) {
         resp_errf(rs, API_METHOD_NOT_ALLOWED,
                   "the server does not allow this method on the requested resource");
         return true;
     }
-    rbac_attrs self = {authz_user(rq), "create", true, group, resource, "", "", "", rq->path};
+    rbac_attrs self = {authz_user(rq), "create", true, group, resource, "", "",
+                       ns ? ns : "",   rq->path};
     if (authz_request(rq, &self, rs) != 0) return true;
     json_error_t je;
     api_err e;
@@ -383,12 +422,16 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
         return true;
     }
     api_err_clear(&e);
+    if (which == 4 && local_review_checks(in, ns, rs) != 0) {
+        json_decref(in);
+        return true;
+    }
     const json_t *spec = json_object_get(in, "spec");
     rbac_user u = authz_user(rq);
     const char **groups = NULL;
     json_t *status = NULL;
     rbac_attrs a;
-    if (which == 1) { /* the subject named in the spec */
+    if (which == 1 || which == 4) { /* the subject named in the spec */
         const json_t *g = json_object_get(spec, "groups");
         groups = calloc(json_array_size(g) + 1, sizeof *groups);
         size_t n = 0;
@@ -397,7 +440,7 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
                 groups[n++] = json_string_value(json_array_get(g, i));
         u = (rbac_user){jtext(spec, "user"), groups, n};
     }
-    if (which == 0 || which == 1) {
+    if (which == 0 || which == 1 || which == 4) {
         if (!spec_attrs(spec, u, &a)) {
             resp_errf(rs, API_INVALID,
                       "%s.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: Invalid "
