@@ -23,6 +23,7 @@ static const char *const verbs_namespace[] = {"create", "delete", "get",   "list
                                               "patch",  "update", "watch", NULL};
 static const char *const verbs_subresource_rw[] = {"get", "patch", "update", NULL};
 static const char *const verbs_create[] = {"create", NULL};
+static const char *const verbs_get[] = {"get", NULL};
 
 /* Subresources in alphabetical order, as upstream lists them. kind NULL means
  * the parent's kind in the parent's group version. */
@@ -31,6 +32,7 @@ static const struct {
     disc_sub sub;
 } sub_table[] = {
     {API_SUB_BINDING, {"binding", "", "v1", "Binding", false, verbs_create}},
+    {API_SUB_LOG, {"log", NULL, NULL, NULL, false, verbs_get}},
     {API_SUB_RESIZE, {"resize", NULL, NULL, NULL, false, verbs_subresource_rw}},
     {API_SUB_SCALE, {"scale", "autoscaling", "v1", "Scale", true, verbs_subresource_rw}},
     {API_SUB_STATUS, {"status", NULL, NULL, NULL, false, verbs_subresource_rw}},

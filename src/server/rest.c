@@ -1290,6 +1290,8 @@ void rest_handle(req *rq, resp *rs)
         } else if (rt.name[0]) {
             rq->verb = "GET";
             if (is_scale(&rt)) return do_scale(rq, rs, &rt, false, false);
+            if (!strcmp(rt.sub, "log") && (rt.kind->subresources & API_SUB_LOG))
+                return podlog_serve(rq, rs, rt.kind, rt.ns, rt.name);
             if (rt.sub[0] && !sub_allowed(&rt)) return not_found(rs);
             do_get(rq, rs, &rt);
         } else {
