@@ -15,6 +15,8 @@
  */
 #include "core/rbac.h"
 
+#include "core/jdump.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -620,7 +622,7 @@ json_t *rbac_reconcile(const json_t *stored, const json_t *def, rbac_reconcile_o
     *op = RBAC_RECONCILE_NONE;
     const char *kind = json_string_value(json_object_get(def, "kind"));
     bool binding = kind && strstr(kind, "Binding");
-    json_t *out = json_deep_copy(stored);
+    json_t *out = jcopy(stored);
     json_t *meta = json_object_get(out, "metadata");
     const json_t *dmeta = json_object_get(def, "metadata");
     if (!out || !json_is_object(meta)) goto fail;

@@ -486,7 +486,7 @@ static json_t *fresh_copy(const json_t *obj)
 {
     static const char *const assigned[] = {"resourceVersion", "uid", "creationTimestamp",
                                            "managedFields", "generation"};
-    json_t *o = json_deep_copy(obj);
+    json_t *o = jcopy(obj);
     json_t *m = json_object_get(o, "metadata");
     for (size_t i = 0; m && i < sizeof assigned / sizeof *assigned; i++)
         json_object_del(m, assigned[i]);
@@ -536,7 +536,7 @@ static int ensure_default(store *st, const json_t *d, api_err *e)
 static json_t *set_rules(const json_t *cur, void *ctx, api_err *e)
 {
     (void)e;
-    json_t *o = json_deep_copy(cur);
+    json_t *o = jcopy(cur);
     if (o) json_object_set(o, "rules", (json_t *)ctx);
     return o;
 }

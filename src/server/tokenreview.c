@@ -18,6 +18,7 @@
  * never logged (the audit log keeps TokenReviews at Metadata).
  */
 #include "api/protobuf.h"
+#include "core/jdump.h"
 #include "core/jget.h"
 #include "server/auth.h"
 #include "server/authz.h"
@@ -59,7 +60,7 @@ static json_t *review_status(const req *rq, const char *token, const json_t *aud
     auth_ident scratch;
     const auth_user *u = auth_authenticate(rq->srv->auth, header, &scratch, (int64_t)time(NULL));
     free(header);
-    json_t *want = json_array_size(auds) ? json_deep_copy(auds) : json_pack("[s]", SATOKEN_ISSUER);
+    json_t *want = json_array_size(auds) ? jcopy(auds) : json_pack("[s]", SATOKEN_ISSUER);
     bool sa = u && !strncmp(u->name, "system:serviceaccount:", 22);
     if (!want) return NULL;
     if (!u || (sa && !has(want, SATOKEN_ISSUER))) {
