@@ -61,6 +61,7 @@ typedef struct options {
     int sa_max_expiration_s; /* 0: no maximum */
     int simulated_nodes;
     long max_watches; /* per user */
+    int64_t job_run_ms; /* --node-agent-job-run-duration */
 } options;
 
 static void usage(FILE *out)
@@ -83,6 +84,11 @@ static void usage(FILE *out)
                  "                          is checked by the scheduler and charged at bind\n"
                  "  --node-agent BOOL       run pods bound to stored nodes (default true); set\n"
                  "                          false when real kubelets manage the nodes\n"
+                 "  --node-agent-job-run-duration DURATION\n"
+                 "                          how long a Job's pod runs on the node agent before it\n"
+                 "                          succeeds, when its allot.dev/run-duration annotation\n"
+                 "                          does not say (Go duration; default 10s; 0: until\n"
+                 "                          deleted)\n"
                  "  --simulated-nodes N     make sure nodes allot-node-1..N exist (4 cpu, 16Gi,\n"
                  "                          110 pods each) for the node agent to run pods on;\n"
                  "                          for trying allot without kubelets (default 0)\n"
@@ -148,6 +154,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"node-agent", required_argument, NULL, 'n'},
         {"scheduler", required_argument, NULL, 's'},
         {"simulated-nodes", required_argument, NULL, 'N'},
+        {"node-agent-job-run-duration", required_argument, NULL, 'J'},
         {"watch-history", required_argument, NULL, 'w'},
         {"max-watches-per-user", required_argument, NULL, 'W'},
         {"admission-control-config-file", required_argument, NULL, 'a'},
@@ -160,6 +167,7 @@ static int parse_options(int argc, char **argv, options *o)
     *o = (options){"./allot-data", "127.0.0.1", 6443, NULL, "info", 300, true, true, 25000};
     o->sa_max_expiration_s = TOKENREQ_DEFAULT_MAX_SECONDS;
     o->max_watches = WATCH_DEFAULT_PER_USER;
+    o->job_run_ms = NODEAGENT_JOB_RUN_MS;
     char err[512];
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -238,6 +246,13 @@ static int parse_options(int argc, char **argv, options *o)
             o->simulated_nodes = (int)n;
             break;
         }
+        case 'J':
+            o->job_run_ms = strcmp(optarg, "0") ? nodeagent_parse_duration_ms(optarg) : 0;
+            if (o->job_run_ms < 0 || o->job_run_ms > 86400000LL * 365) {
+                fprintf(stderr, "allotd: invalid --node-agent-job-run-duration %s\n", optarg);
+                return -1;
+            }
+            break;
         case 'n':
         case 's':
             if (strcmp(optarg, "true") && strcmp(optarg, "false")) {
@@ -674,7 +689,7 @@ int main(int argc, char **argv)
     }
     if (o.node_agent) {
         reg_set_graceful_pod_deletion(true);
-        if (!(agent = nodeagent_start(srv.st, err, sizeof err))) {
+        if (!(agent = nodeagent_start(srv.st, &(nodeagent_opts){o.job_run_ms}, err, sizeof err))) {
             log_msg(LOG_ERROR, "cannot start node agent", "\"error\":\"%s\"", err);
             goto out;
         }

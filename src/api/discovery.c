@@ -23,6 +23,7 @@ static const char *const verbs_namespace[] = {"create", "delete", "get",   "list
                                               "patch",  "update", "watch", NULL};
 static const char *const verbs_subresource_rw[] = {"get", "patch", "update", NULL};
 static const char *const verbs_create[] = {"create", NULL};
+static const char *const verbs_get[] = {"get", NULL};
 
 /* Subresources in alphabetical order, as upstream lists them. kind NULL means
  * the parent's kind in the parent's group version. */
@@ -31,11 +32,34 @@ static const struct {
     disc_sub sub;
 } sub_table[] = {
     {API_SUB_BINDING, {"binding", "", "v1", "Binding", false, verbs_create}},
+    {API_SUB_LOG, {"log", NULL, NULL, NULL, false, verbs_get}},
     {API_SUB_RESIZE, {"resize", NULL, NULL, NULL, false, verbs_subresource_rw}},
     {API_SUB_SCALE, {"scale", "autoscaling", "v1", "Scale", true, verbs_subresource_rw}},
     {API_SUB_STATUS, {"status", NULL, NULL, NULL, false, verbs_subresource_rw}},
     {API_SUB_TOKEN, {"token", "authentication.k8s.io", "v1", "TokenRequest", false, verbs_create}},
 };
+
+/* Resources served without storage, by the server layer (server/authz.c,
+ * server/reviews.c, server/quotareview.c): POST only, as upstream's review
+ * APIs, which list them with the verb create and no short names. */
+static const struct {
+    const char *group, *version, *resource, *singular, *kind;
+    bool namespaced;
+} create_only[] = {
+    {"authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview",
+     false},
+    {"authentication.k8s.io", "v1", "tokenreviews", "tokenreview", "TokenReview", false},
+    {"authorization.k8s.io", "v1", "localsubjectaccessreviews", "localsubjectaccessreview",
+     "LocalSubjectAccessReview", true},
+    {"authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview",
+     "SelfSubjectAccessReview", false},
+    {"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview",
+     "SelfSubjectRulesReview", false},
+    {"authorization.k8s.io", "v1", "subjectaccessreviews", "subjectaccessreview",
+     "SubjectAccessReview", false},
+    {"allot.dev", "v1", "quotareviews", "quotareview", "QuotaReview", false},
+};
+#define NCREATE_ONLY (sizeof create_only / sizeof *create_only)
 
 /* kube-apiserver's group priority (the order of GET /apis); groups not listed
  * (CRD-like groups registered at startup) follow in registry order. */
@@ -136,6 +160,13 @@ size_t disc_group_versions(const char *group, const char *out[DISC_MAX_VERSIONS]
             j++;
         if (j == n && n < DISC_MAX_VERSIONS) out[n++] = k->version;
     }
+    for (size_t i = 0; i < NCREATE_ONLY; i++) {
+        if (strcmp(create_only[i].group, group) != 0) continue;
+        size_t j = 0;
+        while (j < n && strcmp(out[j], create_only[i].version) != 0)
+            j++;
+        if (j == n && n < DISC_MAX_VERSIONS) out[n++] = create_only[i].version;
+    }
     qsort(out, n, sizeof *out, version_qsort_cmp);
     return n;
 }
@@ -153,6 +184,14 @@ static size_t group_rank(const char *group)
 static size_t served_groups(const char *out[MAX_GROUPS])
 {
     size_t n = 0, nk = api_kind_count();
+    /* (before the kinds: after them come groups defined at run time) */
+    for (size_t i = 0; i < NCREATE_ONLY; i++) {
+        const char *g = create_only[i].group;
+        size_t j = 0;
+        while (j < n && strcmp(out[j], g) != 0)
+            j++;
+        if (j == n && n < MAX_GROUPS) out[n++] = g;
+    }
     for (size_t i = 0; i < nk; i++) {
         if (!api_kind_served(api_kind_at(i))) continue;
         const char *g = api_kind_at(i)->group;
@@ -294,12 +333,70 @@ static json_t *subresource_row(const api_kind *k, const disc_sub *s)
     return r;
 }
 
+/* Rows (JSON objects with "name" or "resource") sorted by that name. */
+static int row_cmp(const void *a, const void *b)
+{
+    const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+    const char *nx = json_string_value(json_object_get(x, "name"));
+    const char *ny = json_string_value(json_object_get(y, "name"));
+    if (!nx) nx = json_string_value(json_object_get(x, "resource"));
+    if (!ny) ny = json_string_value(json_object_get(y, "resource"));
+    return strcmp(nx ? nx : "", ny ? ny : "");
+}
+
+/* The create-only rows of a group version, appended to `rows` (in the
+ * legacy list's shape, or the aggregated one's); returns how many. */
+static size_t add_create_only(json_t *rows, const char *group, const char *version, bool agg)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NCREATE_ONLY; i++) {
+        if (strcmp(create_only[i].group, group) || strcmp(create_only[i].version, version))
+            continue;
+        json_t *r;
+        if (agg)
+            r = json_pack("{s:s, s:{s:s, s:s, s:s}, s:s, s:s, s:o}", "resource",
+                          create_only[i].resource, "responseKind", "group", "", "kind",
+                          create_only[i].kind, "version", "", "scope",
+                          create_only[i].namespaced ? "Namespaced" : "Cluster", "singularResource",
+                          create_only[i].singular, "verbs", string_array(verbs_create));
+        else
+            r = json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", create_only[i].resource,
+                          "singularName", create_only[i].singular, "namespaced",
+                          create_only[i].namespaced, "kind", create_only[i].kind, "verbs",
+                          string_array(verbs_create));
+        json_array_append_new(rows, r);
+        n++;
+    }
+    return n;
+}
+
+/* Sort rows by name; a resource's subresource rows ("pods/status") stay
+ * right behind it, as "/" sorts before every letter. */
+static json_t *sorted_rows(json_t *rows)
+{
+    size_t n = json_array_size(rows);
+    json_t **v = n ? calloc(n, sizeof *v) : NULL;
+    if (n && !v) return rows;
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_incref(json_array_get(rows, i));
+    qsort(v, n, sizeof *v, row_cmp);
+    json_array_clear(rows);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(rows, v[i]);
+    free(v);
+    return rows;
+}
+
 json_t *disc_resource_list(const char *group, const char *version)
 {
     const api_kind *kinds[MAX_GV_KINDS];
     size_t n = gv_kinds(group, version, kinds);
-    if (n == 0) return NULL;
     json_t *rows = json_array();
+    size_t extra = add_create_only(rows, group, version, false);
+    if (n == 0 && extra == 0) {
+        json_decref(rows);
+        return NULL;
+    }
     for (size_t i = 0; i < n; i++) {
         disc_sub subs[DISC_MAX_SUBS];
         size_t ns = disc_subresources(kinds[i], subs);
@@ -307,6 +404,7 @@ json_t *disc_resource_list(const char *group, const char *version)
         for (size_t j = 0; j < ns; j++)
             json_array_append_new(rows, subresource_row(kinds[i], &subs[j]));
     }
+    if (extra) sorted_rows(rows);
     json_t *gv = group_version(group, version);
     json_t *list =
         json_pack("{s:s, s:s, s:O, s:o}", "kind", "APIResourceList", "apiVersion", "v1",
@@ -356,6 +454,7 @@ static json_t *agg_version(const char *group, const char *version)
     json_t *resources = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append_new(resources, agg_resource(kinds[i]));
+    if (add_create_only(resources, group, version, true)) sorted_rows(resources);
     return json_pack("{s:s, s:o, s:s}", "version", version, "resources", resources, "freshness",
                      "Current");
 }

@@ -32,6 +32,7 @@ enum {
     API_SUB_SCALE = 1 << 2,   /* scale subresource */
     API_SUB_RESIZE = 1 << 3,  /* pods/resize: in-place change of container resources */
     API_SUB_TOKEN = 1 << 4,   /* serviceaccounts/token: the TokenRequest API (create only) */
+    API_SUB_LOG = 1 << 5,     /* pods/log: get only (server/podlog.c) */
 };
 
 /* What the generic registry and REST paths do differently for a kind, said

@@ -5,6 +5,9 @@
  *  - bound to a stored node and Pending -> Running (containers ready) at once;
  *  - spec.activeDeadlineSeconds elapsed since start -> Failed, DeadlineExceeded;
  *  - annotation allot.dev/run-duration (Go duration) elapsed -> Succeeded;
+ *    a pod a Job controls (run to completion) without the annotation runs
+ *    for the agent's job_run_ms (--node-agent-job-run-duration), so what
+ *    `kubectl create job|cronjob` makes completes;
  *  - deletionTimestamp set on a bound pod -> the pod is "stopped" and removed.
  * Every change goes through the registry (status subresource or delete), so
  * quota accounting sees the terminal transition and releases compute usage.
@@ -40,8 +43,9 @@
 #define RESCAN_MS (CTRL_RESYNC_SECONDS * 1000)
 #define WAIT_MS 100
 #define BATCH_EVENTS 1024 /* events taken before the due actions run */
-#define RETRY_MS 10000 /* a failed action is tried again this much later (the kubelet
-                        * syncs a pod's status every 10 s) */
+#define RETRY_MS                                                                                   \
+    10000 /* a failed action is tried again this much later (the kubelet                           \
+           * syncs a pod's status every 10 s) */
 #define RUN_DURATION_ANNOTATION "allot.dev/run-duration"
 
 typedef enum { ACT_NONE, ACT_START, ACT_SUCCEED, ACT_FAIL, ACT_FINALIZE } action;
@@ -55,6 +59,7 @@ typedef struct entry {
 
 struct node_agent {
     store *st;
+    int64_t job_run_ms; /* a Job's pod without the annotation; 0: no default */
     pthread_t thread;
     atomic_bool stop;
     strmap *entries;  /* key -> entry* */
@@ -101,9 +106,35 @@ static bool node_exists(store *st, const char *node)
     return o != NULL;
 }
 
-/* What the agent should do next for this pod, and when. */
-static action next_action(store *st, const json_t *pod, int64_t *due_ms)
+/* Whether a Job controls the pod (its controller ownerReference). */
+static bool job_controlled(const json_t *pod)
 {
+    size_t i;
+    json_t *ref;
+    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), i, ref)
+    {
+        const char *av = jtext(ref, "apiVersion");
+        if (json_is_true(json_object_get(ref, "controller")) &&
+            !strcmp(jtext(ref, "kind"), "Job") && !strncmp(av, "batch/", 6))
+            return true;
+    }
+    return false;
+}
+
+/* How long the pod runs before it succeeds: its annotation, else the
+ * default for a Job's pods; -1 for a pod that runs until stopped. */
+static int64_t run_ms(const node_agent *a, const json_t *pod)
+{
+    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
+    const char *v = json_string_value(json_object_get(ann, RUN_DURATION_ANNOTATION));
+    if (v) return nodeagent_parse_duration_ms(v);
+    return a->job_run_ms > 0 && job_controlled(pod) ? a->job_run_ms : -1;
+}
+
+/* What the agent should do next for this pod, and when. */
+static action next_action(const node_agent *a, const json_t *pod, int64_t *due_ms)
+{
+    store *st = a->st;
     const char *node = jstr(pod, "spec", "nodeName");
     const char *phase = jstr(pod, "status", "phase");
     *due_ms = clock_mono_ms();
@@ -121,9 +152,7 @@ static action next_action(store *st, const json_t *pod, int64_t *due_ms)
         act = ACT_FAIL;
         wait = json_integer_value(ads) * 1000 - elapsed_ms;
     }
-    json_t *ann = json_object_get(json_object_get(pod, "metadata"), "annotations");
-    int64_t run = nodeagent_parse_duration_ms(
-        json_string_value(json_object_get(ann, RUN_DURATION_ANNOTATION)));
+    int64_t run = run_ms(a, pod);
     if (run >= 0 && run - elapsed_ms < wait) {
         act = ACT_SUCCEED;
         wait = run - elapsed_ms;
@@ -295,7 +324,7 @@ static void track(node_agent *a, const store_obj *o)
     }
     json_t *pod = store_obj_view_sans(o, "metadata.managedFields");
     int64_t due = 0;
-    action act = pod ? next_action(a->st, pod, &due) : ACT_NONE;
+    action act = pod ? next_action(a, pod, &due) : ACT_NONE;
     const char *uid = pod ? jstr(pod, "metadata", "uid") : NULL;
     if (act == ACT_NONE || !uid) {
         forget(a, o->key);
@@ -463,7 +492,7 @@ static void *run(void *arg)
     return NULL;
 }
 
-node_agent *nodeagent_start(store *st, char *err, size_t errlen)
+node_agent *nodeagent_start(store *st, const nodeagent_opts *o, char *err, size_t errlen)
 {
     node_agent *a = calloc(1, sizeof *a);
     if (!a || !(a->entries = strmap_new())) {
@@ -472,6 +501,7 @@ node_agent *nodeagent_start(store *st, char *err, size_t errlen)
         return NULL;
     }
     a->st = st;
+    a->job_run_ms = o ? o->job_run_ms : NODEAGENT_JOB_RUN_MS;
     a->next_due = INT64_MAX;
     if (pthread_create(&a->thread, NULL, run, a) != 0) {
         strmap_free(a->entries);

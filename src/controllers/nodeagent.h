@@ -8,7 +8,17 @@
 
 typedef struct node_agent node_agent;
 
-node_agent *nodeagent_start(store *st, char *err, size_t errlen);
+/* How the agent runs pods. */
+#define NODEAGENT_JOB_RUN_MS 10000 /* default of --node-agent-job-run-duration */
+typedef struct nodeagent_opts {
+    /* A pod a Job controls that has no allot.dev/run-duration annotation
+     * succeeds this long after it started (`kubectl create job` cannot set
+     * the annotation); 0: such pods run until stopped, as other pods. */
+    int64_t job_run_ms;
+} nodeagent_opts;
+
+/* Start the agent's thread (o NULL: the defaults). */
+node_agent *nodeagent_start(store *st, const nodeagent_opts *o, char *err, size_t errlen);
 void nodeagent_stop(node_agent *a);
 
 /* Simulated nodes for the agent to run pods on (a first run has no kubelet):

@@ -40,6 +40,7 @@
 #define RBAC_UNAUTHENTICATED "system:unauthenticated"
 #define RBAC_SA_PREFIX "system:serviceaccount:" /* + <ns>:<name> */
 #define RBAC_SA_GROUP "system:serviceaccounts"  /* every SA; + ":<ns>" for one namespace's */
+#define RBAC_MONITORING "system:monitoring"     /* user.MonitoringGroup */
 
 /* ---- rules ---- */
 
@@ -206,58 +207,66 @@ void rbac_forbidden_text(const char *resource, const char *group, const char *na
 /* The default ClusterRoles and ClusterRoleBindings (a JSON array of objects,
  * apiVersion rbac.authorization.k8s.io/v1, labelled
  * kubernetes.io/bootstrapping=rbac-defaults and annotated
- * rbac.authorization.kubernetes.io/autoupdate=true), upstream's
- * bootstrappolicy restricted to the resources allot serves plus Capsule's:
+ * rbac.authorization.kubernetes.io/autoupdate=true): upstream's bootstrap
+ * policy (kube-apiserver 1.28+, bootstrappolicy/testdata/cluster-roles.yaml),
+ * every role with upstream's exact rules whether or not allot serves the
+ * resources they name, and the bindings upstream makes:
  *
  *   cluster-admin            everything; bound to group system:masters.
- *   system:discovery         get /livez /readyz /healthz /version /version/ and
- *                            /openapi, /api, /apis and the paths below them;
- *                            bound to system:authenticated.
- *   system:basic-user        create selfsubjectaccessreviews and
- *                            selfsubjectrulesreviews; bound to system:authenticated.
- *   system:public-info-viewer get /livez /readyz /healthz /version[/]; bound to
- *                            system:authenticated and system:unauthenticated.
- *   admin / edit / view      aggregated (aggregate-to-admin/-edit/-view labels),
- *                            rules filled in already. For use through
- *                            RoleBindings: the tenant roles.
- *   system:aggregate-to-view read pods, pods/status, services[/status],
- *                            persistentvolumeclaims[/status], configmaps,
- *                            serviceaccounts, replicationcontrollers[/scale,/status],
- *                            limitranges, resourcequotas[/status], bindings,
- *                            events, namespaces[/status], apps deployments and
- *                            replicasets [/status,/scale]; Capsule's
- *                            resourcepoolclaims[/status] and customquotas[/status].
- *                            Never secrets.
- *   system:aggregate-to-edit read secrets; impersonate serviceaccounts; write
- *                            pods, replicationcontrollers[/scale], serviceaccounts,
- *                            services, persistentvolumeclaims, configmaps, secrets,
- *                            events, apps deployments/replicasets[/scale];
- *                            create pods/eviction and serviceaccounts/token;
- *                            write Capsule resourcepoolclaims. Never
- *                            resourcequotas, limitranges, pods/binding,
+ *   admin / edit / view      aggregated from the roles labelled
+ *                            rbac.authorization.k8s.io/aggregate-to-admin /
+ *                            -edit / -view (edit is labelled aggregate-to-admin,
+ *                            view aggregate-to-edit), rules filled in already:
+ *                            the tenant roles, for use through RoleBindings.
+ *   system:aggregate-to-admin / -edit / -view  upstream's pieces: pods and their
+ *                            exec/attach/log, workloads (apps deployments,
+ *                            replicasets, statefulsets, daemonsets; batch jobs,
+ *                            cronjobs), autoscaling, policy, networking, ...
+ *                            edit never writes resourcequotas, limitranges or
+ *                            pods/binding; view never reads secrets.
+ *   allot:aggregate-to-view  allot's piece: read Capsule's resourcepoolclaims
+ *                            and customquotas (and their status).
+ *   allot:aggregate-to-edit  allot's piece: write resourcepoolclaims. Never
  *                            resourcepools, customquotas, globalcustomquotas.
- *   system:aggregate-to-admin create localsubjectaccessreviews; read/write
- *                            roles and rolebindings.
- *   system:kube-scheduler    allot's scheduler (user system:kube-scheduler):
- *                            events; read nodes, namespaces, resourcequotas;
- *                            get/list/watch/delete pods; create pods/binding and
- *                            bindings; update/patch pods/status.
- *   system:node              allot's node agent (group system:nodes): read and
- *                            update/patch nodes and nodes/status; read, create,
- *                            delete pods; update/patch pods/status; create
- *                            pods/eviction; events.
- *   system:controller:resourcequota-controller  list/watch everything; update
- *                            resourcequotas/status and Capsule's customquotas,
- *                            globalcustomquotas, resourcepools and
- *                            resourcepoolclaims /status; events.
- *   system:controller:namespace-controller  get/list/watch/delete namespaces;
- *                            update namespaces/finalize and /status; get, list,
- *                            delete, deletecollection everything.
- *   system:controller:generic-garbage-collector  get/list/watch/patch/update/
- *                            delete everything; events.
- * The three controller roles are bound to service accounts kube-system/
- * resourcequota-controller, namespace-controller and generic-garbage-collector,
- * as upstream's controller roles. */
+ *   system:monitoring        get /metrics, /metrics/slis, /livez, /readyz,
+ *                            /healthz and the paths below the last three;
+ *                            bound to group system:monitoring.
+ *   system:discovery, system:basic-user (bound to system:authenticated),
+ *   system:public-info-viewer (and system:unauthenticated), system:node
+ *   (bound to group system:nodes: allot has no Node authorizer),
+ *   system:kube-scheduler (plus read resourcequotas: deferred quota),
+ *   system:kube-controller-manager, system:volume-scheduler, system:kube-dns,
+ *   system:node-proxier, system:service-account-issuer-discovery (bound as
+ *   upstream binds them), system:auth-delegator, system:heapster,
+ *   system:kube-aggregator, system:kubelet-api-admin, system:node-bootstrapper,
+ *   system:node-problem-detector, system:persistent-volume-provisioner and the
+ *   six system:certificates.k8s.io:* roles (unbound, as upstream).
+ *   system:controller:resourcequota-controller, namespace-controller,
+ *   generic-garbage-collector: upstream's controller roles (the first with
+ *   the Capsule statuses allot writes), bound to the service accounts of
+ *   those names in kube-system. */
 json_t *rbac_default_objects(void);
+
+typedef enum {
+    RBAC_RECONCILE_NONE,      /* the stored object already holds the default */
+    RBAC_RECONCILE_UPDATE,    /* write the returned object */
+    RBAC_RECONCILE_RECREATE,  /* a binding whose roleRef differs: delete, create the returned */
+    RBAC_RECONCILE_PROTECTED, /* it lacks something, but is annotated autoupdate "false" */
+    RBAC_RECONCILE_ERROR,     /* out of memory */
+} rbac_reconcile_op;
+
+/* Upstream's bootstrap reconciliation (pkg/registry/rbac/reconciliation,
+ * without removing extra permissions) of a stored ClusterRole or
+ * ClusterRoleBinding against its default `def`: the default's labels and
+ * annotations the stored object lacks are added (stored values win); a role
+ * gets each default rule it does not cover appended (whole: upstream
+ * appends the uncovered pieces one verb and resource each, the same
+ * authority), rules being left alone when both are aggregated (the
+ * aggregation owns them), and the default's aggregationRule selectors
+ * (none when the default has no aggregationRule); a binding gets the
+ * default's subjects it lacks, and the default's roleRef (RECREATE). What
+ * the stored object holds beyond the default is kept. Returns the object to
+ * write (a new reference) for UPDATE and RECREATE, else NULL. */
+json_t *rbac_reconcile(const json_t *stored, const json_t *def, rbac_reconcile_op *op);
 
 #endif

@@ -368,9 +368,63 @@ static void summarize(json_t *status, json_int_t gen, const char *now)
         cond_set_one(status, "condition", s.type, s.status, s.reason, s.message, gen, now);
 }
 
+/* ---- the claim's reference to its pool ----
+ * As Capsule's claim controller: a claim assigned to a pool (status.pool set:
+ * bound or waiting in its queue) carries a plain ("loose": not controller,
+ * no blockOwnerDeletion) ownerReference to it, and no other to a
+ * ResourcePool; a claim outside any pool carries none. It changes in the
+ * transaction that changes status.pool. A deleted pool therefore never
+ * leaves claims for the garbage collector: with deleteBoundResources its
+ * claims go in the pool's delete, without it they lose the reference there
+ * (Capsule's disassociation) and stay, Ready=False. docs/pools.md. */
+
+static bool is_pool_ref(const json_t *ref)
+{
+    const char *av = pb_str(ref, "apiVersion");
+    return !strcmp(pb_str(ref, "kind"), "ResourcePool") &&
+           !strncmp(av, POOL_GROUP "/", strlen(POOL_GROUP "/"));
+}
+
+/* Drop every ResourcePool reference but the one to `uid` (NULL: all). True
+ * when the one to uid is there. */
+static bool drop_pool_refs(json_t *claim, const char *uid)
+{
+    json_t *meta = json_object_get(claim, "metadata");
+    json_t *refs = json_object_get(meta, "ownerReferences");
+    bool kept = false;
+    for (size_t i = json_array_size(refs); i-- > 0;) {
+        json_t *r = json_array_get(refs, i);
+        if (!is_pool_ref(r)) continue;
+        if (uid && !kept && !strcmp(pb_str(r, "uid"), uid) && !json_object_get(r, "controller") &&
+            !json_object_get(r, "blockOwnerDeletion")) {
+            kept = true;
+            continue;
+        }
+        json_array_remove(refs, i);
+    }
+    if (refs && !json_array_size(refs)) json_object_del(meta, "ownerReferences");
+    return kept;
+}
+
+static void set_pool_ref(json_t *claim, const json_t *pool)
+{
+    if (drop_pool_refs(claim, pb_meta(pool, "uid"))) return;
+    json_t *meta = json_object_get(claim, "metadata");
+    json_t *refs = json_object_get(meta, "ownerReferences");
+    if (!json_is_array(refs)) {
+        refs = json_array();
+        json_object_set_new(meta, "ownerReferences", refs);
+    }
+    json_array_append_new(refs,
+                          json_pack("{s:s, s:s, s:s, s:s}", "apiVersion",
+                                    POOL_GROUP "/" POOL_VERSION, "kind", "ResourcePool", "name",
+                                    pb_meta(pool, "name"), "uid", pb_meta(pool, "uid")));
+}
+
 /* A claim outside any pool: Ready=False with `why`. */
 static void status_out(json_t *claim, const char *why, const char *now)
 {
+    drop_pool_refs(claim, NULL);
     json_t *status = status_of(claim);
     json_int_t gen = gen_of(claim);
     json_object_set_new(status, "observedGeneration", json_integer(gen));
@@ -400,6 +454,7 @@ static int claim_status(store_txn *t, const json_t *pool, const pool_view *view,
     json_object_set_new(
         status, "pool",
         json_pack("{s:s, s:s}", "name", pb_meta(pool, "name"), "uid", pb_meta(pool, "uid")));
+    set_pool_ref(claim, pool);
     cond_set(status, "Ready", "True", "Succeeded", "reconciled", gen, now);
     if (ps->outcome == POOL_BOUND) {
         cond_set(status, "Exhausted", "False", "NoExhaustions", "resource claimable from pool", gen,
@@ -433,7 +488,9 @@ static int rewrite_claim(store_txn *t, const json_t *pool, const pool_view *view
     json_t *copy = jcopy(claim);
     if (!copy) return oom(e);
     int rc = claim_status(t, pool, view, st, copy, why, now, e);
-    if (rc == 0 && !same_json(pb_get(claim, "status"), pb_get(copy, "status"))) {
+    if (rc == 0 && (!same_json(pb_get(claim, "status"), pb_get(copy, "status")) ||
+                    !same_json(pb_get(pb_get(claim, "metadata"), "ownerReferences"),
+                               pb_get(pb_get(copy, "metadata"), "ownerReferences")))) {
         claim_key(pb_meta(copy, "namespace"), pb_meta(copy, "name"), key, sizeof key);
         rc = pb_put(t, key, copy, e);
         if (rc == 0) claim_events(t, copy, pb_get(claim, "status"));

@@ -580,6 +580,26 @@ static int check_and_charge(store_txn *t, const api_kind *k, reg_op op, const ch
  * bound, so the pods the quota cannot hold would run, not just be counted.
  * (Lowering hard below usage, allowed, starts nothing.) docs/decisions.md. */
 
+/* The refusal of the flip to admission mode: upstream's 403 shape, naming
+ * the quota, why (the pods waiting on it would be charged), the usual
+ * exceeded-quota detail, and what to do. */
+static void mode_refused(api_err *e, const api_kind *k, const json_t *ns_obj, const ql_view *v,
+                         char *exceeded)
+{
+    const char *ns = meta_str(ns_obj, "name"), *q = quota_prepared_name(v->prep);
+    char *text = NULL;
+    if (asprintf(&text,
+                 "cannot set %s=admission: the pods waiting on ResourceQuota \"%s\" under "
+                 "deferred quota would be charged to it at once and exceed it (%s); delete "
+                 "those pods or wait until they are scheduled (kubectl get pods -n %s "
+                 "--field-selector status.pendingOnQuota=%s), or raise the quota's hard, then "
+                 "set the label again",
+                 DEFERRED_MODE_LABEL, q, exceeded, ns ? ns : "", q) < 0)
+        text = NULL;
+    forbidden(e, k, ns_obj, &(quota_result){.code = 403, .message = text ? text : exceeded});
+    free(text);
+}
+
 /* Quota v recounted as if the namespace's mode were `deferred`, checked and
  * staged (not when dry_run). */
 static int recount_for_mode(store_txn *t, const api_kind *k, const json_t *ns_obj, const ql_view *v,
@@ -596,7 +616,7 @@ static int recount_for_mode(store_txn *t, const api_kind *k, const json_t *ns_ob
     if (rc == 0 && !rl_equal(next, v->used)) {
         int m = quota_check_usage(v->prep, v->used, next, &msg);
         if (m == 1) {
-            forbidden(e, k, ns_obj, &(quota_result){.code = 403, .message = msg});
+            mode_refused(e, k, ns_obj, v, msg);
             rc = -1;
         } else if (m != 0) {
             rc = api_err_set(e, API_INTERNAL, "out of memory");

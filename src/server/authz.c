@@ -5,6 +5,7 @@
 #include "api/protobuf.h"
 #include "core/jget.h"
 #include "registry/registry.h"
+#include "server/log.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -342,25 +343,64 @@ static json_t *self_review_status(const auth_user *user)
     return info ? json_pack("{s:o}", "userInfo", info) : NULL;
 }
 
+/* LocalSubjectAccessReview's checks (its REST Create and
+ * ValidateLocalSubjectAccessReview): the object's namespace is the URL's,
+ * and so is the one it asks about. 0, or -1 with the error on rs. */
+static int local_review_checks(json_t *in, const char *ns, resp *rs)
+{
+    json_t *meta = json_object_get(in, "metadata");
+    const char *ons = jtext(meta, "namespace");
+    if (*ons && strcmp(ons, ns)) {
+        resp_errf(rs, API_BAD_REQUEST,
+                  "the namespace of the provided object does not match the namespace sent on "
+                  "the request");
+        return -1;
+    }
+    if (!json_is_object(meta)) json_object_set_new(in, "metadata", meta = json_object());
+    json_object_set_new(meta, "namespace", json_string(ns));
+    const json_t *spec = json_object_get(in, "spec");
+    const char *pre = "LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: ";
+    if (json_is_object(json_object_get(spec, "nonResourceAttributes"))) {
+        resp_errf(rs, API_INVALID,
+                  "%sspec.nonResourceAttributes: Invalid value: \"object\": disallowed on this "
+                  "kind of request",
+                  pre);
+        return -1;
+    }
+    const json_t *ra = json_object_get(spec, "resourceAttributes");
+    if (json_is_object(ra) && strcmp(jtext(ra, "namespace"), ns)) {
+        resp_errf(rs, API_INVALID,
+                  "%sspec.resourceAttributes.namespace: Invalid value: \"%s\": must match "
+                  "metadata.namespace",
+                  pre, jtext(ra, "namespace"));
+        return -1;
+    }
+    return 0;
+}
+
 bool authz_serve_review(req *rq, resp *rs, const char *group, const char *version,
-                        const char *resource)
+                        const char *resource, const char *ns)
 {
     bool authn = !strcmp(group, "authentication.k8s.io");
     bool authz = !strcmp(group, "authorization.k8s.io");
-    static const char *const kinds[][2] = {{"selfsubjectaccessreviews", "SelfSubjectAccessReview"},
-                                           {"subjectaccessreviews", "SubjectAccessReview"},
-                                           {"selfsubjectrulesreviews", "SelfSubjectRulesReview"},
-                                           {"selfsubjectreviews", "SelfSubjectReview"}};
+    static const char *const kinds[][2] = {
+        {"selfsubjectaccessreviews", "SelfSubjectAccessReview"},
+        {"subjectaccessreviews", "SubjectAccessReview"},
+        {"selfsubjectrulesreviews", "SelfSubjectRulesReview"},
+        {"selfsubjectreviews", "SelfSubjectReview"},
+        {"localsubjectaccessreviews", "LocalSubjectAccessReview"}};
     int which = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (!strcmp(resource, kinds[i][0]) && (i == 3 ? authn : authz)) which = i;
-    if (which < 0 || strcmp(version, "v1")) return false;
+    /* only LocalSubjectAccessReviews are namespaced */
+    if (which < 0 || strcmp(version, "v1") || (which == 4) != (ns != NULL)) return false;
     if (strcmp(rq->method, "POST")) {
         resp_errf(rs, API_METHOD_NOT_ALLOWED,
                   "the server does not allow this method on the requested resource");
         return true;
     }
-    rbac_attrs self = {authz_user(rq), "create", true, group, resource, "", "", "", rq->path};
+    rbac_attrs self = {authz_user(rq), "create", true, group, resource, "", "",
+                       ns ? ns : "",   rq->path};
     if (authz_request(rq, &self, rs) != 0) return true;
     json_error_t je;
     api_err e;
@@ -380,12 +420,16 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
         return true;
     }
     api_err_clear(&e);
+    if (which == 4 && local_review_checks(in, ns, rs) != 0) {
+        json_decref(in);
+        return true;
+    }
     const json_t *spec = json_object_get(in, "spec");
     rbac_user u = authz_user(rq);
     const char **groups = NULL;
     json_t *status = NULL;
     rbac_attrs a;
-    if (which == 1) { /* the subject named in the spec */
+    if (which == 1 || which == 4) { /* the subject named in the spec */
         const json_t *g = json_object_get(spec, "groups");
         groups = calloc(json_array_size(g) + 1, sizeof *groups);
         size_t n = 0;
@@ -394,7 +438,7 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
                 groups[n++] = json_string_value(json_array_get(g, i));
         u = (rbac_user){jtext(spec, "user"), groups, n};
     }
-    if (which == 0 || which == 1) {
+    if (which == 0 || which == 1 || which == 4) {
         if (!spec_attrs(spec, u, &a)) {
             resp_errf(rs, API_INVALID,
                       "%s.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: Invalid "
@@ -434,16 +478,87 @@ static json_t *replace_with(const json_t *cur, void *ctx, api_err *e)
     return nw;
 }
 
-/* Whether the stored object `cur` differs from default `def` in what the
- * default decides. */
-static bool drifted(const json_t *cur, const json_t *def)
+/* The object to create for a RECREATE: the reconciled one without what the
+ * store assigned to the old one. */
+static json_t *fresh_copy(const json_t *obj)
 {
-    static const char *const keys[] = {"rules", "aggregationRule", "roleRef", "subjects"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const json_t *a = json_object_get(cur, keys[i]), *b = json_object_get(def, keys[i]);
-        if ((a || b) && !(a && b && json_equal(a, b))) return true;
+    static const char *const assigned[] = {"resourceVersion", "uid", "creationTimestamp",
+                                           "managedFields", "generation"};
+    json_t *o = jcopy(obj);
+    json_t *m = json_object_get(o, "metadata");
+    for (size_t i = 0; m && i < sizeof assigned / sizeof *assigned; i++)
+        json_object_del(m, assigned[i]);
+    return o;
+}
+
+/* Create default `d` if missing, else reconcile the stored one with it. */
+static int ensure_default(store *st, const json_t *d, api_err *e)
+{
+    const api_kind *k = api_kind_by_kind(jtext(d, "apiVersion"), jtext(d, "kind"));
+    const char *name = jtext(json_object_get(d, "metadata"), "name");
+    if (!k) return api_err_set(e, API_INTERNAL, "no kind %s", jtext(d, "kind"));
+    json_t *cur = reg_get(st, k, "", name, e), *want = NULL, *out = NULL;
+    api_err_clear(e); /* (NotFound) */
+    api_err_init(e);
+    int r = 0;
+    rbac_reconcile_op op = RBAC_RECONCILE_NONE;
+    if (!cur)
+        r = reg_create(st, k, "", d, false, &out, e);
+    else if (!(want = rbac_reconcile(cur, d, &op)) && op == RBAC_RECONCILE_ERROR)
+        r = api_err_set(e, API_INTERNAL, "out of memory");
+    else if (op == RBAC_RECONCILE_PROTECTED)
+        log_msg(LOG_INFO, "skipped reconcile-protected bootstrap RBAC object",
+                "\"kind\":\"%s\",\"name\":\"%s\"", jtext(d, "kind"), name);
+    else if (op == RBAC_RECONCILE_UPDATE)
+        r = reg_update(st, k, "", name, "", replace_with, want, false, &out, e);
+    else if (op == RBAC_RECONCILE_RECREATE) {
+        reg_delete_opts o = {false, -1, NULL, jtext(json_object_get(cur, "metadata"), "uid"), NULL};
+        bool gone = false;
+        json_t *fresh = fresh_copy(want);
+        r = reg_delete(st, k, "", name, &o, &out, &gone, e);
+        json_decref(out);
+        out = NULL;
+        if (r == 0) r = reg_create(st, k, "", fresh, false, &out, e);
+        json_decref(fresh);
     }
-    return false;
+    json_decref(out);
+    json_decref(want);
+    json_decref(cur);
+    return r;
+}
+
+/* What upstream's clusterrole aggregation controller does, once at start:
+ * the stored rules of every aggregated ClusterRole become the union of the
+ * roles it selects (authorization reads the union whatever is stored; this
+ * is for kubectl get -o yaml). */
+static json_t *set_rules(const json_t *cur, void *ctx, api_err *e)
+{
+    (void)e;
+    json_t *o = jcopy(cur);
+    if (o) json_object_set(o, "rules", (json_t *)ctx);
+    return o;
+}
+
+static int sync_aggregated(store *st, api_err *e)
+{
+    json_t *all = list_kind(A.kinds[K_CLUSTERROLE]);
+    if (!all) return api_err_set(e, API_INTERNAL, "cannot list clusterroles");
+    size_t i;
+    json_t *r;
+    int rc = 0;
+    json_array_foreach(all, i, r)
+    {
+        json_t *rules = rbac_aggregate_rules(r, all), *out = NULL;
+        if (rules && !json_equal(rules, json_object_get(r, "rules")))
+            rc = reg_update(st, A.kinds[K_CLUSTERROLE], "",
+                            jtext(json_object_get(r, "metadata"), "name"), "", set_rules, rules,
+                            false, &out, e);
+        json_decref(out);
+        json_decref(rules);
+        if (rc != 0) break;
+    }
+    json_decref(all);
+    return rc;
 }
 
 int authz_bootstrap(store *st, char *err, size_t n)
@@ -455,32 +570,23 @@ int authz_bootstrap(store *st, char *err, size_t n)
     size_t i;
     json_t *d;
     int rc = 0;
+    api_err e;
     json_array_foreach(defs, i, d)
     {
-        const api_kind *k = api_kind_by_kind(jtext(d, "apiVersion"), jtext(d, "kind"));
-        const char *name = jtext(json_object_get(d, "metadata"), "name");
-        api_err e;
         api_err_init(&e);
-        json_t *cur = k ? reg_get(st, k, "", name, &e) : NULL, *out = NULL;
-        const json_t *ann = json_object_get(json_object_get(cur, "metadata"), "annotations");
-        int r = 0;
-        api_err_clear(&e); /* (NotFound) */
-        api_err_init(&e);
-        if (!k)
-            r = api_err_set(&e, API_INTERNAL, "no kind %s", jtext(d, "kind"));
-        else if (!cur)
-            r = reg_create(st, k, "", d, false, &out, &e);
-        else if (!strcmp(jtext(ann, "rbac.authorization.kubernetes.io/autoupdate"), "true") &&
-                 drifted(cur, d))
-            r = reg_update(st, k, "", name, "", replace_with, d, false, &out, &e);
-        if (r != 0 && rc == 0) {
-            snprintf(err, n, "%s %s: %s", jtext(d, "kind"), name, e.message);
+        if (ensure_default(st, d, &e) != 0 && rc == 0) {
+            snprintf(err, n, "%s %s: %s", jtext(d, "kind"),
+                     jtext(json_object_get(d, "metadata"), "name"), e.message);
             rc = -1;
         }
-        json_decref(out);
-        json_decref(cur);
         api_err_clear(&e);
     }
     json_decref(defs);
+    api_err_init(&e);
+    if (rc == 0 && sync_aggregated(st, &e) != 0) {
+        snprintf(err, n, "aggregated clusterroles: %s", e.message);
+        rc = -1;
+    }
+    api_err_clear(&e);
     return rc;
 }

@@ -63,9 +63,11 @@ int authz_check_write(const req *rq, const api_kind *k, const char *ns, const js
 json_t *authz_review_reply(const json_t *in, const char *group, const char *kind, json_t *status);
 
 /* The review APIs (POST only): authorization.k8s.io/v1 selfsubjectaccessreviews,
- * subjectaccessreviews, selfsubjectrulesreviews and authentication.k8s.io/v1
- * selfsubjectreviews. True when the request was one of them (rs filled). */
+ * subjectaccessreviews, selfsubjectrulesreviews, localsubjectaccessreviews
+ * (`ns` the namespace of the URL; NULL for the others) and
+ * authentication.k8s.io/v1 selfsubjectreviews. True when the request was one
+ * of them (rs filled). */
 bool authz_serve_review(req *rq, resp *rs, const char *group, const char *version,
-                        const char *resource);
+                        const char *resource, const char *ns);
 
 #endif

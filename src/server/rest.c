@@ -1257,8 +1257,13 @@ void rest_handle(req *rq, resp *rs)
         if (authz_request(rq, &a, rs) != 0) return;
         if (serve_meta(rq, rs, segs, n)) return;
     }
-    if (n == 4 && !strcmp(segs[0], "apis") && authz_serve_review(rq, rs, segs[1], segs[2], segs[3]))
+    if (n == 4 && !strcmp(segs[0], "apis") &&
+        authz_serve_review(rq, rs, segs[1], segs[2], segs[3], NULL))
         return;
+    if (n == 6 && !strcmp(segs[0], "apis") && !strcmp(segs[3], "namespaces") &&
+        authz_serve_review(rq, rs, segs[1], segs[2], segs[5], segs[4]))
+        return;
+    if (tokenreview_serve(rq, rs, segs, n)) return;
     if (quotareview_serve(rq, rs, segs, n)) return;
 
     int base;
@@ -1285,6 +1290,8 @@ void rest_handle(req *rq, resp *rs)
         } else if (rt.name[0]) {
             rq->verb = "GET";
             if (is_scale(&rt)) return do_scale(rq, rs, &rt, false, false);
+            if (!strcmp(rt.sub, "log") && (rt.kind->subresources & API_SUB_LOG))
+                return podlog_serve(rq, rs, rt.kind, rt.ns, rt.name);
             if (rt.sub[0] && !sub_allowed(&rt)) return not_found(rs);
             do_get(rq, rs, &rt);
         } else {

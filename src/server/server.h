@@ -147,6 +147,13 @@ void rest_apply(req *rq, resp *rs, const api_kind *k, const char *ns, const char
  * (decoded segments) is the review's, and rs holds the answer. */
 bool quotareview_serve(req *rq, resp *rs, char segs[][256], int n);
 
+/* GET pods/log (server/podlog.c): what `kubectl logs` gets where no
+ * container runs. */
+void podlog_serve(req *rq, resp *rs, const api_kind *k, const char *ns, const char *name);
+
+/* authentication.k8s.io/v1 TokenReview (server/tokenreview.c), likewise. */
+bool tokenreview_serve(req *rq, resp *rs, char segs[][256], int n);
+
 /* Watch on a collection; fills rs with a stream. */
 void watch_start(req *rq, resp *rs, const void *kind, const char *ns, const char *name);
 

@@ -503,6 +503,7 @@ static void exec_step(world *w, const step *s, outcome *out)
     snprintf(out->msg, sizeof out->msg, "%s", m ? m : "");
     json_decref(rs.json);
     free(rs.raw);
+    store_obj_unref(rs.stored); /* (a written object's response, as http.c drops it) */
     json_decref(rs.warnings);
     if (rs.st.free) rs.st.free(rs.st.ctx);
 }

@@ -228,6 +228,60 @@ static void test_sha256_vectors(void **state)
     }
 }
 
+/* The review APIs are served (POST) though never stored: listed as upstream
+ * lists them, verb create only, no short names, in their groups. */
+static void test_review_resources(void **state)
+{
+    (void)state;
+    json_t *gl = disc_group_list();
+    assert_non_null(find_by(json_object_get(gl, "groups"), "name", "authentication.k8s.io"));
+    assert_non_null(find_by(json_object_get(gl, "groups"), "name", "authorization.k8s.io"));
+    assert_non_null(find_by(json_object_get(gl, "groups"), "name", "allot.dev"));
+    json_decref(gl);
+    json_t *l = disc_resource_list("authorization.k8s.io", "v1");
+    json_t *rows = json_object_get(l, "resources");
+    assert_int_equal(json_array_size(rows), 4);
+    static const char *const names[] = {"localsubjectaccessreviews", "selfsubjectaccessreviews",
+                                        "selfsubjectrulesreviews", "subjectaccessreviews"};
+    for (size_t i = 0; i < 4; i++) {
+        json_t *r = json_array_get(rows, i);
+        assert_string_equal(str(r, "name"), names[i]);
+        assert_int_equal(json_is_true(json_object_get(r, "namespaced")), i == 0);
+        json_t *verbs = json_object_get(r, "verbs");
+        assert_int_equal(json_array_size(verbs), 1);
+        assert_string_equal(json_string_value(json_array_get(verbs, 0)), "create");
+        assert_null(json_object_get(r, "shortNames"));
+    }
+    assert_string_equal(str(json_array_get(rows, 1), "kind"), "SelfSubjectAccessReview");
+    assert_string_equal(str(json_array_get(rows, 1), "singularName"), "selfsubjectaccessreview");
+    json_decref(l);
+    l = disc_resource_list("authentication.k8s.io", "v1");
+    rows = json_object_get(l, "resources");
+    assert_int_equal(json_array_size(rows), 2);
+    assert_string_equal(str(json_array_get(rows, 0), "name"), "selfsubjectreviews");
+    assert_string_equal(str(json_array_get(rows, 1), "name"), "tokenreviews");
+    json_decref(l);
+    l = disc_resource_list("allot.dev", "v1");
+    assert_string_equal(str(json_array_get(json_object_get(l, "resources"), 0), "kind"),
+                        "QuotaReview");
+    json_decref(l);
+    /* aggregated discovery carries them too */
+    json_t *agg = disc_aggregated(false);
+    json_t *items = json_object_get(agg, "items"), *authn = NULL;
+    for (size_t i = 0; i < json_array_size(items); i++)
+        if (!strcmp(str(json_object_get(json_array_get(items, i), "metadata"), "name"),
+                    "authentication.k8s.io"))
+            authn = json_array_get(items, i);
+    assert_non_null(authn);
+    json_t *res =
+        json_object_get(json_array_get(json_object_get(authn, "versions"), 0), "resources");
+    json_t *tr = find_by(res, "resource", "tokenreviews");
+    assert_non_null(tr);
+    assert_string_equal(str(tr, "scope"), "Cluster");
+    assert_string_equal(str(json_object_get(tr, "responseKind"), "kind"), "TokenReview");
+    json_decref(agg);
+}
+
 static void test_group_list(void **state)
 {
     (void)state;
@@ -634,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_storage_version_hash),
         cmocka_unit_test(test_sha256_vectors),
         cmocka_unit_test(test_group_list),
+        cmocka_unit_test(test_review_resources),
         cmocka_unit_test(test_group),
         cmocka_unit_test(test_version_order),
         cmocka_unit_test(test_version),

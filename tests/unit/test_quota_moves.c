@@ -300,8 +300,13 @@ static void test_mode_flip_over_hard_is_refused(void **state)
     for (int dry = 1; dry >= 0; dry--) {
         assert_int_equal(patch(st, "namespaces", "", "d", "", ADMISSION_MODE, dry, msg, sizeof msg),
                          403);
-        assert_string_equal(msg, "namespaces \"d\" is forbidden: exceeded quota: q, requested: "
-                                 "requests.cpu=3, used: requests.cpu=0, limited: requests.cpu=2");
+        assert_string_equal(
+            msg, "namespaces \"d\" is forbidden: cannot set quota.allot.dev/mode=admission: the "
+                 "pods waiting on ResourceQuota \"q\" under deferred quota would be charged to "
+                 "it at once and exceed it (exceeded quota: q, requested: requests.cpu=3, used: "
+                 "requests.cpu=0, limited: requests.cpu=2); delete those pods or wait until they "
+                 "are scheduled (kubectl get pods -n d --field-selector "
+                 "status.pendingOnQuota=q), or raise the quota's hard, then set the label again");
     }
     assert_true(quota_ns_deferred(NULL, st, "d"));
     expect_used(st, "d", "q", "requests.cpu", "0");

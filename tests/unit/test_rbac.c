@@ -697,7 +697,7 @@ static void test_default_components(void **state)
     assert_int_equal(can(d, sched, NULL, "get", "", "secrets", "", "t1"), RBAC_DENY);
     assert_int_equal(can(d, "system:node:n1", "system:nodes", "update", "", "pods", "status", "t1"),
                      RBAC_ALLOW);
-    assert_int_equal(can(d, "system:node:n1", "system:nodes", "get", "", "secrets", "", "t1"),
+    assert_int_equal(can(d, "system:node:n1", "system:nodes", "delete", "", "secrets", "", "t1"),
                      RBAC_DENY);
     const char *gc = "system:serviceaccount:kube-system:generic-garbage-collector";
     assert_int_equal(can(d, gc, NULL, "delete", "apps", "replicasets", "", "t1"), RBAC_ALLOW);
