@@ -5,7 +5,7 @@
 #include "api/protobuf.h"
 #include "core/jget.h"
 #include "registry/registry.h"
-#include "server/log.h"
+#include "util/log.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -80,7 +80,7 @@ json_t *store_obj_parse_parts(const store_obj *o, const char *const *paths);
  * cannot tell; NULL when out of memory or o is not valid JSON. */
 json_t *store_obj_parse_sans(const store_obj *o, const char *path);
 /* The stored JSON parsed once and shared: a new reference to a value every
- * caller shares and none may modify (json_deep_copy it to change it). Each
+ * caller shares and none may modify (jcopy it to change it: core/jdump.h). Each
  * version is parsed at most once while its parse stays in the store's doc
  * cache, which keeps the most recently parsed or written versions within a
  * byte budget (store_config.doc_cache_bytes): a version read by several
