@@ -1675,6 +1675,74 @@ int store_commit(store_txn *t)
     return store_wait_durable(s, rev);
 }
 
+/* ---- changes written elsewhere ---- */
+
+int store_ingest(store *s, const store_op *ops, size_t n, char *err, size_t errlen)
+{
+    store_obj **objs = calloc(n ? n : 1, sizeof *objs);
+    if (!objs) return snprintf(err, errlen, "out of memory"), -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!ops[i].key || !ops[i].json ||
+            !(objs[i] = obj_from_text(s, ops[i].key, ops[i].rv, ops[i].json, ops[i].len))) {
+            snprintf(err, errlen, "cannot take in %s", ops[i].key ? ops[i].key : "(no key)");
+            for (size_t j = 0; j < i; j++)
+                store_obj_unref(objs[j]);
+            free(objs);
+            return -1;
+        }
+    }
+    pthread_mutex_lock(&s->txn_lock); /* (no transaction reads meanwhile) */
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    if (s->queue.n) {
+        snprintf(err, errlen, "local writes are waiting for the disk");
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (!table_for(s->latest, ops[i].key, true) || !table_for(s->tables, ops[i].key, true) ||
+            ops[i].rv <= s->latest_rev) {
+            snprintf(err, errlen, "%s at revision %lld: not after %lld", ops[i].key,
+                     (long long)ops[i].rv, (long long)s->latest_rev);
+            rc = -1;
+        }
+    if (rc != 0) {
+        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->txn_lock);
+        for (size_t i = 0; i < n; i++)
+            store_obj_unref(objs[i]);
+        free(objs);
+        return -1;
+    }
+    uint64_t first_seq = s->seq_end;
+    pthread_rwlock_wrlock(&s->index_lock);
+    for (size_t i = 0; i < n; i++) {
+        store_obj *o = objs[i], *prev = index_get(s->latest, o->key);
+        if (prev) store_obj_ref(prev);
+        store_ev_type type = ops[i].type == STORE_EV_DELETED ? STORE_EV_DELETED
+                             : prev                          ? STORE_EV_MODIFIED
+                                                             : STORE_EV_ADDED;
+        store_obj *now = type == STORE_EV_DELETED ? NULL : o;
+        /* (as at a commit: out of memory mid-apply is fatal) */
+        if (index_set(s->latest, o->key, now) != 0 || index_set(s->tables, o->key, now) != 0)
+            abort();
+        s->rev = s->latest_rev = s->durable_rev = s->queued_rev = o->rv;
+        pthread_rwlock_unlock(&s->index_lock);
+        observe(s, type, o, prev);
+        ring_push(s, type, o, prev);
+        pthread_rwlock_wrlock(&s->index_lock);
+        store_obj_unref(prev);
+        store_obj_unref(o);
+    }
+    pthread_rwlock_unlock(&s->index_lock);
+    s->stats.ingested += n;
+    wake_watches(s, first_seq, false);
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->txn_lock);
+    pthread_cond_broadcast(&s->done);
+    free(objs);
+    return 0;
+}
+
 /* ---- watches ---- */
 
 static void watch_link(store *s, store_watch *w, store_watch *head)

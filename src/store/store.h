@@ -180,6 +180,16 @@ int store_list(store *s, const char *prefix, const char *after_key, size_t limit
  * replaced keep their old index). */
 int store_reindex(store *s, const char *prefix);
 
+/* Take in changes written elsewhere, as durable: an etcd follower's feed of
+ * the leader's writes, a cluster's objects from its watches. ops[i].rv must
+ * rise (each after the store's revision; one write's ops may share one);
+ * ops[i].json is the new value, or the last one for a delete. Both indexes,
+ * the history, watchers and observers see them as they see a durable
+ * batch; ADDED or MODIFIED is decided by what the store holds. No local
+ * write may be waiting for the disk (a follower or a mirror has none): -1
+ * with err when one is, or an op cannot be taken (nothing is applied). */
+int store_ingest(store *s, const store_op *ops, size_t n, char *err, size_t errlen);
+
 /* Transactions. store_begin takes the store's write lock; commit or abort
  * releases it. Reads inside a transaction see its own writes. */
 store_txn *store_begin(store *s);
@@ -307,6 +317,7 @@ typedef struct store_stats {
     uint64_t commits, batches, batch_ops;
     uint64_t derived_writes;  /* store_txn_put_derived calls committed */
     uint64_t failed_batches;  /* batches the backend refused (their transactions failed) */
+    uint64_t ingested;        /* changes taken in from elsewhere (store_ingest) */
     uint64_t derived_flushed; /* derived values written to the backend after coalescing */
     double commit_seconds_sum;
     uint64_t
