@@ -17,6 +17,7 @@
 #include "registry/admission.h"
 #include "registry/quota_admission.h"
 #include "registry/pool_admission.h"
+#include "registry/cq_admission.h"
 #include "registry/quota_ledger.h"
 #include "registry/registry.h"
 #include "server/auth.h"
@@ -60,7 +61,7 @@ typedef struct options {
     const char *audit_policy_file;
     int sa_max_expiration_s; /* 0: no maximum */
     int simulated_nodes;
-    long max_watches; /* per user */
+    long max_watches;   /* per user */
     int64_t job_run_ms; /* --node-agent-job-run-duration */
 } options;
 
@@ -639,6 +640,10 @@ int main(int argc, char **argv)
         goto out;
     }
     log_msg(LOG_INFO, "quotas recounted", "\"restored\":%zu", corrected);
+    /* Pools' and custom quotas' statuses that trail their books after a
+     * crash are written now: readers only render them. */
+    pool_admission_restore(srv.st);
+    cq_admission_restore(srv.st);
     /* Charges live in the quota ledger; their status reaches the quota
      * objects at most this late (and before any client reads quotas). */
     if (quota_ledger_start(srv.st, QUOTA_LEDGER_FLUSH_MS) != 0) {

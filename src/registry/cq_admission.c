@@ -505,10 +505,9 @@ static int cq_admit(store_txn *t, const api_kind *k, reg_op op, const char *sub,
     return 0;
 }
 
-/* Before custom quotas are read: every quota's books loaded (a status that
- * trails them after a restart is written again), then every trailing status
- * written. */
-static void prepare_quotas(store *st)
+/* At start, before serving: every quota's books loaded, and a status that
+ * trails them after a restart written again (reads only render them). */
+void cq_admission_restore(store *st)
 {
     static const char *const prefixes[] = {CQ_PREFIX, GCQ_PREFIX, NULL};
     ledger_prepare_read(st, prefixes, cq_book_of, cq_book_verify);
@@ -527,8 +526,8 @@ int cq_admission_register(void)
 {
     cq_kind = api_kind_find(CQ_GROUP, CQ_VERSION, "customquotas");
     gcq_kind = api_kind_find(CQ_GROUP, CQ_VERSION, "globalcustomquotas");
-    if (!cq_kind || !gcq_kind || reg_read_hook_register(cq_kind, prepare_quotas) != 0 ||
-        reg_read_hook_register(gcq_kind, prepare_quotas) != 0 ||
+    if (!cq_kind || !gcq_kind || reg_read_view_register(cq_kind, cq_book_view) != 0 ||
+        reg_read_view_register(gcq_kind, cq_book_view) != 0 ||
         reg_kinds_listener_register(kinds_changed) != 0)
         return -1;
     return reg_admission_register(&custom_quotas);

@@ -8,4 +8,8 @@
 /* Register the plugin; it runs after every other admission plugin. */
 int cq_admission_register(void);
 
+/* At start, before serving: load every custom quota's books and write the
+ * statuses that trail them. */
+void cq_admission_restore(store *st);
+
 #endif

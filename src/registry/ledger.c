@@ -659,6 +659,18 @@ void ledger_prepare_read(store *st, const char *const *prefixes, ledger_of_fn of
 
 /* ---- the flusher ----------------------------------------------------------------------------- */
 
+static void (*flushed_hooks[4])(store *st);
+static size_t nflushed_hooks;
+
+int ledger_on_flushed(void (*fn)(store *st))
+{
+    for (size_t i = 0; i < nflushed_hooks; i++)
+        if (flushed_hooks[i] == fn) return 0;
+    if (nflushed_hooks == sizeof flushed_hooks / sizeof *flushed_hooks) return -1;
+    flushed_hooks[nflushed_hooks++] = fn;
+    return 0;
+}
+
 /* Waits for a dirty entry, then flush_ms more (the changes of that interval
  * share one version), then writes. */
 static void *flusher_main(void *arg)
@@ -680,6 +692,8 @@ static void *flusher_main(void *arg)
         }
         pthread_mutex_unlock(&L.mu);
         sync_paced(L.st, true);
+        for (size_t i = 0; i < nflushed_hooks; i++)
+            flushed_hooks[i](L.st);
         pthread_mutex_lock(&L.mu);
     }
     pthread_mutex_unlock(&L.mu);

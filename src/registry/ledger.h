@@ -113,6 +113,11 @@ void *ledger_read(const ledger_ops *ops, const store_obj *o, int64_t *rv);
  * transaction. 0 or -1. Any thread (not inside a transaction). */
 int ledger_sync(store *st);
 
+/* Work the flusher does after each flush (background upkeep that follows
+ * the books, e.g. claims' Bound conditions): fn(st) on its thread, outside
+ * any transaction. At most 4; register before ledger_start. */
+int ledger_on_flushed(void (*fn)(store *st));
+
 /* The flusher: writes trailing statuses at most flush_ms late. */
 int ledger_start(store *st, unsigned flush_ms);
 void ledger_stop(void);

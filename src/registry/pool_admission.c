@@ -1196,13 +1196,54 @@ static void refresh_bound(store *st)
     if (rc != 0) checked_forget_all(); /* what was checked was not written */
 }
 
-/* Before pools are read: the books of every pool loaded (a status that trails
- * them after a restart is written again), then every trailing status
- * written. */
-static void prepare_pools(store *st)
+/* At start, before serving: the books of every pool loaded, a status that
+ * trails them after a restart written again, and the claims' Bound
+ * conditions brought up to date (reads only render them). */
+void pool_admission_restore(store *st)
 {
     static const char *const prefixes[] = {PB_POOLS_PREFIX, NULL};
     ledger_prepare_read(st, prefixes, pool_book_of, pool_book_verify);
+    refresh_bound(st);
+}
+
+/* reg_view_fn of claims: a bound claim with the Bound condition its pool's
+ * books say now (whether pods of its namespace use it follows the
+ * namespace's quota usage, which pod writes change without touching the
+ * claim); the stored one is brought up to date behind (refresh_bound, after
+ * the ledger's flushes). NULL to serve it as stored. */
+static json_t *claim_view(store_txn *t, store_obj *o)
+{
+    json_t *c = store_obj_parse(o), *out = NULL;
+    json_t *status = c ? json_object_get(c, "status") : NULL;
+    const char *pool = pb_str(pb_get(status, "pool"), "name"), *uid = pb_meta(c, "uid");
+    ledger_entry *en = NULL;
+    api_err e;
+    api_err_init(&e);
+    if (json_is_object(status) && *pool && *uid && pool_book_find(t, pool, &en, &e) == 0 && en) {
+        const pool_book *b = pool_book_value(en);
+        const pool_status **bound, **inuse;
+        size_t nb, ni;
+        char *sig = in_use_sig(t, b, o->ns, &bound, &nb, &inuse, &ni);
+        bool is_bound = false, use = false;
+        for (size_t i = 0; sig && i < nb; i++)
+            is_bound |= !strcmp(bound[i]->uid, uid);
+        for (size_t i = 0; sig && i < ni; i++)
+            use |= !strcmp(inuse[i]->uid, uid);
+        const json_t *cond = cond_get(status, "Bound");
+        if (sig && is_bound && cond && strcmp(pb_str(cond, "status"), use ? "True" : "False")) {
+            char now[32];
+            reg_now_rfc3339(now, sizeof now);
+            cond_set(status, "Bound", use ? "True" : "False", use ? "InUse" : "Unused",
+                     use ? "claim is used" : "claim is unused", gen_of(c), now);
+            out = json_incref(c);
+        }
+        free(sig);
+        free(bound);
+        free(inuse);
+    }
+    api_err_clear(&e);
+    json_decref(c);
+    return out;
 }
 
 static const reg_admission pools = {"ResourcePools", pool_admit};
@@ -1211,8 +1252,9 @@ int pool_admission_register(void)
 {
     claims_kind = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepoolclaims");
     pools_kind = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepools");
-    if (!claims_kind || !pools_kind || reg_read_hook_register(claims_kind, refresh_bound) != 0 ||
-        reg_read_hook_register(pools_kind, prepare_pools) != 0)
+    if (!claims_kind || !pools_kind || reg_read_view_register(claims_kind, claim_view) != 0 ||
+        reg_read_view_register(pools_kind, pool_book_view) != 0 ||
+        ledger_on_flushed(refresh_bound) != 0)
         return -1;
     return reg_admission_register(&pools);
 }

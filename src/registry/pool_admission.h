@@ -9,6 +9,10 @@
 /* Register the plugin; it runs before ResourceQuota admission. */
 int pool_admission_register(void);
 
+/* At start, before serving (and before a new leader writes): load every
+ * pool's books, write statuses and Bound conditions that trail them. */
+void pool_admission_restore(store *st);
+
 /* Events about claims (Capsule's): written by a recorder thread of their
  * own, started after the store opens and stopped before it closes. Without
  * it no Events are recorded. */

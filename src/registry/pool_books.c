@@ -117,7 +117,8 @@ static bool selects(const json_t *selectors, const json_t *labels)
 bool pb_selects_ns(const json_t *pool, const json_t *ns)
 {
     return !pb_get(pb_get(pool, "metadata"), "deletionTimestamp") && !ns_terminating(ns) &&
-           selects(pb_get(pb_get(pool, "spec"), "selectors"), pb_get(pb_get(ns, "metadata"), "labels"));
+           selects(pb_get(pb_get(pool, "spec"), "selectors"),
+                   pb_get(pb_get(ns, "metadata"), "labels"));
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -149,7 +150,8 @@ static int load_namespaces(store_txn *t, pb_ctx *pc, const json_t *ns_new, api_e
             new_seen = true;
             continue;
         }
-        if (!deleting && !ns_terminating(ns) && selects(sels, pb_get(pb_get(ns, "metadata"), "labels")))
+        if (!deleting && !ns_terminating(ns) &&
+            selects(sels, pb_get(pb_get(ns, "metadata"), "labels")))
             names[m++] = pb_meta(ns, "name");
     }
     free(objs);
@@ -220,8 +222,8 @@ static int add_claim(pb_ctx *pc, json_t *obj, const json_t *stored, bool self, a
 /* The claims whose spec.pool names this pool, as stored, with the claim
  * being written (self, NULL for none) in place of its stored version, or
  * left out when `self_gone`. */
-int pb_load_claims(store_txn *t, pb_ctx *pc, json_t *self, const json_t *self_old,
-                       bool self_gone, api_err *e)
+int pb_load_claims(store_txn *t, pb_ctx *pc, json_t *self, const json_t *self_old, bool self_gone,
+                   api_err *e)
 {
     store_obj **objs = NULL;
     size_t n = 0;
@@ -239,7 +241,8 @@ int pb_load_claims(store_txn *t, pb_ctx *pc, json_t *self, const json_t *self_ol
             self_seen = true;
             if (!self_gone && !strcmp(pb_str(pb_get(self, "spec"), "pool"), pc->name))
                 rc = add_claim(pc, self, c, true, e);
-        } else if (!strcmp(pb_str(pb_get(c, "spec"), "pool"), pc->name) || pb_bound_to(c, pc->uid)) {
+        } else if (!strcmp(pb_str(pb_get(c, "spec"), "pool"), pc->name) ||
+                   pb_bound_to(c, pc->uid)) {
             rc = add_claim(pc, c, c, false, e); /* shared, read only: copied to be written */
         }
         json_decref(c);
@@ -457,8 +460,8 @@ static store_obj *book_write(store_txn *t, store_obj *o, const void *val)
  * status: pool reads sync first). */
 #define POOL_STATUS_MIN_FLUSH_MS 1000
 
-static const ledger_ops book_ops = {"resourcepool", book_load,  NULL, book_free,
-                                    book_write,     true, POOL_STATUS_MIN_FLUSH_MS};
+static const ledger_ops book_ops = {
+    "resourcepool", book_load, NULL, book_free, book_write, true, POOL_STATUS_MIN_FLUSH_MS};
 
 ledger_entry *pool_book_of(store_txn *t, store_obj *o, api_err *e)
 {
@@ -486,6 +489,24 @@ pool_book *pool_book_modify(store_txn *t, ledger_entry *en, api_err *e)
 bool pool_book_selects(const pool_book *b, const char *ns)
 {
     return strmap_get(b->selected, ns) != NULL;
+}
+
+json_t *pool_book_view(store_txn *t, store_obj *o)
+{
+    api_err e;
+    api_err_init(&e);
+    ledger_entry *en = pool_book_of(t, o, &e);
+    api_err_clear(&e);
+    if (!en) return NULL;
+    json_t *cur = store_obj_parse(o);
+    bool same = false;
+    json_t *nw = cur ? with_status((pool_book *)ledger_value(en), cur, &same) : NULL;
+    json_decref(cur);
+    if (same) {
+        json_decref(nw);
+        return NULL;
+    }
+    return nw;
 }
 
 int pool_book_verify(store_txn *t, ledger_entry *en, api_err *e)

@@ -764,18 +764,32 @@ void quota_admission_cleanup(void)
     quota_cache_clear();
 }
 
-/* Best effort: if it fails the reader sees the last written status, which is
- * exact at its own resourceVersion. */
-static void sync_before_read(store *st)
+/* reg_view_fn: the quota with the usage its books hold, when its stored
+ * status.used trails them (the ledger writes it behind, at most 100 ms
+ * later); NULL to serve it as stored. Readers always see current usage and
+ * never write. */
+static json_t *quota_read_view(store_txn *t, store_obj *o)
 {
-    quota_ledger_sync(st);
+    rlist *used = quota_ledger_read_txn(t, o);
+    json_t *q = used ? quota_obj_json(o) : NULL, *u = used ? rl_to_json(used) : NULL, *out = NULL;
+    rl_free(used);
+    const json_t *stored = json_object_get(json_object_get(q, "status"), "used");
+    if (q && u && !json_equal(stored ? stored : json_object(), u) &&
+        (out = jcopy(q))) { /* (q is shared, read-only: quota_cache.h) */
+        json_t *status = json_object_get(out, "status");
+        if (!json_is_object(status)) json_object_set_new(out, "status", status = json_object());
+        json_object_set(status, "used", u);
+    }
+    json_decref(u);
+    json_decref(q);
+    return out;
 }
 
 int quota_admission_register(void)
 {
     const api_kind *quotas = api_kind_find("", "v1", "resourcequotas");
     if (reg_index_register(quota_index) != 0 || !quotas ||
-        reg_read_hook_register(quotas, sync_before_read) != 0)
+        reg_read_view_register(quotas, quota_read_view) != 0)
         return -1;
     return reg_admission_register(&resource_quota);
 }

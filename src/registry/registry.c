@@ -39,20 +39,20 @@ int reg_index_register(reg_index_fn fn)
     return 0;
 }
 
-#define MAX_READ_HOOKS 16
+#define MAX_READ_VIEWS 16
 static struct {
     const api_kind *kind;
-    void (*prepare)(store *st);
-} read_hooks[MAX_READ_HOOKS];
-static size_t nread_hooks;
+    reg_view_fn view;
+} read_views[MAX_READ_VIEWS];
+static size_t nread_views;
 
-int reg_read_hook_register(const api_kind *k, void (*prepare)(store *st))
+int reg_read_view_register(const api_kind *k, reg_view_fn view)
 {
-    for (size_t i = 0; i < nread_hooks; i++)
-        if (read_hooks[i].kind == k && read_hooks[i].prepare == prepare) return 0;
-    if (!k || nread_hooks == MAX_READ_HOOKS) return -1;
-    read_hooks[nread_hooks].kind = k;
-    read_hooks[nread_hooks++].prepare = prepare;
+    for (size_t i = 0; i < nread_views; i++)
+        if (read_views[i].kind == k && read_views[i].view == view) return 0;
+    if (!k || nread_views == MAX_READ_VIEWS) return -1;
+    read_views[nread_views].kind = k;
+    read_views[nread_views++].view = view;
     return 0;
 }
 
@@ -930,16 +930,39 @@ fail:
     return -1;
 }
 
-void reg_prepare_read(store *st, const api_kind *k)
+void reg_read_views(store *st, const api_kind *k, store_obj **objs, size_t n)
 {
-    for (size_t i = 0; i < nread_hooks; i++)
-        if (read_hooks[i].kind == k) read_hooks[i].prepare(st);
+    reg_view_fn view = NULL;
+    for (size_t i = 0; i < nread_views && !view; i++)
+        if (read_views[i].kind == k || read_views[i].kind == api_kind_storage_row(k))
+            view = read_views[i].view;
+    if (!view || !n) return;
+    char res[256];
+    api_kind_store_resource(k, res, sizeof res - 1);
+    strcat(res, "/");
+    size_t rlen = strlen(res);
+    store_txn *t = store_begin(st); /* (the books are the writer lock's) */
+    if (!t) return;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(objs[i]->key, res, rlen) != 0) continue; /* (not of kind k) */
+        store_obj *cur = store_txn_get(t, objs[i]->key);
+        json_t *v = cur == objs[i] ? view(t, cur) : NULL; /* (else: a newer one not durable yet) */
+        store_obj_unref(cur);
+        size_t len = 0;
+        char *text = v ? jdump(v, &len) : NULL;
+        json_decref(v);
+        store_obj *vo = text ? store_obj_view(objs[i], text, len) : NULL;
+        if (vo) {
+            store_obj_unref(objs[i]);
+            objs[i] = vo;
+        }
+    }
+    store_abort(t); /* reads never write */
 }
 
 json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, api_err *e)
 {
     char key[768];
-    reg_prepare_read(st, k);
     if (api_kind_key(k, ns, name, key, sizeof key) < 0) {
         api_err_not_found(e, k->group, k->resource, name);
         return NULL;
@@ -949,6 +972,7 @@ json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, 
         api_err_not_found(e, k->group, k->resource, name);
         return NULL;
     }
+    reg_read_views(st, k, &o, 1);
     json_t *obj = store_obj_parse(o);
     store_obj_unref(o);
     if (!obj)

@@ -48,10 +48,15 @@ void reg_admission_decisions(reg_decision_fn fn, void *arg);
 typedef void (*reg_index_fn)(const api_kind *k, const json_t *obj, store_index *out);
 int reg_index_register(reg_index_fn fn);
 
-/* A read hook of kind k: brings values kept ahead of the store (a derived
- * status written behind a ledger) up to date before a client reads objects of
- * that kind. Register before serving. */
-int reg_read_hook_register(const api_kind *k, void (*prepare)(store *st));
+/* A read view of kind k, for values kept ahead of the store (a status
+ * written behind by a ledger, a condition that follows other objects): the
+ * object as readers are served it, rendered from what is in memory (a new
+ * object, same key and resourceVersion), or NULL to serve it as stored.
+ * It runs in a transaction t that writes nothing (store_begin ... store_abort)
+ * and sees o as its current version: reads never write. Register before
+ * serving. */
+typedef json_t *(*reg_view_fn)(store_txn *t, store_obj *o);
+int reg_read_view_register(const api_kind *k, reg_view_fn view);
 
 /* A listener for changes of the kind table: what resolved kinds by name
  * (custom quotas' sources: "no matches for kind") looks again. Called by
@@ -133,12 +138,14 @@ int reg_bind(store *st, const char *ns, const char *name, const char *node, bool
  * has stopped. Without one, deletion is immediate. Set once at startup. */
 void reg_set_graceful_pod_deletion(bool on);
 
-/* Call before reading objects of kind k from the store for a client: runs
- * k's read hooks (reg_read_hook_register). */
-void reg_prepare_read(store *st, const api_kind *k);
+/* Objects of kind k (read from the store: durable) as readers are served
+ * them: each objs[i] whose kind has a read view and whose stored version is
+ * still the current one is replaced by its view (store_obj_view), when the
+ * view differs. Writes nothing. */
+void reg_read_views(store *st, const api_kind *k, store_obj **objs, size_t n);
 
-/* Fetch and parse one object; NULL (and 404 in e) if absent. Up to date
- * (reg_prepare_read). */
+/* Fetch and parse one object as readers are served it (reg_read_views);
+ * NULL (and 404 in e) if absent. */
 json_t *reg_get(store *st, const api_kind *k, const char *ns, const char *name, api_err *e);
 
 /* Helpers shared with controllers. */

@@ -4,7 +4,7 @@
  * and global_customquota_recorder.go).
  *
  * Everything comes from the quotas as stored, after the kinds' read hook
- * has written their statuses from the books (reg_prepare_read): spec.limit,
+ * serves them (reg_read_views: statuses rendered from the books): spec.limit,
  * spec.options.emitMetricPerClaimUsage, status.usage.{used,available},
  * status.claims and status.conditions. Nothing is kept between scrapes, so
  * a deleted quota, or a claim that went, has no series any more.
@@ -209,8 +209,6 @@ void metrics_render_custom_quotas(store *st, dbuf *b)
     const api_kind *cqs = api_kind_find(GROUP, VERSION, "customquotas");
     const api_kind *gcqs = api_kind_find(GROUP, VERSION, "globalcustomquotas");
     /* statuses are written behind the books: bring them up to date */
-    if (cqs) reg_prepare_read(st, cqs);
-    if (gcqs) reg_prepare_read(st, gcqs);
     metrics_scrape sc;
     metrics_scrape_init(&sc, families, NFAMILIES);
     metrics_for_each(st, &sc, cqs, render_cq);

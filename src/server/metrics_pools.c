@@ -3,7 +3,7 @@
  * capsule-pools-and-custom-quotas.md §5).
  *
  * Everything comes from the objects as stored, after the kinds' read hooks
- * have brought them up to date (reg_prepare_read): a pool's
+ * serve them (reg_read_views, rendered from the books): a pool's
  * status.allocation.{hard,used,available}, status.exhaustions,
  * status.claims and status.conditions; a claim's spec.claim, spec.pool,
  * status.pool and status.conditions. Nothing is kept between scrapes, so a
@@ -251,8 +251,6 @@ void metrics_render_pools(store *st, dbuf *b)
     const api_kind *pools = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepools");
     const api_kind *claims = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepoolclaims");
     /* pool status may trail its ledger, claims' Bound their quota's usage */
-    if (pools) reg_prepare_read(st, pools);
-    if (claims) reg_prepare_read(st, claims);
     metrics_scrape sc;
     metrics_scrape_init(&sc, families, NFAMILIES);
     metrics_for_each(st, &sc, pools, render_pool);

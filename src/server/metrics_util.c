@@ -3,6 +3,7 @@
 #include "server/metrics_util.h"
 
 #include "core/quantity.h"
+#include "registry/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ void metrics_for_each(store *st, metrics_scrape *sc, const api_kind *k, metrics_
     store_obj **objs = NULL;
     size_t n = 0;
     if (store_list(st, prefix, NULL, 0, &objs, &n, NULL, NULL) != 0) return;
+    reg_read_views(st, k, objs, n); /* (statuses kept ahead of the store, rendered) */
     for (size_t i = 0; i < n; i++) {
         json_t *obj = store_obj_parse(objs[i]);
         if (obj) fn(sc, objs[i], obj);

@@ -590,7 +590,6 @@ static void do_list(req *rq, resp *rs, const route *rt)
     /* Selectors filter after the store's page: fetch everything matching the prefix
      * when filtering, and cut the page here. */
     bool filtering = f.labels || f.fields;
-    reg_prepare_read(rq->srv->st, rt->kind);
     if (store_list(rq->srv->st, prefix, after[0] ? after : NULL, filtering ? 0 : (size_t)limit,
                    &objs, &n, &rev, &more) != 0) {
         api_err_set(&e, API_INTERNAL, "list failed");
@@ -609,6 +608,8 @@ static void do_list(req *rq, resp *rs, const route *rt)
     }
     char contbuf[900] = "";
     if (more && last_key) snprintf(contbuf, sizeof contbuf, "%lld:%s", (long long)rev, last_key);
+    /* what is kept ahead of the store (a quota's usage) rendered, not written */
+    reg_read_views(rq->srv->st, rt->kind, objs, kept);
 
     char av[128], list_kind[300];
     api_kind_api_version(rt->kind, av, sizeof av);

@@ -331,8 +331,8 @@ void watch_start(req *rq, resp *rs, const void *kindp, const char *ns, const cha
         }
     }
     if (initial) {
-        reg_prepare_read(rq->srv->st, k);
         store_list(rq->srv->st, prefix, NULL, 0, &c->initial, &c->ninitial, &c->initial_rev, NULL);
+        reg_read_views(rq->srv->st, k, c->initial, c->ninitial);
         from = c->initial_rev;
         c->initial_end_bookmark = send_initial && c->bookmarks;
     }

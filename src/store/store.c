@@ -456,6 +456,25 @@ static store_obj *obj_new(store *s, const char *key, int64_t rv, char *json, siz
     return o;
 }
 
+store_obj *store_obj_view(const store_obj *o, char *text, size_t len)
+{
+    store_index idx = {0};
+    idx.labels = o->idx.labels ? json_incref(o->idx.labels) : NULL;
+    if (o->idx.fields) {
+        size_t n = 0; /* packed "label\0value\0...\0" */
+        while (o->idx.fields[n])
+            n += strlen(o->idx.fields + n) + 1;
+        if ((idx.fields = malloc(n + 1))) memcpy(idx.fields, o->idx.fields, n + 1);
+    }
+    store_obj *v =
+        (!o->idx.fields || idx.fields) ? obj_new(NULL, o->key, o->rv, text, len, &idx) : NULL;
+    if (!v) {
+        free(text);
+        index_clear(&idx);
+    }
+    return v;
+}
+
 static store_obj *obj_from_text(store *s, const char *key, int64_t rv, const char *text, size_t len)
 {
     char *copy = malloc(len + 1);

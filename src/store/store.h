@@ -64,6 +64,12 @@ typedef struct store_obj {
 
 void store_obj_ref(store_obj *o);
 void store_obj_unref(store_obj *o);
+/* A version of o as a reader is served it but not stored (a view: o's key
+ * and resourceVersion with another text, e.g. a status rendered from books
+ * kept in memory): `text` (malloc'd, len bytes, NUL-terminated) is taken,
+ * also on failure. Its index is o's labels and fields (what selectors
+ * read). In no store: its parse is not cached. NULL when out of memory. */
+store_obj *store_obj_view(const store_obj *o, char *text, size_t len);
 /* Parse the stored JSON (caller owns the result). */
 json_t *store_obj_parse(const store_obj *o);
 /* Only the members named by `paths` (NULL-terminated; "status" for a whole

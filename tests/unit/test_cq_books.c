@@ -147,10 +147,10 @@ static void check_books(store *st, bool over_ok)
     const char *prefixes[2] = {"customquotas.capsule.clastix.io/",
                                "globalcustomquotas.capsule.clastix.io//"};
     for (int g = 0; g < 2; g++) {
-        reg_prepare_read(st, ks[g]);
         store_obj **objs = NULL;
         size_t n = 0;
         assert_int_equal(store_list(st, prefixes[g], NULL, 0, &objs, &n, NULL, NULL), 0);
+        reg_read_views(st, ks[g], objs, n); /* (as served) */
         for (size_t i = 0; i < n; i++) {
             json_t *quota = store_obj_parse(objs[i]);
             const json_t *status = json_object_get(quota, "status");
@@ -487,9 +487,9 @@ static void test_problems(void **state)
     expect_code(reg_merge(st, pods, "t", "p-long", "", "{'metadata':{'labels':{'a':'b'}}}", false,
                           msg, sizeof msg),
                 200, msg, NULL);
-    reg_prepare_read(st, cq);
     store_obj *so = store_get(st, "customquotas.capsule.clastix.io/t/cost");
     assert_non_null(so);
+    reg_read_views(st, cq, &so, 1);
     json_t *qo = store_obj_parse(so);
     const json_t *conds = json_object_get(json_object_get(qo, "status"), "conditions");
     const char *rm = json_string_value(json_object_get(json_array_get(conds, 0), "message"));

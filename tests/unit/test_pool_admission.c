@@ -63,10 +63,10 @@ static int del(store *st, const api_kind *k, const char *ns, const char *name, c
 /* A string at a dotted path of stored object `key` ("" when absent). */
 static void at(store *st, const char *key, const char *path, char *buf, size_t n)
 {
-    /* as a client reads it: statuses written behind are brought up to date */
-    reg_prepare_read(st, kind(G, "resourcepools"));
-    reg_prepare_read(st, kind(G, "resourcepoolclaims"));
+    /* as a client reads it: statuses kept ahead of the store rendered */
     store_obj *o = store_get(st, key);
+    const api_kind *k = o ? api_kind_for_key(key) : NULL;
+    if (k) reg_read_views(st, k, &o, 1);
     json_t *obj = o ? store_obj_parse(o) : NULL;
     const json_t *v = obj ? api_json_path(obj, path) : NULL;
     char *s = v && !json_is_string(v)

@@ -102,6 +102,8 @@
 #include "registry/quota_admission.h"
 #include "registry/quota_ledger.h"
 #include "teststore.h"
+#include "registry/ledger.h"
+#include "registry/pool_admission.h"
 
 #define DEFAULT_OPS 120
 #define DEFAULT_SEED 20240917ULL
@@ -325,8 +327,7 @@ static bool bound_to(const json_t *c, const char *uid)
 static bool selects(const json_t *selectors, const json_t *ns)
 {
     const json_t *meta = jget(ns, "metadata");
-    if (jget(meta, "deletionTimestamp") ||
-        !strcmp(jtext(ns, "status", "phase"), "Terminating"))
+    if (jget(meta, "deletionTimestamp") || !strcmp(jtext(ns, "status", "phase"), "Terminating"))
         return false;
     if (json_array_size(selectors) == 0) return true;
     size_t i;
@@ -1023,10 +1024,11 @@ static void test_pool_race(void **state)
         pthread_join(sampler[i], NULL);
     quota_ledger_stop();
 
-    /* At the end: the read hooks bring every status up to date; then the
-     * same checks, the quotas' stored status, and the pools' status. */
-    reg_prepare_read(g_st, k_rq);
-    reg_prepare_read(g_st, k_claims);
+    /* At the end: every status written behind is written now (reads only
+     * render them); then the same checks, the quotas' stored status, and
+     * the pools' status. */
+    ledger_sync(g_st);
+    pool_admission_restore(g_st);
     json_t *pstat[2] = {NULL, NULL};
     pool_total tot[2] = {{.name = "p"}, {.name = "q"}};
     for (int i = 0; i < 2; i++) {
