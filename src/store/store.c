@@ -93,7 +93,7 @@ struct store {
     store_stats stats;
 };
 
-#define TXN_MAX_HOOKS 4
+#define TXN_MAX_HOOKS 8
 
 struct store_txn {
     store *s;
