@@ -85,6 +85,8 @@ static const api_kind builtin[] = {
      NULL, NULL, limitrange_validate},
     {CORE, "Service", "services", "service", "svc", "all", true, API_SUB_STATUS, API_NAME_DNS1035,
      NULL, service_defaults, service_validate, NULL, service_validate_update},
+    {CORE, "Endpoints", "endpoints", "endpoints", "ep", NULL, true, 0, API_NAME_SUBDOMAIN, NULL,
+     endpoints_defaults, endpoints_validate},
     {CORE, "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", "pvc", NULL,
      true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, pvc_defaults, pvc_validate, NULL,
      pvc_validate_update},

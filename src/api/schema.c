@@ -129,6 +129,8 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_CustomResourceSubresourceScale, m_CustomResourceColumnDefinition, m_SelectableField,
     m_CustomResourceConversion, m_WebhookConversion, m_CustomResourceDefinitionStatus,
     m_CustomResourceDefinitionCondition;
+/* core/v1 Endpoints */
+static const sch_msg m_Endpoints, m_EndpointSubset, m_EndpointAddress, m_EndpointPort;
 /* batch/v1 */
 static const sch_msg m_Job, m_JobSpec, m_JobStatus, m_JobCondition, m_UncountedTerminatedPods,
     m_PodFailurePolicy, m_PodFailurePolicyRule, m_PodFailurePolicyOnExitCodesRequirement,
@@ -198,6 +200,13 @@ DEF(ServiceStatus, MV(1, "loadBalancer", LoadBalancerStatus),
 DEF(LoadBalancerStatus, RM(1, "ingress", LoadBalancerIngress));
 DEF(LoadBalancerIngress, S(1, "ip"), S(2, "hostname"), SK(3, "ipMode"), RM(4, "ports", PortStatus));
 DEF(PortStatus, I32K(1, "port"), SK(2, "protocol"), SK(3, "error"));
+
+DEF(Endpoints, META, RM(2, "subsets", EndpointSubset));
+DEF(EndpointSubset, RM(1, "addresses", EndpointAddress),
+    RM(2, "notReadyAddresses", EndpointAddress), RM(3, "ports", EndpointPort));
+DEF(EndpointAddress, SK(1, "ip"), S(3, "hostname"), SK(4, "nodeName"),
+    M(2, "targetRef", ObjectReference));
+DEF(EndpointPort, S(1, "name"), I32K(2, "port"), S(3, "protocol"), SK(4, "appProtocol"));
 
 DEF(Pod, META, MV(2, "spec", PodSpec), MV(3, "status", PodStatus));
 DEF(PodSpec, RMK(1, "volumes", Volume, LKEY("name")),
@@ -729,6 +738,7 @@ static const struct {
     {"v1", "ConfigMap", &m_ConfigMap},
     {"v1", "Secret", &m_Secret},
     {"v1", "Service", &m_Service},
+    {"v1", "Endpoints", &m_Endpoints},
     {"v1", "ServiceAccount", &m_ServiceAccount},
     {"v1", "Pod", &m_Pod},
     {"v1", "PodTemplate", &m_PodTemplate},

@@ -622,6 +622,54 @@ static void service_row(const json_t *o, int64_t now, json_t *cells)
     cell_labels(cells, api_json_path(o, "spec.selector"));
 }
 
+/* formatEndpoints (every port): "ip:port" per address and port, the first
+ * three, then " + N more..."; a subset without ports lists its addresses. */
+static void endpoints_row(const json_t *o, int64_t now, json_t *cells)
+{
+    const json_t *subsets = api_json_path(o, "subsets");
+    tbuf b = {0};
+    size_t listed = 0, count = 0, i, j, k;
+    const json_t *ss, *port, *addr;
+    bool more = false;
+    json_array_foreach(subsets, i, ss)
+    {
+        const json_t *addrs = json_object_get(ss, "addresses"),
+                     *ports = json_object_get(ss, "ports");
+        if (json_array_size(ports) == 0) {
+            count += json_array_size(addrs);
+            json_array_foreach(addrs, k, addr)
+            {
+                if (listed == 3) {
+                    more = true;
+                    break;
+                }
+                tbuf_printf(&b, "%s%s", listed++ ? "," : "", js(addr, "ip"));
+            }
+            continue;
+        }
+        json_array_foreach(ports, j, port)
+        {
+            count += json_array_size(addrs);
+            json_array_foreach(addrs, k, addr)
+            {
+                if (listed == 3) {
+                    more = true;
+                    break;
+                }
+                const char *ip = js(addr, "ip");
+                bool v6 = strchr(ip, ':') != NULL; /* net.JoinHostPort brackets IPv6 */
+                tbuf_printf(&b, "%s%s%s%s:%lld", listed++ ? "," : "", v6 ? "[" : "", ip,
+                            v6 ? "]" : "", (long long)ji(port, "port", 0));
+            }
+        }
+    }
+    if (more) tbuf_printf(&b, " + %zu more...", count - 3);
+    cell_name(cells, o);
+    cell_s(cells, json_array_size(subsets) ? tbuf_str(&b) : "<none>");
+    cell_age(cells, o, now);
+    tbuf_free(&b);
+}
+
 /* helper.GetAccessModesAsString: fixed order, duplicates dropped. */
 static void put_access_modes(tbuf *b, const json_t *modes)
 {
@@ -1181,6 +1229,19 @@ static const table_col service_cols[] = {
     COL_END,
 };
 
+static const table_col endpoints_cols[] = {
+    COL_NAME,
+    COL("Endpoints", "string",
+        "The set of all endpoints is the union of all subsets. Addresses are placed into subsets "
+        "according to the IPs they share. A single address with multiple ports, some of which are "
+        "ready and some of which are not (because they come from different containers) will "
+        "result in the address being displayed in different subsets for the different ports. No "
+        "address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of "
+        "addresses and ports that comprise a service."),
+    COL_AGE,
+    COL_END,
+};
+
 static const table_col pvc_cols[] = {
     COL_NAME,
     COL("Status", "string", "Phase represents the current phase of PersistentVolumeClaim."),
@@ -1509,6 +1570,7 @@ static const table_printer printers[] = {
     {"", "nodes", node_cols, node_row, NULL},
     {"", "resourcequotas", quota_cols, quota_row, NULL},
     {"", "services", service_cols, service_row, NULL},
+    {"", "endpoints", endpoints_cols, endpoints_row, NULL},
     {"", "persistentvolumeclaims", pvc_cols, pvc_row, NULL},
     {"", "configmaps", configmap_cols, configmap_row, NULL},
     {"", "secrets", secret_cols, secret_row, NULL},

@@ -77,7 +77,7 @@ static const prule to_edit[] = {
 static const prule to_view[] = {
     {READ, "core",
      "pods replicationcontrollers replicationcontrollers/scale serviceaccounts services "
-     "services/status persistentvolumeclaims persistentvolumeclaims/status configmaps",
+     "services/status endpoints persistentvolumeclaims persistentvolumeclaims/status configmaps",
      NULL, NULL},
     {READ, "core",
      "limitranges resourcequotas bindings events pods/status resourcequotas/status "

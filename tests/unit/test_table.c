@@ -559,6 +559,24 @@ static void test_service(void **state)
                  "['ext','ExternalName','<none>','example.com','<none>','5m','<none>']");
 }
 
+/* printEndpoints / formatEndpoints: ip:port per address and port, three at
+ * most and " + N more..."; a subset without ports lists bare addresses. */
+static void test_endpoints(void **state)
+{
+    expect_columns("", "endpoints", "['Name','Endpoints','Age']", "[]");
+    expect_cells("", "endpoints",
+                 "{'metadata':{'name':'kubernetes','creationTimestamp':'" T_5M "'},'subsets':[{"
+                 "'addresses':[{'ip':'10.0.0.1'}],'ports':[{'name':'https','port':6443}]}]}",
+                 "['kubernetes','10.0.0.1:6443','5m']");
+    expect_cells("", "endpoints", "{'metadata':{'name':'e','creationTimestamp':'" T_5M "'}}",
+                 "['e','<none>','5m']");
+    expect_cells("", "endpoints",
+                 "{'metadata':{'name':'e','creationTimestamp':'" T_5M "'},'subsets':[{"
+                 "'addresses':[{'ip':'10.0.0.1'},{'ip':'fd00::2'}],'ports':[{'port':80},{"
+                 "'port':443}]},{'addresses':[{'ip':'10.0.0.3'}]}]}",
+                 "['e','10.0.0.1:80,[fd00::2]:80,10.0.0.1:443 + 2 more...','5m']");
+}
+
 static void test_pvc(void **state)
 {
     expect_columns("", "persistentvolumeclaims",
@@ -772,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_resourcequota),
         cmocka_unit_test(test_limitrange_default_table),
         cmocka_unit_test(test_service),
+        cmocka_unit_test(test_endpoints),
         cmocka_unit_test(test_pvc),
         cmocka_unit_test(test_configmap_secret_serviceaccount),
         cmocka_unit_test(test_replication_controller),
