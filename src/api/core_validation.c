@@ -943,9 +943,24 @@ void service_validate_update(const json_t *obj, const json_t *old, const char *s
 
 /* ==== Endpoints ==== */
 
-/* validateEndpointAddress. Loopback addresses are accepted: allotd names
- * itself at 127.0.0.1 in default/kubernetes when it serves there
- * (docs/decisions.md); the other special addresses are refused as upstream. */
+int cv_endpoint_ip(const char *ip, const char *field, json_t *causes)
+{
+    json_t *probe = json_array();
+    non_special_ip(ip, field, probe);
+    size_t i;
+    json_t *c;
+    int n = 0;
+    json_array_foreach(probe, i, c)
+    {
+        if (strstr(jtext(c, "message"), "loopback")) continue;
+        json_array_append(causes, c);
+        n++;
+    }
+    json_decref(probe);
+    return n;
+}
+
+/* validateEndpointAddress (loopback accepted: cv_endpoint_ip). */
 static void ep_address(const json_t *a, const char *base, json_t *causes)
 {
     char path[128];
@@ -960,16 +975,8 @@ static void ep_address(const json_t *a, const char *base, json_t *causes)
     snprintf(path, sizeof path, "%s.nodeName", base);
     if (node) val_dns1123_subdomain(node, path, causes);
     if (json_array_size(causes) != before) return;
-    json_t *probe = json_array();
     snprintf(path, sizeof path, "%s.ip", base);
-    non_special_ip(ip, path, probe);
-    size_t i;
-    json_t *c;
-    json_array_foreach(probe, i, c)
-    {
-        if (!strstr(jtext(c, "message"), "loopback")) json_array_append(causes, c);
-    }
-    json_decref(probe);
+    cv_endpoint_ip(ip, path, causes);
 }
 
 /* validateEndpointPort */

@@ -6,6 +6,7 @@
 #include "api/core_validation.h"
 #include "api/crd.h"
 #include "api/custom_quota_kinds.h"
+#include "api/discovery_kinds.h"
 #include "api/limitrange.h"
 #include "api/objects.h"
 #include "api/pod_validation.h"
@@ -103,6 +104,9 @@ static const api_kind builtin[] = {
      NULL},
     {"scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", "pc", NULL,
      false, 0, API_NAME_SUBDOMAIN, NULL, priorityclass_defaults, priorityclass_validate},
+    {DISCOVERY_GROUP, DISCOVERY_VERSION, "EndpointSlice", "endpointslices", "endpointslice", NULL,
+     NULL, true, 0, API_NAME_SUBDOMAIN, NULL, endpointslice_defaults, endpointslice_validate, NULL,
+     endpointslice_validate_update},
     {"storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", "sc", NULL, false, 0,
      API_NAME_SUBDOMAIN, NULL, storageclass_defaults, NULL},
     /* apps/v1 (api/apps_validation.h): the selector is immutable. */

@@ -1,21 +1,23 @@
 /* kubesvc.c - the `kubernetes` Service in namespace default, and its
- * Endpoints.
+ * Endpoints and EndpointSlice.
  *
  * Every cluster has them: kube-apiserver's kubernetesservice controller
  * creates the Service (cluster IP the range's first address, port 443 named
  * https to the apiserver's port, labels component=apiserver and
  * provider=kubernetes) and puts its ports and type back when they are
  * changed, and its endpoint reconciler keeps the Endpoints listing the
- * apiservers (label endpointslice.kubernetes.io/skip-mirror=true). allotd is
- * one apiserver, reached at the address and port it serves on.
+ * apiservers (label endpointslice.kubernetes.io/skip-mirror=true) and the
+ * EndpointSlice of the same name (label kubernetes.io/service-name) in step.
+ * allotd is one apiserver, reached at the address and port it serves on.
  *
  * Writes go through reg_create/reg_update like any client's (admission and
- * quota apply). One thread follows the two objects through a filtered store
+ * quota apply). One thread follows the three objects through a filtered store
  * watch and puts them back at once when they are deleted or changed, and
  * checks them every KUBESVC_INTERVAL_MS besides, as upstream's loop does.
  */
 #include "controllers/kubesvc.h"
 
+#include "api/discovery_kinds.h"
 #include "api/kinds.h"
 #include "registry/registry.h"
 #include "server/log.h"
@@ -34,8 +36,8 @@ struct kubesvc {
     store *st;
     char *service_ip, *address;
     int port;
-    const api_kind *svc_kind, *ep_kind;
-    char svc_key[128], ep_key[128]; /* set before the watch opens, then read-only */
+    const api_kind *svc_kind, *ep_kind, *slice_kind;
+    char svc_key[128], ep_key[128], slice_key[160]; /* set before the watch opens, read-only */
     pthread_t thread;
     atomic_bool stop;
     char last_error[256]; /* the thread's: a failure is logged when it changes */
@@ -53,6 +55,32 @@ static json_t *desired_subsets(const kubesvc *k)
 {
     return json_pack("[{s:[{s:s}], s:[{s:s, s:i, s:s}]}]", "addresses", "ip", k->address, "ports",
                      "name", KUBESVC_PORT_NAME, "port", k->port, "protocol", "TCP");
+}
+
+/* endpointSliceFromEndpoints: one ready endpoint, the Endpoints' ports. */
+static const char *address_type(const kubesvc *k)
+{
+    return strchr(k->address, ':') ? "IPv6" : "IPv4";
+}
+
+static json_t *desired_slice_endpoints(const kubesvc *k)
+{
+    return json_pack("[{s:[s], s:{s:b}}]", "addresses", k->address, "conditions", "ready", 1);
+}
+
+static json_t *desired_slice_ports(const kubesvc *k)
+{
+    return json_pack("[{s:s, s:s, s:i}]", "name", KUBESVC_PORT_NAME, "protocol", "TCP", "port",
+                     k->port);
+}
+
+static json_t *new_slice(const kubesvc *k)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:s, s:o, s:o}", "apiVersion",
+                     DISCOVERY_GROUP "/" DISCOVERY_VERSION, "kind", "EndpointSlice", "metadata",
+                     "name", KUBESVC_NAME, "namespace", KUBESVC_NAMESPACE, "labels",
+                     DISCOVERY_SERVICE_NAME_LABEL, KUBESVC_NAME, "addressType", address_type(k),
+                     "endpoints", desired_slice_endpoints(k), "ports", desired_slice_ports(k));
 }
 
 static json_t *new_service(const kubesvc *k)
@@ -98,6 +126,19 @@ static bool endpoints_current(const kubesvc *k, const json_t *ep)
     return ok;
 }
 
+static bool slice_current(const kubesvc *k, const json_t *es)
+{
+    json_t *eps = desired_slice_endpoints(k), *ports = desired_slice_ports(k);
+    const json_t *labels = json_object_get(json_object_get(es, "metadata"), "labels");
+    bool ok = eps && ports && json_equal(json_object_get(es, "endpoints"), eps) &&
+              json_equal(json_object_get(es, "ports"), ports) &&
+              str_is(json_object_get(es, "addressType"), address_type(k)) &&
+              str_is(json_object_get(labels, DISCOVERY_SERVICE_NAME_LABEL), KUBESVC_NAME);
+    json_decref(eps);
+    json_decref(ports);
+    return ok;
+}
+
 /* reg_update mutations: ports and type back (a Service turned ExternalName
  * and back asks for its own address again); subsets and label back. */
 static json_t *restore_service(const json_t *cur, void *ctx, api_err *e)
@@ -137,6 +178,26 @@ static json_t *restore_endpoints(const json_t *cur, void *ctx, api_err *e)
     return ep;
 }
 
+static json_t *restore_slice(const json_t *cur, void *ctx, api_err *e)
+{
+    const kubesvc *k = ctx;
+    json_t *es = json_deep_copy(cur);
+    if (!es) {
+        api_err_set(e, API_INTERNAL, "out of memory");
+        return NULL;
+    }
+    json_object_set_new(es, "endpoints", desired_slice_endpoints(k));
+    json_object_set_new(es, "ports", desired_slice_ports(k));
+    json_t *meta = json_object_get(es, "metadata");
+    json_t *labels = json_object_get(meta, "labels");
+    if (!json_is_object(labels)) {
+        labels = json_object();
+        json_object_set_new(meta, "labels", labels);
+    }
+    json_object_set_new(labels, DISCOVERY_SERVICE_NAME_LABEL, json_string(KUBESVC_NAME));
+    return es;
+}
+
 /* ---- one pass ---- */
 
 static json_t *get_obj(kubesvc *k, const char *key)
@@ -167,6 +228,27 @@ static int ensure(kubesvc *k, const api_kind *kind, const char *key, json_t *wan
     return rc;
 }
 
+/* The slice; one whose address type is not the advertised address's (the
+ * field is immutable) is deleted first, then made again. */
+static int ensure_slice(kubesvc *k, api_err *e)
+{
+    json_t *cur = get_obj(k, k->slice_key);
+    bool wrong_type = cur && !str_is(json_object_get(cur, "addressType"), address_type(k));
+    json_decref(cur);
+    if (wrong_type) {
+        reg_delete_opts o = {.grace_seconds = -1};
+        json_t *out = NULL;
+        bool gone = false;
+        int rc =
+            reg_delete(k->st, k->slice_kind, KUBESVC_NAMESPACE, KUBESVC_NAME, &o, &out, &gone, e);
+        json_decref(out);
+        if (rc != 0 && e->code != API_NOT_FOUND) return -1;
+        api_err_clear(e);
+        api_err_init(e);
+    }
+    return ensure(k, k->slice_kind, k->slice_key, new_slice(k), slice_current, restore_slice, e);
+}
+
 static int sync_once(kubesvc *k, char *err, size_t n)
 {
     api_err e;
@@ -176,6 +258,7 @@ static int sync_once(kubesvc *k, char *err, size_t n)
     if (rc == 0)
         rc = ensure(k, k->ep_kind, k->ep_key, new_endpoints(k), endpoints_current,
                     restore_endpoints, &e);
+    if (rc == 0) rc = ensure_slice(k, &e);
     if (rc != 0) snprintf(err, n, "%.200s", e.message);
     api_err_clear(&e);
     return rc;
@@ -186,7 +269,8 @@ static int sync_once(kubesvc *k, char *err, size_t n)
 static bool watch_filter(void *arg, const store_event *ev)
 {
     const kubesvc *k = arg;
-    return !strcmp(ev->obj->key, k->svc_key) || !strcmp(ev->obj->key, k->ep_key);
+    return !strcmp(ev->obj->key, k->svc_key) || !strcmp(ev->obj->key, k->ep_key) ||
+           !strcmp(ev->obj->key, k->slice_key);
 }
 
 static void sync_and_log(kubesvc *k)
@@ -250,12 +334,15 @@ kubesvc *kubesvc_start(store *st, const kubesvc_config *cfg, char *err, size_t e
     atomic_init(&k->stop, false);
     k->svc_kind = api_kind_find("", "v1", "services");
     k->ep_kind = api_kind_find("", "v1", "endpoints");
-    if (!k->svc_kind || !k->ep_kind ||
+    k->slice_kind = api_kind_find(DISCOVERY_GROUP, DISCOVERY_VERSION, "endpointslices");
+    if (!k->svc_kind || !k->ep_kind || !k->slice_kind ||
+        api_kind_key(k->slice_kind, KUBESVC_NAMESPACE, KUBESVC_NAME, k->slice_key,
+                     sizeof k->slice_key) < 0 ||
         api_kind_key(k->svc_kind, KUBESVC_NAMESPACE, KUBESVC_NAME, k->svc_key, sizeof k->svc_key) <
             0 ||
         api_kind_key(k->ep_kind, KUBESVC_NAMESPACE, KUBESVC_NAME, k->ep_key, sizeof k->ep_key) <
             0) {
-        snprintf(err, errlen, "kubernetes service: services or endpoints not served");
+        snprintf(err, errlen, "kubernetes service: its kinds are not served");
         goto fail;
     }
     /* Now, so that a served cluster has them; a refusal (a quota in default)

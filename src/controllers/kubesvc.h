@@ -1,5 +1,5 @@
 /* kubesvc.h - the `kubernetes` Service in namespace default, and its
- * Endpoints (see kubesvc.c). */
+ * Endpoints and EndpointSlice (see kubesvc.c). */
 #ifndef ALLOT_CONTROLLERS_KUBESVC_H
 #define ALLOT_CONTROLLERS_KUBESVC_H
 
@@ -24,7 +24,7 @@ typedef struct kubesvc_config {
     int port;               /* allotd's port: targetPort and the Endpoints port */
 } kubesvc_config;
 
-/* Make sure the Service and Endpoints exist and are as they should be, once
+/* Make sure the Service, Endpoints and EndpointSlice exist and are as they should be, once
  * now (a refusal is logged, and retried), then keep them so from a thread:
  * recreated when deleted, put back when changed. The strings are copied.
  * NULL with a message in err when the thread cannot start. */

@@ -85,6 +85,7 @@ static const prule to_view[] = {
      NULL, NULL},
     /* read access to namespaces at the namespace scope is read access to this one */
     {READ, "core", "namespaces", NULL, NULL},
+    {READ, "discovery.k8s.io", "endpointslices", NULL, NULL},
     {READ, "apps",
      "deployments deployments/status deployments/scale replicasets replicasets/status "
      "replicasets/scale",

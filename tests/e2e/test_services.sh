@@ -2,8 +2,9 @@
 # own `kubernetes` Service, with the real kubectl against small ranges
 # (--service-cluster-ip-range 10.96.0.0/27: 30 addresses, the first the
 # kubernetes Service's; --service-node-port-range 30000-30009):
-#  - default/kubernetes and its Endpoints as upstream makes them, put back
-#    when deleted or changed;
+#  - default/kubernetes and its Endpoints and EndpointSlice as upstream makes
+#    them (kubectl describe svc lists the endpoint), put back when deleted or
+#    changed;
 #  - ClusterIP, NodePort, LoadBalancer, headless and ExternalName Services as
 #    `kubectl get svc` shows them on any cluster;
 #  - requested IPs and node ports honoured, or refused with upstream's
@@ -45,6 +46,10 @@ expect_eq "kubectl get endpoints kubernetes" "$(k get endpoints kubernetes --no-
   "kubernetes 127.0.0.1:$ALLOT_PORT"
 expect_eq "endpoints port" "$(jp endpoints kubernetes default '{.subsets[0].ports[0].name} {.subsets[0].ports[0].port}')" \
   "https $ALLOT_PORT"
+expect_eq "kubectl get endpointslice kubernetes" \
+  "$(k get endpointslices -l kubernetes.io/service-name=kubernetes --no-headers | awk '{print $1, $2, $3, $4}')" \
+  "kubernetes IPv4 $ALLOT_PORT 127.0.0.1"
+expect_contains "kubectl describe svc kubernetes" "$(k describe svc kubernetes)" "127.0.0.1:$ALLOT_PORT"
 
 uid=$(jp svc kubernetes default '{.metadata.uid}')
 k delete svc kubernetes >/dev/null
@@ -53,6 +58,8 @@ wait_until 20 recreated || fail "default/kubernetes not recreated after delete"
 expect_eq "recreated IP" "$(jp svc kubernetes default '{.spec.clusterIP}')" "10.96.0.1"
 k delete endpoints kubernetes >/dev/null
 wait_until 20 k get endpoints kubernetes || fail "Endpoints kubernetes not recreated"
+k delete endpointslice kubernetes >/dev/null
+wait_until 20 k get endpointslice kubernetes || fail "EndpointSlice kubernetes not recreated"
 k patch svc kubernetes --type merge -p '{"spec":{"ports":[{"name":"https","port":443,"targetPort":1}]}}' >/dev/null
 port_back() { [ "$(jp svc kubernetes default '{.spec.ports[0].targetPort}')" = "$ALLOT_PORT" ]; }
 wait_until 20 port_back || fail "kubernetes Service ports not put back"
