@@ -56,8 +56,7 @@ struct svc_alloc {
     size_t nlog, caplog;
 };
 
-/* ---- books and the transaction ----------------------------------------------------------------
- */
+/* ---- books and the transaction ---- */
 
 static uint64_t next_rand(svc_alloc *a)
 {
@@ -146,8 +145,7 @@ static void release_at_commit(svc_alloc *a, int which, uint32_t off)
     if (ba_has(book(a, which), off) && log_room(a) == 0) note(a, which, CH_RELEASE, off);
 }
 
-/* ---- errors ------------------------------------------------------------------------------------
- */
+/* ---- errors ---- */
 
 static const char *svc_name(const json_t *svc)
 {
@@ -170,8 +168,7 @@ static int oom(api_err *e)
     return api_err_set(e, API_INTERNAL, "Service allocation failed: out of memory");
 }
 
-/* ---- cluster IPs -------------------------------------------------------------------------------
- */
+/* ---- cluster IPs ---- */
 
 static bool is_kubernetes(const json_t *svc)
 {
@@ -232,8 +229,7 @@ static void release_ips(svc_alloc *a, const json_t *svc)
     }
 }
 
-/* ---- node ports --------------------------------------------------------------------------------
- */
+/* ---- node ports ---- */
 
 static json_int_t node_port(const json_t *p)
 {
@@ -424,8 +420,7 @@ static int alloc_hc_port(svc_alloc *a, json_t *svc, api_err *e)
     return 0;
 }
 
-/* ---- the hook ----------------------------------------------------------------------------------
- */
+/* ---- the hook ---- */
 
 static int on_create(svc_alloc *a, json_t *svc, api_err *e)
 {
@@ -508,8 +503,7 @@ int svc_alloc_register(svc_alloc *a)
     return k ? reg_write_hook_register(k, write_hook, a) : -1;
 }
 
-/* ---- life -------------------------------------------------------------------------------------
- */
+/* ---- life ---- */
 
 svc_alloc *svc_alloc_new(const char *ip_range, const char *port_range, char *err, size_t n)
 {
@@ -564,8 +558,7 @@ void svc_alloc_info_get(svc_alloc *a, svc_alloc_info *out)
     pthread_mutex_unlock(&a->mu);
 }
 
-/* ---- recount ----------------------------------------------------------------------------------
- */
+/* ---- recount ---- */
 
 static void mark_ip(svc_alloc *a, const json_t *svc, const char *ip, svc_alloc_restored *r)
 {
@@ -645,8 +638,7 @@ int svc_alloc_restore(svc_alloc *a, store *st, svc_alloc_restored *out)
     return rc;
 }
 
-/* ---- repair of Services an older allotd stored -------------------------------------------------
- */
+/* ---- repair of Services an older allotd stored ---- */
 
 static json_t *same(const json_t *cur, void *ctx, api_err *e)
 {
