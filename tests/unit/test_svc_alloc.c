@@ -329,6 +329,30 @@ static void test_updates(void **state)
     expect_used(1, 0);
 }
 
+/* A LoadBalancer with externalTrafficPolicy Local gets a health check node
+ * port (allocHealthCheckNodePort), released when it no longer needs one. */
+static void test_health_check_port(void **state)
+{
+    (void)state;
+    int code;
+    char msg[1024];
+    json_t *s = created("a", "{'metadata':{'name':'hc'},'spec':{'type':'LoadBalancer',"
+                             "'externalTrafficPolicy':'Local','ports':[{'port':80}]}}");
+    json_int_t hc =
+        json_integer_value(json_object_get(json_object_get(s, "spec"), "healthCheckNodePort"));
+    assert_true(hc >= 30000 && hc <= 30004);
+    assert_int_not_equal(hc, node_port(s, 0));
+    json_decref(s);
+    expect_used(2, 2);
+    s = update("a", "hc", "{'spec':{'externalTrafficPolicy':'Cluster'}}", &code, msg, sizeof msg);
+    if (code != 200) fail_msg("%s", msg);
+    assert_null(json_object_get(json_object_get(s, "spec"), "healthCheckNodePort"));
+    json_decref(s);
+    expect_used(2, 1);
+    delete_svc("a", "hc");
+    expect_used(1, 0);
+}
+
 /* The recount: stored values marked, values two stored Services hold and
  * values outside the ranges counted, Services stored without an IP
  * repaired by an update. */
@@ -392,9 +416,13 @@ int main(void)
     create_core(st, "namespaces", "", "{'metadata':{'name':'q'}}");
     if (svc_alloc_restore(books, st, NULL) != 0) return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_types),   cmocka_unit_test(test_requested),
-        cmocka_unit_test(test_exhaust), cmocka_unit_test(test_rolled_back),
-        cmocka_unit_test(test_updates), cmocka_unit_test(test_restore_and_repair),
+        cmocka_unit_test(test_types),
+        cmocka_unit_test(test_requested),
+        cmocka_unit_test(test_exhaust),
+        cmocka_unit_test(test_rolled_back),
+        cmocka_unit_test(test_updates),
+        cmocka_unit_test(test_health_check_port),
+        cmocka_unit_test(test_restore_and_repair),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     quota_ledger_clear();
