@@ -11,6 +11,7 @@
 #include "controllers/baseline.h"
 #include "controllers/controllers.h"
 #include "controllers/crd.h"
+#include "controllers/kubesvc.h"
 #include "controllers/nodeagent.h"
 #include "controllers/quota.h"
 #include "controllers/scheduler.h"
@@ -20,6 +21,7 @@
 #include "registry/cq_admission.h"
 #include "registry/quota_ledger.h"
 #include "registry/registry.h"
+#include "registry/svc_alloc.h"
 #include "server/auth.h"
 #include "server/authz.h"
 #include "server/http.h"
@@ -32,8 +34,11 @@
 #include "server/tls.h"
 #include "server/tokenrequest.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #ifndef ALLOT_JEMALLOC
 #include <malloc.h> /* mallopt */
 #endif
@@ -63,6 +68,8 @@ typedef struct options {
     int simulated_nodes;
     long max_watches;   /* per user */
     int64_t job_run_ms; /* --node-agent-job-run-duration */
+    const char *service_ip_range, *node_port_range;
+    const char *advertise_address; /* NULL: from --bind-address */
 } options;
 
 static void usage(FILE *out)
@@ -105,6 +112,16 @@ static void usage(FILE *out)
                  "  --service-account-max-token-expiration DURATION\n"
                  "                          longest ServiceAccount token issued (Go duration;\n"
                  "                          default 24h, 0 for no maximum)\n"
+                 "  --service-cluster-ip-range CIDR\n"
+                 "                          where Services' cluster IPs come from; its first\n"
+                 "                          address is the kubernetes Service's (default\n"
+                 "                          10.96.0.0/12; at most 2^20 addresses)\n"
+                 "  --service-node-port-range RANGE\n"
+                 "                          where NodePort and LoadBalancer Services' node\n"
+                 "                          ports come from (default 30000-32767)\n"
+                 "  --advertise-address IP  the address the kubernetes Service's Endpoints name\n"
+                 "                          (default --bind-address; for 0.0.0.0 or :: the\n"
+                 "                          host's first non-loopback address)\n"
                  "  --watch-history N       events kept for watch resumption, also across\n"
                  "                          restarts (default 25000)\n"
                  "  --max-watches-per-user N open watches one user may hold (members of\n"
@@ -162,6 +179,9 @@ static int parse_options(int argc, char **argv, options *o)
         {"audit-log-path", required_argument, NULL, 'A'},
         {"audit-policy-file", required_argument, NULL, 'P'},
         {"service-account-max-token-expiration", required_argument, NULL, 'S'},
+        {"service-cluster-ip-range", required_argument, NULL, 'R'},
+        {"service-node-port-range", required_argument, NULL, 'O'},
+        {"advertise-address", required_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -169,6 +189,8 @@ static int parse_options(int argc, char **argv, options *o)
     o->sa_max_expiration_s = TOKENREQ_DEFAULT_MAX_SECONDS;
     o->max_watches = WATCH_DEFAULT_PER_USER;
     o->job_run_ms = NODEAGENT_JOB_RUN_MS;
+    o->service_ip_range = SVC_ALLOC_DEFAULT_IP_RANGE;
+    o->node_port_range = SVC_ALLOC_DEFAULT_PORT_RANGE;
     char err[512];
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -198,6 +220,21 @@ static int parse_options(int argc, char **argv, options *o)
         case 'A':
             o->audit_log_path = optarg;
             break;
+        case 'R':
+            o->service_ip_range = optarg;
+            break;
+        case 'O':
+            o->node_port_range = optarg;
+            break;
+        case 'V': {
+            unsigned char a[16];
+            if (inet_pton(AF_INET, optarg, a) != 1 && inet_pton(AF_INET6, optarg, a) != 1) {
+                fprintf(stderr, "allotd: --advertise-address must be an IP address\n");
+                return -1;
+            }
+            o->advertise_address = optarg;
+            break;
+        }
         case 'P':
             o->audit_policy_file = optarg;
             break;
@@ -349,6 +386,34 @@ static int bootstrap_priority_classes(store *st)
     }
     json_decref(classes);
     return rc;
+}
+
+/* The address the kubernetes Service's Endpoints name: --advertise-address,
+ * else the bind address, else (0.0.0.0, ::) the host's first non-loopback
+ * address of that family on an interface that is up, as upstream resolves
+ * an unspecified bind address; 127.0.0.1 when there is none. */
+static void advertise_address(const options *o, char *buf, size_t n)
+{
+    const char *bind = o->bind_address;
+    if (o->advertise_address) {
+        snprintf(buf, n, "%s", o->advertise_address);
+        return;
+    }
+    bool any4 = !strcmp(bind, "0.0.0.0"), any6 = !strcmp(bind, "::");
+    snprintf(buf, n, "%s", any4 || any6 ? "127.0.0.1" : bind);
+    struct ifaddrs *ifs = NULL;
+    if ((!any4 && !any6) || getifaddrs(&ifs) != 0) return;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) continue;
+        int fam = i->ifa_addr->sa_family;
+        if (fam != (any4 ? AF_INET : AF_INET6)) continue;
+        const void *a = fam == AF_INET
+                            ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+                            : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+        if (fam == AF_INET6 && IN6_IS_ADDR_LINKLOCAL((const struct in6_addr *)a)) continue;
+        if (inet_ntop(fam, a, buf, (socklen_t)n)) break;
+    }
+    freeifaddrs(ifs);
 }
 
 static int write_kubeconfig(const options *o, const char *ca_pem, const char *token)
@@ -548,6 +613,8 @@ int main(int argc, char **argv)
     scheduler *sched = NULL;
     http_server *http = NULL;
     satoken_key *sakey = NULL;
+    svc_alloc *svcs = NULL;
+    kubesvc *kubernetes_svc = NULL;
     store_backend be;
 
     if (argc > 1 && !strcmp(argv[1], "kubeconfig")) return kubeconfig_main(argc - 1, argv + 1);
@@ -569,6 +636,10 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     raise_fd_limit();
+    if (!(svcs = svc_alloc_new(o.service_ip_range, o.node_port_range, err, sizeof err))) {
+        log_msg(LOG_ERROR, "invalid service ranges", "\"error\":\"%s\"", err);
+        goto out;
+    }
     if (secure_data_dir(o.data_dir) != 0) goto out;
 
     const char *sans[] = {o.bind_address, NULL};
@@ -631,6 +702,22 @@ int main(int argc, char **argv)
         goto out;
     }
     log_msg(LOG_INFO, "custom resources served", "\"definitions\":%d", ncrds);
+    /* Cluster IPs and node ports are books kept beside the stored Services:
+     * recounted from them before any Service is written (svc_alloc.h). */
+    svc_alloc_restored sr;
+    if (svc_alloc_restore(svcs, srv.st, &sr) != 0 || svc_alloc_register(svcs, srv.st) != 0) {
+        log_msg(LOG_ERROR, "cannot recount service cluster IPs and node ports", NULL);
+        goto out;
+    }
+    svc_alloc_info si;
+    svc_alloc_info_get(svcs, &si);
+    log_msg(LOG_INFO, "service addresses recounted",
+            "\"services\":%zu,\"clusterIPRange\":\"%s\",\"clusterIPs\":%zu,"
+            "\"nodePortRange\":\"%s\",\"nodePorts\":%zu",
+            sr.services, si.ip_range, sr.ips, si.port_range, sr.ports);
+    if (sr.outside || sr.conflicts)
+        log_msg(LOG_WARN, "stored services hold addresses the ranges do not track",
+                "\"outsideRanges\":%zu,\"heldTwice\":%zu", sr.outside, sr.conflicts);
     /* Quota status is a derived write (store.h): after a crash the stored
      * status may trail the stored pods, so the books are recounted before
      * anything can be admitted against them. */
@@ -683,6 +770,18 @@ int main(int argc, char **argv)
     }
     snprintf(srv.address, sizeof srv.address, strchr(o.bind_address, ':') ? "[%s]:%d" : "%s:%d",
              o.bind_address, o.port);
+    /* Services an older allotd stored without a cluster IP get one; then
+     * the cluster's own Service and Endpoints. */
+    if (sr.missing && svc_alloc_repair(svcs, srv.st) != 0)
+        log_msg(LOG_WARN, "some stored services could not be given a cluster IP", NULL);
+    char advertise[64];
+    advertise_address(&o, advertise, sizeof advertise);
+    kubesvc_config kc = {svc_alloc_service_ip(svcs), advertise, o.port};
+    if (!(kubernetes_svc = kubesvc_start(srv.st, &kc, err, sizeof err))) {
+        log_msg(LOG_ERROR, "cannot start the kubernetes service controller", "\"error\":\"%s\"",
+                err);
+        goto out;
+    }
     qc = quota_controller_start(srv.st, o.quota_sync_s, err, sizeof err);
     if (!qc) {
         log_msg(LOG_ERROR, "cannot start quota controller", "\"error\":\"%s\"", err);
@@ -727,12 +826,14 @@ out:
     nodeagent_stop(agent);
     quota_controller_stop(qc);
     baseline_stop(base);
+    kubesvc_stop(kubernetes_svc);
     crd_controller_stop(crds);
     controllers_stop(ctl);
     pool_admission_stop_events(); /* writes what is queued */
     quota_ledger_stop();          /* writes what is pending */
     store_close(srv.st);
-    crd_kinds_cleanup(); /* nothing serves or watches any more */
+    svc_alloc_free(svcs); /* (its hook ran in the store's transactions) */
+    crd_kinds_cleanup();  /* nothing serves or watches any more */
     metrics_free(srv.m);
     authz_cleanup();
     audit_log_close(srv.audit);

@@ -5,7 +5,8 @@
  * in sorted order (upstream ranges over Go maps) so causes are deterministic.
  * Structured bad values (a slice, a Taint, a ServicePort) are rendered as
  * compact JSON, the project-wide rendering (status.c), where upstream prints
- * Go's %#v.
+ * Go's %#v; a Service's clusterIPs (a []string) print as Go prints them,
+ * as the cluster IP allocator's errors quote them (val_invalid_strings).
  */
 #include "api/core_validation.h"
 #include "core/jdump.h"
@@ -605,10 +606,10 @@ static void svc_ip_sync(const svc *s, json_t *causes)
 {
     json_t *v = s->ips ? svc_ips_json(s) : NULL;
     if (*s->cluster_ip && s->ips && !streq(s->eff[0], s->cluster_ip))
-        ferr_add(causes, FERR_INVALID, "spec.clusterIPs", v, "first value must match `clusterIP`");
+        val_invalid_strings(causes, "spec.clusterIPs", v, "first value must match `clusterIP`");
     else if (!*s->cluster_ip && s->ips)
-        ferr_add(causes, FERR_INVALID, "spec.clusterIPs", v,
-                 "must be empty when `clusterIP` is not specified");
+        val_invalid_strings(causes, "spec.clusterIPs", v,
+                            "must be empty when `clusterIP` is not specified");
     json_decref(v);
 }
 
@@ -641,8 +642,8 @@ static bool svc_ips_valid(const svc *s, json_t *causes)
         if (i == 0 && strcmp(s->eff[0], "None") == 0) {
             if (s->neff > 1) {
                 json_t *v = svc_ips_json(s);
-                ferr_add(causes, FERR_INVALID, "spec.clusterIPs", v,
-                         "'None' must be the first and only value");
+                val_invalid_strings(causes, "spec.clusterIPs", v,
+                                    "'None' must be the first and only value");
                 json_decref(v);
                 ok = false;
             }
@@ -656,7 +657,7 @@ static bool svc_ips_valid(const svc *s, json_t *causes)
     }
     if (s->neff > 2) {
         json_t *v = svc_ips_json(s);
-        ferr_add(causes, FERR_INVALID, "spec.clusterIPs", v, "may only hold up to 2 values");
+        val_invalid_strings(causes, "spec.clusterIPs", v, "may only hold up to 2 values");
         json_decref(v);
     }
     return ok;
@@ -671,8 +672,8 @@ static void svc_cluster_ips(const svc *s, bool create, json_t *causes)
     if (!svc_ips_valid(s, causes)) return;
     if (s->neff == 2 && cv_parse_ip(s->eff[0], NULL) == cv_parse_ip(s->eff[1], NULL)) {
         json_t *v = svc_ips_json(s);
-        ferr_add(causes, FERR_INVALID, "spec.clusterIPs", v,
-                 "may specify no more than one IP for each IP family");
+        val_invalid_strings(causes, "spec.clusterIPs", v,
+                            "may specify no more than one IP for each IP family");
         json_decref(v);
     }
     const json_t *fams = jget(s->spec, "ipFamilies");
@@ -691,6 +692,18 @@ static void svc_cluster_ips(const svc *s, bool create, json_t *causes)
             ferr_add_str(causes, FERR_INVALID, path, s->eff[i], detail);
         }
     }
+}
+
+int service_validate_cluster_ips(const json_t *obj, json_t *causes)
+{
+    size_t before = json_array_size(causes);
+    const json_t *spec = jget(obj, "spec");
+    if (cv_type_check(spec, CV_OBJECT, "spec", causes) || svc_shape(spec, causes))
+        return (int)(json_array_size(causes) - before);
+    svc s;
+    svc_init(&s, obj);
+    svc_cluster_ips(&s, true, causes);
+    return (int)(json_array_size(causes) - before);
 }
 
 static void svc_external_ips(const svc *s, json_t *causes)
@@ -825,7 +838,8 @@ static void svc_traffic(const svc *s, json_t *causes)
     else if (hc && !port_ok(hc))
         add_int(causes, FERR_INVALID, "spec.healthCheckNodePort", hc, MSG_PORT_RANGE);
     const json_t *itp = jget(s->spec, "internalTrafficPolicy");
-    if (!present(itp) && !is_type(s, "ExternalName"))
+    if (!present(itp) &&
+        (is_type(s, "ClusterIP") || is_type(s, "NodePort") || is_type(s, "LoadBalancer")))
         ferr_add(causes, FERR_REQUIRED, "spec.internalTrafficPolicy", NULL, NULL);
     else if (present(itp) && !in_list(traffic_policies, json_string_value(itp)))
         not_supported(causes, "spec.internalTrafficPolicy", json_string_value(itp),
@@ -864,10 +878,10 @@ static void svc_ips_update(const svc *nw, const svc *old, json_t *causes)
         for (size_t i = 0; i < old->neff; i++) {
             snprintf(path, sizeof path, "spec.clusterIPs[%zu]", i);
             if (!streq(old->eff[i], nw->eff[i]))
-                ferr_add(causes, FERR_INVALID, path, v, MSG_NOT_CHANGE);
+                val_invalid_strings(causes, path, v, MSG_NOT_CHANGE);
         }
     } else if (old->neff > 0 && !streq(old->eff[0], nw->eff[0])) {
-        ferr_add(causes, FERR_INVALID, "spec.clusterIPs[0]", v, MSG_NOT_CHANGE);
+        val_invalid_strings(causes, "spec.clusterIPs[0]", v, MSG_NOT_CHANGE);
     }
     if (old->neff > nw->neff && nw->neff == 1 &&
         !streq(jstr(nw->spec, "ipFamilyPolicy"), "SingleStack"))
@@ -926,6 +940,103 @@ void service_validate_update(const json_t *obj, const json_t *old, const char *s
         json_integer_value(jget(nw.spec, "healthCheckNodePort")) !=
             json_integer_value(jget(was.spec, "healthCheckNodePort")))
         ferr_add(causes, FERR_FORBIDDEN, "spec.healthCheckNodePort", NULL, VAL_FIELD_IMMUTABLE);
+}
+
+/* ==== Endpoints ==== */
+
+int cv_endpoint_ip(const char *ip, const char *field, json_t *causes)
+{
+    json_t *probe = json_array();
+    non_special_ip(ip, field, probe);
+    size_t i;
+    json_t *c;
+    int n = 0;
+    json_array_foreach(probe, i, c)
+    {
+        if (strstr(jtext(c, "message"), "loopback")) continue;
+        json_array_append(causes, c);
+        n++;
+    }
+    json_decref(probe);
+    return n;
+}
+
+/* validateEndpointAddress (loopback accepted: cv_endpoint_ip). */
+static void ep_address(const json_t *a, const char *base, json_t *causes)
+{
+    char path[128];
+    size_t before = json_array_size(causes);
+    const char *ip = jtext(a, "ip");
+    snprintf(path, sizeof path, "%s.ip", base);
+    if (!cv_parse_ip(ip, NULL)) ferr_add_str(causes, FERR_INVALID, path, ip, MSG_BAD_IP);
+    const char *host = jtext(a, "hostname");
+    snprintf(path, sizeof path, "%s.hostname", base);
+    if (*host) val_dns1123_label(host, path, causes);
+    const char *node = jstr(a, "nodeName");
+    snprintf(path, sizeof path, "%s.nodeName", base);
+    if (node) val_dns1123_subdomain(node, path, causes);
+    if (json_array_size(causes) != before) return;
+    snprintf(path, sizeof path, "%s.ip", base);
+    cv_endpoint_ip(ip, path, causes);
+}
+
+/* validateEndpointPort */
+static void ep_port(const json_t *p, bool require_name, const char *base, json_t *causes)
+{
+    char path[128];
+    const char *name = jtext(p, "name");
+    snprintf(path, sizeof path, "%s.name", base);
+    if (require_name && !*name)
+        ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
+    else if (*name)
+        val_dns1123_label(name, path, causes);
+    json_int_t port = json_integer_value(jget(p, "port"));
+    snprintf(path, sizeof path, "%s.port", base);
+    if (!port_ok(port)) add_int(causes, FERR_INVALID, path, port, MSG_PORT_RANGE);
+    const char *proto = jtext(p, "protocol");
+    snprintf(path, sizeof path, "%s.protocol", base);
+    if (!*proto)
+        ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
+    else if (!in_list(protocols, proto))
+        not_supported(causes, path, proto, protocols);
+    const char *app = jstr(p, "appProtocol");
+    snprintf(path, sizeof path, "%s.appProtocol", base);
+    if (app) val_qualified_name(app, path, causes);
+}
+
+void endpoints_validate(const json_t *obj, const json_t *old, json_t *causes)
+{
+    (void)old;
+    const json_t *subsets = jget(obj, "subsets");
+    if (cv_type_check(subsets, CV_ARRAY, "subsets", causes)) return;
+    size_t i, j;
+    const json_t *ss, *v;
+    char base[96];
+    json_array_foreach(subsets, i, ss)
+    {
+        snprintf(base, sizeof base, "subsets[%zu]", i);
+        if (cv_type_check(ss, CV_OBJECT, base, causes)) continue;
+        const json_t *addrs = jget(ss, "addresses"), *nr = jget(ss, "notReadyAddresses");
+        const json_t *ports = jget(ss, "ports");
+        if (!json_array_size(addrs) && !json_array_size(nr))
+            ferr_add(causes, FERR_REQUIRED, base, NULL,
+                     "must specify `addresses` or `notReadyAddresses`");
+        json_array_foreach(addrs, j, v)
+        {
+            snprintf(base, sizeof base, "subsets[%zu].addresses[%zu]", i, j);
+            ep_address(v, base, causes);
+        }
+        json_array_foreach(nr, j, v)
+        {
+            snprintf(base, sizeof base, "subsets[%zu].notReadyAddresses[%zu]", i, j);
+            ep_address(v, base, causes);
+        }
+        json_array_foreach(ports, j, v)
+        {
+            snprintf(base, sizeof base, "subsets[%zu].ports[%zu]", i, j);
+            ep_port(v, json_array_size(ports) > 1, base, causes);
+        }
+    }
 }
 
 /* ==== PersistentVolumeClaim ==== */
@@ -1292,8 +1403,7 @@ void pvc_validate_update(const json_t *obj, const json_t *old, const char *sub, 
     if (*sub) return;
     pvc_spec_immutable(obj, old, causes);
     pvc_shrink(obj, old, causes);
-    const json_t *nm = jget(obj, "spec", "volumeMode"),
-                 *om = jget(old, "spec", "volumeMode");
+    const json_t *nm = jget(obj, "spec", "volumeMode"), *om = jget(old, "spec", "volumeMode");
     if (!json_equal(present(nm) ? nm : json_null(), present(om) ? om : json_null()))
         ferr_add(causes, FERR_INVALID, "volumeMode", present(nm) ? nm : NULL, VAL_FIELD_IMMUTABLE);
     pvc_vac_update(jget(obj, "spec"), jget(old, "spec"), causes);

@@ -53,6 +53,11 @@ int cv_quota_quantities(const char *group, const char *resource, const json_t *o
  * on every update, told the subresource written ("" for the object). */
 void service_validate(const json_t *obj, const json_t *old, json_t *causes);
 void service_validate_update(const json_t *obj, const json_t *old, const char *sub, json_t *causes);
+/* ValidateServiceClusterIPsRelatedFields alone (clusterIP and clusterIPs in
+ * step, the IPs, ipFamilies, ipFamilyPolicy): what the cluster IP allocator
+ * checks before it reads them. Returns the causes added. */
+int service_validate_cluster_ips(const json_t *obj, json_t *causes);
+void endpoints_validate(const json_t *obj, const json_t *old, json_t *causes);
 void pvc_validate(const json_t *obj, const json_t *old, json_t *causes);
 void pvc_validate_update(const json_t *obj, const json_t *old, const char *sub, json_t *causes);
 void namespace_validate(const json_t *obj, const json_t *old, json_t *causes);
@@ -69,5 +74,10 @@ void node_validate_update(const json_t *obj, const json_t *old, const char *sub,
 int cv_parse_ip(const char *s, unsigned char *addr);
 /* ParseCIDRSloppy: "<ip>/<prefix>". Returns the family (4 or 6) or 0. */
 int cv_parse_cidr(const char *s);
+/* ValidateEndpointIP for a valid address of an Endpoints or EndpointSlice:
+ * unspecified, link-local and link-local multicast refused, with upstream's
+ * texts; loopback accepted (allotd's own default/kubernetes names 127.0.0.1
+ * when it serves there; docs/decisions.md). Returns the causes added. */
+int cv_endpoint_ip(const char *ip, const char *field, json_t *causes);
 
 #endif

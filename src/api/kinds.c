@@ -6,6 +6,7 @@
 #include "api/core_validation.h"
 #include "api/crd.h"
 #include "api/custom_quota_kinds.h"
+#include "api/discovery_kinds.h"
 #include "api/limitrange.h"
 #include "api/objects.h"
 #include "api/pod_validation.h"
@@ -85,6 +86,8 @@ static const api_kind builtin[] = {
      NULL, NULL, limitrange_validate},
     {CORE, "Service", "services", "service", "svc", "all", true, API_SUB_STATUS, API_NAME_DNS1035,
      NULL, service_defaults, service_validate, NULL, service_validate_update},
+    {CORE, "Endpoints", "endpoints", "endpoints", "ep", NULL, true, 0, API_NAME_SUBDOMAIN, NULL,
+     endpoints_defaults, endpoints_validate},
     {CORE, "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", "pvc", NULL,
      true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, pvc_defaults, pvc_validate, NULL,
      pvc_validate_update},
@@ -101,6 +104,9 @@ static const api_kind builtin[] = {
      NULL},
     {"scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", "pc", NULL,
      false, 0, API_NAME_SUBDOMAIN, NULL, priorityclass_defaults, priorityclass_validate},
+    {DISCOVERY_GROUP, DISCOVERY_VERSION, "EndpointSlice", "endpointslices", "endpointslice", NULL,
+     NULL, true, 0, API_NAME_SUBDOMAIN, NULL, endpointslice_defaults, endpointslice_validate, NULL,
+     endpointslice_validate_update},
     {"storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", "sc", NULL, false, 0,
      API_NAME_SUBDOMAIN, NULL, storageclass_defaults, NULL},
     /* apps/v1 (api/apps_validation.h): the selector is immutable. */

@@ -170,12 +170,23 @@ void pod_defaults(json_t *obj)
         json_object_set_new(status, "qosClass", json_string(pod_qos_class(obj)));
 }
 
+/* SetDefaults_Service (the cluster IPs, families and node ports are the
+ * allocator's: registry/svc_alloc.c). */
 void service_defaults(json_t *obj)
 {
     json_t *spec = json_object_ensure(obj, "spec");
     json_default_new(spec, "type", json_string("ClusterIP"));
     json_default_new(spec, "sessionAffinity", json_string("None"));
-    json_default_new(spec, "internalTrafficPolicy", json_string("Cluster"));
+    const char *type = json_string_value(json_object_get(spec, "type"));
+    bool np = type && (!strcmp(type, "NodePort") || !strcmp(type, "LoadBalancer"));
+    bool lb = type && !strcmp(type, "LoadBalancer");
+    if (np || (type && !strcmp(type, "ClusterIP")))
+        json_default_new(spec, "internalTrafficPolicy", json_string("Cluster"));
+    /* externally accessible: node ports, or external IPs */
+    if (np || (type && !strcmp(type, "ClusterIP") &&
+               json_array_size(json_object_get(spec, "externalIPs")) > 0))
+        json_default_new(spec, "externalTrafficPolicy", json_string("Cluster"));
+    if (lb) json_default_new(spec, "allocateLoadBalancerNodePorts", json_true());
     size_t i;
     json_t *p;
     json_array_foreach(json_object_get(spec, "ports"), i, p)
@@ -187,6 +198,20 @@ void service_defaults(json_t *obj)
     }
     json_t *status = json_object_ensure(obj, "status");
     json_object_ensure(status, "loadBalancer");
+}
+
+/* SetDefaults_Endpoints: a port's protocol is TCP. */
+void endpoints_defaults(json_t *obj)
+{
+    size_t i, j;
+    json_t *ss, *p;
+    json_array_foreach(json_object_get(obj, "subsets"), i, ss)
+    {
+        json_array_foreach(json_object_get(ss, "ports"), j, p)
+        {
+            if (json_is_object(p)) json_default_new(p, "protocol", json_string("TCP"));
+        }
+    }
 }
 
 void pvc_defaults(json_t *obj)

@@ -9,6 +9,7 @@ void namespace_defaults(json_t *obj);
 void pod_defaults(json_t *obj);
 void pod_validate(const json_t *obj, const json_t *old, json_t *causes);
 void service_defaults(json_t *obj);
+void endpoints_defaults(json_t *obj);
 void pvc_defaults(json_t *obj);
 void secret_defaults(json_t *obj);
 void replicas_defaults(json_t *obj); /* ReplicaSet */

@@ -58,6 +58,11 @@
     static const sch_field f_##name[] = {__VA_ARGS__};                                             \
     static const sch_msg m_##name = {#name, SCH_PKG, f_##name,                                     \
                                      sizeof f_##name / sizeof f_##name[0], false}
+/* A type whose Go name another package's type also has: its C name apart. */
+#define DEFNA(cname, goname, ...)                                                                  \
+    static const sch_field f_##cname[] = {__VA_ARGS__};                                            \
+    static const sch_msg m_##cname = {goname, SCH_PKG, f_##cname,                                  \
+                                      sizeof f_##cname / sizeof f_##cname[0], true}
 /* A +structType=atomic type: server-side apply replaces it whole. */
 #define DEFA(name, ...)                                                                            \
     static const sch_field f_##name[] = {__VA_ARGS__};                                             \
@@ -129,6 +134,10 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_CustomResourceSubresourceScale, m_CustomResourceColumnDefinition, m_SelectableField,
     m_CustomResourceConversion, m_WebhookConversion, m_CustomResourceDefinitionStatus,
     m_CustomResourceDefinitionCondition;
+/* core/v1 Endpoints; discovery/v1 EndpointSlice (its EndpointPort is m_DiscoveryEndpointPort) */
+static const sch_msg m_Endpoints, m_EndpointSubset, m_EndpointAddress, m_EndpointPort,
+    m_EndpointSlice, m_Endpoint, m_EndpointConditions, m_EndpointHints, m_ForZone,
+    m_DiscoveryEndpointPort;
 /* batch/v1 */
 static const sch_msg m_Job, m_JobSpec, m_JobStatus, m_JobCondition, m_UncountedTerminatedPods,
     m_PodFailurePolicy, m_PodFailurePolicyRule, m_PodFailurePolicyOnExitCodesRequirement,
@@ -198,6 +207,13 @@ DEF(ServiceStatus, MV(1, "loadBalancer", LoadBalancerStatus),
 DEF(LoadBalancerStatus, RM(1, "ingress", LoadBalancerIngress));
 DEF(LoadBalancerIngress, S(1, "ip"), S(2, "hostname"), SK(3, "ipMode"), RM(4, "ports", PortStatus));
 DEF(PortStatus, I32K(1, "port"), SK(2, "protocol"), SK(3, "error"));
+
+DEF(Endpoints, META, RM(2, "subsets", EndpointSubset));
+DEF(EndpointSubset, RM(1, "addresses", EndpointAddress),
+    RM(2, "notReadyAddresses", EndpointAddress), RM(3, "ports", EndpointPort));
+DEF(EndpointAddress, SK(1, "ip"), S(3, "hostname"), SK(4, "nodeName"),
+    M(2, "targetRef", ObjectReference));
+DEF(EndpointPort, S(1, "name"), I32K(2, "port"), S(3, "protocol"), SK(4, "appProtocol"));
 
 DEF(Pod, META, MV(2, "spec", PodSpec), MV(3, "status", PodStatus));
 DEF(PodSpec, RMK(1, "volumes", Volume, LKEY("name")),
@@ -686,6 +702,20 @@ DEF(SelfSubjectReview, META, M(2, "status", SelfSubjectReviewStatus));
 DEF(SelfSubjectReviewStatus, M(1, "userInfo", UserInfo));
 DEF(UserInfo, S(1, "username"), S(2, "uid"), RS(3, "groups"));
 
+/* ---- k8s.io/api/discovery/v1 ---- */
+#undef SCH_PKG
+#define SCH_PKG "io.k8s.api.discovery.v1"
+DEF(EndpointSlice, META, SK(4, "addressType"), RM(2, "endpoints", Endpoint),
+    RM(3, "ports", DiscoveryEndpointPort));
+DEF(Endpoint, RSS(1, "addresses"), MV(2, "conditions", EndpointConditions), SK(3, "hostname"),
+    M(4, "targetRef", ObjectReference), MSS(5, "deprecatedTopology"), SK(6, "nodeName"),
+    SK(7, "zone"), M(8, "hints", EndpointHints));
+DEF(EndpointConditions, BK(1, "ready"), BK(2, "serving"), BK(3, "terminating"));
+DEF(EndpointHints, RM(1, "forZones", ForZone));
+DEF(ForZone, S(1, "name"));
+DEFNA(DiscoveryEndpointPort, "EndpointPort", SK(1, "name"), SK(2, "protocol"), I32K(3, "port"),
+      SK(4, "appProtocol"));
+
 /* ---- k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1 ----
  * openAPIV3Schema (JSONSchemaProps), the status subresource's empty struct
  * and a webhook's clientConfig are kept as raw JSON: the schema is checked
@@ -729,6 +759,7 @@ static const struct {
     {"v1", "ConfigMap", &m_ConfigMap},
     {"v1", "Secret", &m_Secret},
     {"v1", "Service", &m_Service},
+    {"v1", "Endpoints", &m_Endpoints},
     {"v1", "ServiceAccount", &m_ServiceAccount},
     {"v1", "Pod", &m_Pod},
     {"v1", "PodTemplate", &m_PodTemplate},
@@ -754,6 +785,7 @@ static const struct {
     {"capsule.clastix.io/v1beta2", "ResourcePoolClaim", &m_ResourcePoolClaim},
     {"capsule.clastix.io/v1beta2", "CustomQuota", &m_CustomQuota},
     {"capsule.clastix.io/v1beta2", "GlobalCustomQuota", &m_GlobalCustomQuota},
+    {"discovery.k8s.io/v1", "EndpointSlice", &m_EndpointSlice},
     {"rbac.authorization.k8s.io/v1", "Role", &m_Role},
     {"rbac.authorization.k8s.io/v1", "ClusterRole", &m_ClusterRole},
     {"rbac.authorization.k8s.io/v1", "RoleBinding", &m_RoleBinding},

@@ -624,6 +624,99 @@ static void service_row(const json_t *o, int64_t now, json_t *cells)
     cell_labels(cells, api_json_path(o, "spec.selector"));
 }
 
+/* formatEndpoints (every port): "ip:port" per address and port, the first
+ * three, then " + N more..."; a subset without ports lists its addresses. */
+static void endpoints_row(const json_t *o, int64_t now, json_t *cells)
+{
+    const json_t *subsets = api_json_path(o, "subsets");
+    tbuf b = {0};
+    size_t listed = 0, count = 0, i, j, k;
+    const json_t *ss, *port, *addr;
+    bool more = false;
+    json_array_foreach(subsets, i, ss)
+    {
+        const json_t *addrs = json_object_get(ss, "addresses"),
+                     *ports = json_object_get(ss, "ports");
+        if (json_array_size(ports) == 0) {
+            count += json_array_size(addrs);
+            json_array_foreach(addrs, k, addr)
+            {
+                if (listed == 3) {
+                    more = true;
+                    break;
+                }
+                tbuf_printf(&b, "%s%s", listed++ ? "," : "", js(addr, "ip"));
+            }
+            continue;
+        }
+        json_array_foreach(ports, j, port)
+        {
+            count += json_array_size(addrs);
+            json_array_foreach(addrs, k, addr)
+            {
+                if (listed == 3) {
+                    more = true;
+                    break;
+                }
+                const char *ip = js(addr, "ip");
+                bool v6 = strchr(ip, ':') != NULL; /* net.JoinHostPort brackets IPv6 */
+                tbuf_printf(&b, "%s%s%s%s:%lld", listed++ ? "," : "", v6 ? "[" : "", ip,
+                            v6 ? "]" : "", (long long)ji(port, "port", 0));
+            }
+        }
+    }
+    if (more) tbuf_printf(&b, " + %zu more...", count - 3);
+    cell_name(cells, o);
+    cell_s(cells, json_array_size(subsets) ? tbuf_str(&b) : "<none>");
+    cell_age(cells, o, now);
+    tbuf_free(&b);
+}
+
+/* listWithMoreString: the first three, then " + N more..."; "<unset>" for none. */
+static void cell_list_more(json_t *cells, const char *const *items, size_t n)
+{
+    tbuf b = {0};
+    for (size_t i = 0; i < n && i < 3; i++)
+        tbuf_printf(&b, "%s%s", i ? "," : "", items[i]);
+    if (n > 3) tbuf_printf(&b, " + %zu more...", n - 3);
+    cell_s(cells, n ? tbuf_str(&b) : "<unset>");
+    tbuf_free(&b);
+}
+
+/* printEndpointSlice: formatDiscoveryPorts (the number, else the name, else
+ * "*") and formatDiscoveryEndpoints (every address). */
+static void endpointslice_row(const json_t *o, int64_t now, json_t *cells)
+{
+    const json_t *ports = api_json_path(o, "ports"), *eps = api_json_path(o, "endpoints");
+    size_t np = json_array_size(ports), na = 0, i, j;
+    const json_t *p, *ep, *a;
+    json_array_foreach(eps, i, ep) na += json_array_size(json_object_get(ep, "addresses"));
+    const char **pv = calloc(np ? np : 1, sizeof *pv), **av = calloc(na ? na : 1, sizeof *av);
+    char(*num)[16] = calloc(np ? np : 1, sizeof *num);
+    if (!pv || !av || !num) np = na = 0;
+    json_array_foreach(ports, i, p)
+    {
+        if (i >= np) break;
+        const json_t *port = json_object_get(p, "port");
+        const char *name = json_string_value(json_object_get(p, "name"));
+        snprintf(num[i], sizeof num[i], "%lld", (long long)json_integer_value(port));
+        pv[i] = json_is_integer(port) ? num[i] : name ? name : "*";
+    }
+    size_t k = 0;
+    json_array_foreach(eps, i, ep)
+    {
+        json_array_foreach(json_object_get(ep, "addresses"), j, a) if (k < na) av[k++] = sv(a);
+    }
+    cell_name(cells, o);
+    cell_s(cells, js(o, "addressType"));
+    cell_list_more(cells, pv, np);
+    cell_list_more(cells, av, na);
+    cell_age(cells, o, now);
+    free(pv);
+    free(av);
+    free(num);
+}
+
 /* helper.GetAccessModesAsString: fixed order, duplicates dropped. */
 static void put_access_modes(tbuf *b, const json_t *modes)
 {
@@ -1211,6 +1304,38 @@ static const table_col service_cols[] = {
     COL_END,
 };
 
+static const table_col endpoints_cols[] = {
+    COL_NAME,
+    COL("Endpoints", "string",
+        "The set of all endpoints is the union of all subsets. Addresses are placed into subsets "
+        "according to the IPs they share. A single address with multiple ports, some of which are "
+        "ready and some of which are not (because they come from different containers) will "
+        "result in the address being displayed in different subsets for the different ports. No "
+        "address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of "
+        "addresses and ports that comprise a service."),
+    COL_AGE,
+    COL_END,
+};
+
+static const table_col endpointslice_cols[] = {
+    COL_NAME,
+    COL("AddressType", "string",
+        "addressType specifies the type of address carried by this EndpointSlice. All addresses "
+        "in this slice must be the same type. This field is immutable after creation. The "
+        "following address types are currently supported: * IPv4: Represents an IPv4 Address. * "
+        "IPv6: Represents an IPv6 Address. * FQDN: Represents a Fully Qualified Domain Name."),
+    COL("Ports", "string",
+        "ports specifies the list of network ports exposed by each endpoint in this slice. Each "
+        "port must have a unique name. When ports is empty, it indicates that there are no "
+        "defined ports. When a port is defined with a nil port value, it indicates \"all "
+        "ports\". Each slice may include a maximum of 100 ports."),
+    COL("Endpoints", "string",
+        "endpoints is a list of unique endpoints in this slice. Each slice may include a maximum "
+        "of 1000 endpoints."),
+    COL_AGE,
+    COL_END,
+};
+
 static const table_col pvc_cols[] = {
     COL_NAME,
     COL("Status", "string", "Phase represents the current phase of PersistentVolumeClaim."),
@@ -1544,6 +1669,7 @@ static const table_printer printers[] = {
     {"", "nodes", node_cols, node_row, NULL},
     {"", "resourcequotas", quota_cols, quota_row, NULL},
     {"", "services", service_cols, service_row, NULL},
+    {"", "endpoints", endpoints_cols, endpoints_row, NULL},
     {"", "persistentvolumeclaims", pvc_cols, pvc_row, NULL},
     {"", "configmaps", configmap_cols, configmap_row, NULL},
     {"", "secrets", secret_cols, secret_row, NULL},
@@ -1552,6 +1678,7 @@ static const table_printer printers[] = {
     {"", "events", event_cols, event_row, NULL},
     {"scheduling.k8s.io", "priorityclasses", priorityclass_cols, priorityclass_row, NULL},
     {"storage.k8s.io", "storageclasses", storageclass_cols, storageclass_row, NULL},
+    {"discovery.k8s.io", "endpointslices", endpointslice_cols, endpointslice_row, NULL},
     {"apps", "deployments", deployment_cols, deployment_row, NULL},
     {"apps", "replicasets", rs_cols, rs_row, NULL},
     {"apps", "statefulsets", statefulset_cols, statefulset_row, NULL},

@@ -70,6 +70,21 @@ static char *go_string_slice(const char *const *v, size_t n)
     return out;
 }
 
+void val_invalid_strings(json_t *causes, const char *field, const json_t *list, const char *detail)
+{
+    size_t cnt = json_array_size(list), i;
+    const char **v = calloc(cnt ? cnt : 1, sizeof *v);
+    char *raw = NULL;
+    const json_t *s;
+    if (v) {
+        json_array_foreach(list, i, s) v[i] = json_is_string(s) ? json_string_value(s) : "";
+        raw = go_string_slice(v, cnt);
+    }
+    add_raw(causes, field, raw ? raw : "[]string{}", detail);
+    free(raw);
+    free(v);
+}
+
 /* ---- single strings ---- */
 
 #define STRING_VALIDATOR(fn, check)                                                                \

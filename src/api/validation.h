@@ -69,4 +69,9 @@ int val_object_meta_update(const json_t *newm, const json_t *oldm, json_t *cause
 #define VAL_NAME_SUFFIX_LEN 5
 int val_generate_name(const char *base, const char *suffix, char *out, size_t n);
 
+/* An Invalid cause whose value is a []string upstream prints with %#v:
+ *   spec.clusterIPs: Invalid value: []string{"10.0.0.1"}: <detail>
+ * (`list`'s non-string members print as ""). */
+void val_invalid_strings(json_t *causes, const char *field, const json_t *list, const char *detail);
+
 #endif

@@ -344,8 +344,8 @@ static int apply_pod_level(const json_t *pod, bool limits, rlist *out)
     if (!pod_level_set(pod, limits)) return 0;
     const char *k;
     json_t *v;
-    json_object_foreach(
-        (json_t *)jget(pod, "spec", "resources", limits ? "limits" : "requests"), k, v)
+    json_object_foreach((json_t *)jget(pod, "spec", "resources", limits ? "limits" : "requests"), k,
+                        v)
     {
         qty q;
         if (!pod_level_supported(k)) continue;
@@ -1329,16 +1329,26 @@ int quota_constraints(const char *group, const char *resource, const rlist *requ
 
 /* ---- services, PVCs, object counts ----------------------------------------------------------- */
 
+/* The service evaluator: a NodePort or LoadBalancer Service is charged a node
+ * port per port, the intent (node ports are allocated after admission
+ * upstream); a LoadBalancer with allocateLoadBalancerNodePorts false only
+ * the ports that ask for one by number (portsWithNodePorts). */
 static int svc_usage(const json_t *svc, rlist *out)
 {
     const char *type = jtext(svc, "spec", "type");
-    int64_t ports = (int64_t)json_array_size(jget(svc, "spec", "ports"));
+    const json_t *ports = jget(svc, "spec", "ports");
+    int64_t n = (int64_t)json_array_size(ports);
     bool lb = strcmp(type, "LoadBalancer") == 0, np = lb || strcmp(type, "NodePort") == 0;
+    if (lb && json_is_false(jget(svc, "spec", "allocateLoadBalancerNodePorts"))) {
+        size_t i;
+        const json_t *p;
+        n = 0;
+        json_array_foreach(ports, i, p) n += json_integer_value(jget(p, "nodePort")) != 0;
+    }
     TRY(set_int(out, "count/services", 1));
     TRY(set_int(out, "services", 1));
-    /* LoadBalancers are charged their node ports even with allocateLoadBalancerNodePorts=false. */
     TRY(set_int(out, "services.loadbalancers", lb ? 1 : 0));
-    return set_int(out, "services.nodeports", np ? ports : 0);
+    return set_int(out, "services.nodeports", np ? n : 0);
 }
 
 /* GetPersistentVolumeClaimClass: the beta annotation wins, even when empty. */

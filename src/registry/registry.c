@@ -56,6 +56,43 @@ int reg_read_view_register(const api_kind *k, reg_view_fn view)
     return 0;
 }
 
+#define MAX_WRITE_HOOKS 8
+static struct {
+    const api_kind *kind;
+    reg_write_hook_fn fn;
+    void *arg;
+} write_hooks[MAX_WRITE_HOOKS];
+static size_t nwrite_hooks;
+
+int reg_write_hook_register(const api_kind *k, reg_write_hook_fn fn, void *arg)
+{
+    if (!k || !fn || nwrite_hooks == MAX_WRITE_HOOKS) return -1;
+    write_hooks[nwrite_hooks].kind = k;
+    write_hooks[nwrite_hooks].fn = fn;
+    write_hooks[nwrite_hooks++].arg = arg;
+    return 0;
+}
+
+/* Whether k's objects are completed by a write hook (and so validated after it). */
+static bool has_write_hook(const api_kind *k)
+{
+    const api_kind *row = api_kind_storage_row(k);
+    for (size_t i = 0; i < nwrite_hooks; i++)
+        if (write_hooks[i].kind == row) return true;
+    return false;
+}
+
+static int run_write_hooks(store_txn *t, const api_kind *k, reg_op op, const char *sub, json_t *obj,
+                           const json_t *old, bool dry_run, api_err *e)
+{
+    const api_kind *row = api_kind_storage_row(k);
+    for (size_t i = 0; i < nwrite_hooks; i++)
+        if (write_hooks[i].kind == row &&
+            write_hooks[i].fn(write_hooks[i].arg, t, op, sub, obj, old, dry_run, e) != 0)
+            return -1;
+    return 0;
+}
+
 #define MAX_KIND_LISTENERS 8
 static void (*kind_listeners[MAX_KIND_LISTENERS])(store *st);
 static size_t nkind_listeners;
@@ -374,7 +411,7 @@ static int create_prepare(const api_kind *k, const char *ns, const reg_writer *w
         json_object_set_new(meta, "name", json_string(name));
     }
     track(k, "", w, NULL, obj);
-    return validate(k, obj, NULL, "", e);
+    return has_write_hook(k) ? 0 : validate(k, obj, NULL, "", e); /* else in create_locked */
 }
 
 /* The part in the writer lock: namespace lifecycle, existence, admission
@@ -398,6 +435,9 @@ static int create_locked(store_txn *t, const api_kind *k, const char *ns, json_t
         snprintf(name, sizeof name, "%s%s", gen, sfx);
         json_object_set_new(meta, "name", json_string(name));
     }
+    if (has_write_hook(k) && (run_write_hooks(t, k, REG_CREATE, "", obj, NULL, dry_run, e) != 0 ||
+                              validate(k, obj, NULL, "", e) != 0))
+        return -1;
     /* admission sees the object as stored (api_kind_storage_row) */
     api_kind_to_storage(k, obj);
     if (run_admission(t, api_kind_storage_row(k), REG_CREATE, "", obj, NULL, dry_run, e) != 0)
@@ -634,7 +674,7 @@ static int prepare_from(const store_obj *o, const api_kind *k, const char *ns, c
     if (!(*nw = fn(*cur, ctx, e))) return -1;
     if (prepare_update(k, ns, name, sub, w, *cur, nw, e) != 0) return -1;
     track(k, sub, w, *cur, *nw);
-    return validate(k, *nw, *cur, sub, e);
+    return has_write_hook(k) ? 0 : validate(k, *nw, *cur, sub, e); /* else after the hook */
 }
 
 /* An apply to an absent object creates it (upstream's patcher with
@@ -722,6 +762,9 @@ int reg_update_as(store *st, const api_kind *k, const char *ns, const char *name
     int prc = nw ? 0 : prepare_from(o, k, ns, name, sub, fn, ctx, w, &cur, &nw, e);
     store_obj_unref(o);
     if (prc != 0) goto fail;
+    if (has_write_hook(k) && (run_write_hooks(t, k, REG_UPDATE, sub, nw, cur, dry_run, e) != 0 ||
+                              validate(k, nw, cur, sub, e) != 0))
+        goto fail;
     /* admission sees both versions as stored (api_kind_storage_row) */
     const api_kind *ak = api_kind_storage_row(k);
     api_kind_to_storage(k, cur);
@@ -738,7 +781,8 @@ int reg_update_as(store *st, const api_kind *k, const char *ns, const char *name
     if (deletes_during_update(k, cur, nw)) {
         /* The last finalizer is gone: the object goes, and what it charged
          * to quota goes with it (admission so far saw an update). */
-        rc = run_admission(t, ak, REG_DELETE, "", nw, nw, false, e);
+        rc = run_write_hooks(t, k, REG_DELETE, "", nw, NULL, false, e);
+        if (rc == 0) rc = run_admission(t, ak, REG_DELETE, "", nw, nw, false, e);
         if (rc == 0) rc = delete_now(t, k, ns, name, nw, e);
     } else {
         rc = put_obj(t, k, ns, name, nw, w->stored, e);
@@ -913,7 +957,8 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
             *out = cur;
             return 0;
         }
-        if (run_admission(t, api_kind_storage_row(k), REG_DELETE, "", cur, cur, false, e) != 0)
+        if (run_write_hooks(t, k, REG_DELETE, "", cur, NULL, false, e) != 0 ||
+            run_admission(t, api_kind_storage_row(k), REG_DELETE, "", cur, cur, false, e) != 0)
             goto fail;
         if (delete_now(t, k, ns, name, cur, e) != 0) goto fail;
     }

@@ -58,6 +58,20 @@ int reg_index_register(reg_index_fn fn);
 typedef json_t *(*reg_view_fn)(store_txn *t, store_obj *o);
 int reg_read_view_register(const api_kind *k, reg_view_fn view);
 
+/* A kind's write hook (upstream's BeginCreate, BeginUpdate and AfterDelete
+ * storage hooks): runs inside the write's transaction, on every create,
+ * update and removal of an object of kind k, before admission. On a create
+ * or update it runs before the object is validated, and may complete it (a
+ * Service's allocated cluster IP); it may keep state that commits or rolls
+ * back with t (store_txn_on_end), dry runs included (they abort). op
+ * REG_DELETE: the object is being removed (obj its last version, old NULL).
+ * `sub` is the subresource written ("" for the object). 0, or -1 with e set:
+ * the write fails with e. Validation of a hooked kind's objects moves inside
+ * the writer lock (after the hook). Register before the store serves writes. */
+typedef int (*reg_write_hook_fn)(void *arg, store_txn *t, reg_op op, const char *sub, json_t *obj,
+                                 const json_t *old, bool dry_run, api_err *e);
+int reg_write_hook_register(const api_kind *k, reg_write_hook_fn fn, void *arg);
+
 /* A listener for changes of the kind table: what resolved kinds by name
  * (custom quotas' sources: "no matches for kind") looks again. Called by
  * whoever publishes or retires kinds defined at run time (the

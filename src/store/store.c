@@ -138,7 +138,7 @@ struct store {
     size_t doc_bytes, doc_budget;
 };
 
-#define TXN_MAX_HOOKS 4
+#define TXN_MAX_HOOKS 8
 
 struct store_txn {
     store *s;

@@ -235,7 +235,7 @@ int store_txn_delete(store_txn *t, const char *key, const json_t *last);
  * next transaction sees whatever the hook publishes): committed is true once
  * the writes are applied (visible to readers), false on abort or a failed
  * commit (a transaction that wrote nothing ends as aborted). Lets the layer above keep in-memory
- * state that commits with the transaction. At most 4 per transaction; -1 when full. */
+ * state that commits with the transaction. At most 8 per transaction; -1 when full. */
 typedef void (*store_txn_end_fn)(void *arg, int64_t rev, bool committed);
 int store_txn_on_end(store_txn *t, store_txn_end_fn fn, void *arg);
 /* Apply, release the lock, wait until durable. Returns 0, or -1 (nothing applied). */

@@ -11,6 +11,7 @@
 #include "testutil.h"
 
 #include "api/core_validation.h"
+#include "api/discovery_kinds.h"
 #include "api/objects.h"
 #include "api/status.h"
 
@@ -31,6 +32,9 @@ static const kind_hooks SVC = {service_validate, service_validate_update, servic
 static const kind_hooks PVC = {pvc_validate, pvc_validate_update, pvc_defaults};
 static const kind_hooks NS = {namespace_validate, namespace_validate_update, namespace_defaults};
 static const kind_hooks NODE = {node_validate, node_validate_update, NULL};
+static const kind_hooks EP = {endpoints_validate, NULL, endpoints_defaults};
+static const kind_hooks EPS = {endpointslice_validate, endpointslice_validate_update,
+                               endpointslice_defaults};
 
 /* As the registry runs them: defaults, validate, and on update (old given)
  * validate_update for `sub`. The old object is defaulted too. */
@@ -42,7 +46,7 @@ static json_t *run(const kind_hooks *h, const char *obj, const char *old, const 
         if (p) h->defaults(p);
     }
     h->validate(o, p, causes);
-    if (p) h->update(o, p, sub, causes);
+    if (p && h->update) h->update(o, p, sub, causes);
     json_decref(o);
     json_decref(p);
     return causes;
@@ -209,19 +213,21 @@ static void test_service_ips(void **state)
                   NULL, "",
                   CAUSES("FieldValueInvalid|spec.clusterIPs[0]|Invalid value: \"10.0.0.300\": "
                          "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"));
-    expect_causes(&SVC,
-                  "{" SVC_META ",'spec':{'clusterIP':'10.0.0.1','clusterIPs':['10.0.0.2'],'ports':"
-                  "[" PORT80 "]}}",
-                  NULL, "",
-                  CAUSES("FieldValueInvalid|spec.clusterIPs|Invalid value: [\"10.0.0.2\"]: first "
-                         "value must match `clusterIP`"));
-    expect_causes(&SVC,
-                  "{" SVC_META ",'spec':{'clusterIP':'10.0.0.1','clusterIPs':['10.0.0.1',"
-                  "'10.0.0.2'],'ports':[" PORT80 "]}}",
-                  NULL, "",
-                  CAUSES("FieldValueInvalid|spec.clusterIPs|Invalid value: "
-                         "[\"10.0.0.1\",\"10.0.0.2\"]: may specify no more than one IP for each IP "
-                         "family"));
+    expect_causes(
+        &SVC,
+        "{" SVC_META ",'spec':{'clusterIP':'10.0.0.1','clusterIPs':['10.0.0.2'],'ports':"
+        "[" PORT80 "]}}",
+        NULL, "",
+        CAUSES("FieldValueInvalid|spec.clusterIPs|Invalid value: []string{\"10.0.0.2\"}: first "
+               "value must match `clusterIP`"));
+    expect_causes(
+        &SVC,
+        "{" SVC_META ",'spec':{'clusterIP':'10.0.0.1','clusterIPs':['10.0.0.1',"
+        "'10.0.0.2'],'ports':[" PORT80 "]}}",
+        NULL, "",
+        CAUSES("FieldValueInvalid|spec.clusterIPs|Invalid value: "
+               "[]string{\"10.0.0.1\", \"10.0.0.2\"}: may specify no more than one IP for each IP "
+               "family"));
     expect_causes(&SVC,
                   "{" SVC_META
                   ",'spec':{'clusterIP':'10.0.0.1','ipFamilies':['IPv6'],'ports':[" PORT80 "]}}",
@@ -243,9 +249,10 @@ static void test_service_ips(void **state)
 static void test_service_update(void **state)
 {
     (void)state;
-    expect_causes(&SVC, SVC_IP("10.0.0.2"), SVC_IP("10.0.0.1"), "",
-                  CAUSES("FieldValueInvalid|spec.clusterIPs[0]|Invalid value: [\"10.0.0.2\"]: may "
-                         "not change once set"));
+    expect_causes(
+        &SVC, SVC_IP("10.0.0.2"), SVC_IP("10.0.0.1"), "",
+        CAUSES("FieldValueInvalid|spec.clusterIPs[0]|Invalid value: []string{\"10.0.0.2\"}: may "
+               "not change once set"));
     /* left out: upstream's strategy keeps the stored IPs */
     expect_causes(&SVC, "{" SVC_META ",'spec':{'ports':[" PORT80 "]}}", SVC_IP("10.0.0.1"), "",
                   NONE);
@@ -541,12 +548,81 @@ static void test_quota_quantities(void **state)
     json_decref(svc);
 }
 
+/* ValidateEndpoints: a subset needs addresses; addresses and ports as
+ * upstream checks them, loopback accepted (allotd's own default/kubernetes). */
+static void test_endpoints(void **state)
+{
+    (void)state;
+    expect_causes(&EP,
+                  "{'metadata':{'name':'e'},'subsets':[{'addresses':[{'ip':'127.0.0.1'},{'ip':"
+                  "'10.0.0.1','hostname':'h','nodeName':'n1'}],'ports':[{'port':80}]}]}",
+                  NULL, "", NONE);
+    expect_causes(
+        &EP,
+        "{'metadata':{'name':'e'},'subsets':[{'addresses':[{'ip':'169.254.0.1'},{'ip':'x'},"
+        "{'ip':'0.0.0.0'}],'ports':[{'name':'a','port':0},{'name':'a','port':1,'protocol':'XX'}"
+        "]},{}]}",
+        NULL, "",
+        CAUSES("FieldValueInvalid|subsets[0].addresses[0].ip|Invalid value: \"169.254.0.1\": "
+               "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+               "FieldValueInvalid|subsets[0].addresses[1].ip|Invalid value: \"x\": must be a "
+               "valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+               "FieldValueInvalid|subsets[0].addresses[2].ip|Invalid value: \"0.0.0.0\": may "
+               "not be unspecified (0.0.0.0)",
+               "FieldValueInvalid|subsets[0].ports[0].port|Invalid value: 0: must be between 1 "
+               "and 65535, inclusive",
+               "FieldValueNotSupported|subsets[0].ports[1].protocol|Unsupported value: \"XX\": "
+               "supported values: \"SCTP\", \"TCP\", \"UDP\"",
+               "FieldValueRequired|subsets[1]|Required value: must specify `addresses` or "
+               "`notReadyAddresses`"));
+}
+
+/* ValidateEndpointSlice and its update: addresses of the slice's type, port
+ * names unique, the address type required and immutable. */
+static void test_endpointslice(void **state)
+{
+    (void)state;
+    expect_causes(&EPS,
+                  "{'metadata':{'name':'s'},'addressType':'IPv4','endpoints':[{'addresses':["
+                  "'10.0.0.1'],'conditions':{'ready':true},'zone':'z1','hints':{'forZones':[{"
+                  "'name':'z1'}]}}],'ports':[{'port':80},{'name':'b','port':81}]}",
+                  NULL, "", NONE);
+    expect_causes(&EPS,
+                  "{'metadata':{'name':'s'},'addressType':'IPv4','endpoints':[{'addresses':["
+                  "'fd00::1','x']},{'addresses':[]}],'ports':[{'name':'a'},{'name':'a'}]}",
+                  NULL, "",
+                  CAUSES("FieldValueInvalid|endpoints[0].addresses|Invalid value: \"fd00::1\": "
+                         "must be an IPv4 address",
+                         "FieldValueInvalid|endpoints[0].addresses[1]|Invalid value: \"x\": must "
+                         "be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                         "FieldValueRequired|endpoints[1].addresses|Required value: must contain "
+                         "at least 1 address",
+                         "FieldValueDuplicate|ports[1].name|Duplicate value: \"a\""));
+    expect_causes(&EPS, "{'metadata':{'name':'s'},'addressType':'Mac'}", NULL, "",
+                  CAUSES("FieldValueNotSupported|addressType|Unsupported value: \"Mac\": "
+                         "supported values: \"FQDN\", \"IPv4\", \"IPv6\""));
+    expect_causes(&EPS, "{'metadata':{'name':'s'}}", NULL, "",
+                  CAUSES("FieldValueRequired|addressType|Required value"));
+    expect_causes(&EPS,
+                  "{'metadata':{'name':'s'},'addressType':'FQDN','endpoints':[{"
+                  "'addresses':['localhost']}]}",
+                  NULL, "",
+                  CAUSES("FieldValueInvalid|endpoints[0].addresses[0]|Invalid value: "
+                         "\"localhost\": should be a domain with at least two segments separated "
+                         "by dots"));
+    expect_causes(&EPS, "{'metadata':{'name':'s'},'addressType':'IPv6'}",
+                  "{'metadata':{'name':'s'},'addressType':'IPv4'}", "",
+                  CAUSES("FieldValueInvalid|addressType|Invalid value: \"IPv6\": field is "
+                         "immutable"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_service_valid),  cmocka_unit_test(test_service_ports),
         cmocka_unit_test(test_service_types),  cmocka_unit_test(test_service_ips),
         cmocka_unit_test(test_service_update), cmocka_unit_test(test_pvc_create),
+        cmocka_unit_test(test_endpoints),      cmocka_unit_test(test_endpointslice),
         cmocka_unit_test(test_pvc_update),     cmocka_unit_test(test_pvc_status),
         cmocka_unit_test(test_namespace),      cmocka_unit_test(test_node_resources),
         cmocka_unit_test(test_node_taints),    cmocka_unit_test(test_node_cidrs),

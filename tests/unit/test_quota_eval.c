@@ -710,11 +710,20 @@ static void test_service_usage(void **state)
                     "count/services=1,services=1,services.loadbalancers=0,services.nodeports=0");
     expect_usage_at("", "services", "{'spec':{'type':'NodePort','ports':[{},{}]}}", NOW,
                     "count/services=1,services=1,services.loadbalancers=0,services.nodeports=2");
+    /* allocateLoadBalancerNodePorts false: only the ports asking for one by
+     * number (upstream's portsWithNodePorts) */
     expect_usage_at("", "services",
                     "{'spec':{'type':'LoadBalancer','allocateLoadBalancerNodePorts':false,"
+                    "'ports':[{},{'nodePort':30001},{}]}}",
+                    NOW,
+                    "count/services=1,services=1,services.loadbalancers=1,services.nodeports=1");
+    expect_usage_at("", "services",
+                    "{'spec':{'type':'LoadBalancer','allocateLoadBalancerNodePorts':true,"
                     "'ports':[{},{},{}]}}",
                     NOW,
                     "count/services=1,services=1,services.loadbalancers=1,services.nodeports=3");
+    expect_usage_at("", "services", "{'spec':{'type':'LoadBalancer','ports':[{}]}}", NOW,
+                    "count/services=1,services=1,services.loadbalancers=1,services.nodeports=1");
     expect_usage_at("", "services", "{'spec':{'type':'ExternalName'}}", NOW,
                     "count/services=1,services=1,services.loadbalancers=0,services.nodeports=0");
 }

@@ -559,6 +559,45 @@ static void test_service(void **state)
                  "['ext','ExternalName','<none>','example.com','<none>','5m','<none>']");
 }
 
+/* printEndpoints / formatEndpoints: ip:port per address and port, three at
+ * most and " + N more..."; a subset without ports lists bare addresses. */
+static void test_endpoints(void **state)
+{
+    expect_columns("", "endpoints", "['Name','Endpoints','Age']", "[]");
+    expect_cells("", "endpoints",
+                 "{'metadata':{'name':'kubernetes','creationTimestamp':'" T_5M "'},'subsets':[{"
+                 "'addresses':[{'ip':'10.0.0.1'}],'ports':[{'name':'https','port':6443}]}]}",
+                 "['kubernetes','10.0.0.1:6443','5m']");
+    expect_cells("", "endpoints", "{'metadata':{'name':'e','creationTimestamp':'" T_5M "'}}",
+                 "['e','<none>','5m']");
+    expect_cells("", "endpoints",
+                 "{'metadata':{'name':'e','creationTimestamp':'" T_5M "'},'subsets':[{"
+                 "'addresses':[{'ip':'10.0.0.1'},{'ip':'fd00::2'}],'ports':[{'port':80},{"
+                 "'port':443}]},{'addresses':[{'ip':'10.0.0.3'}]}]}",
+                 "['e','10.0.0.1:80,[fd00::2]:80,10.0.0.1:443 + 2 more...','5m']");
+}
+
+/* printEndpointSlice: ports by number (else name, else *), every address,
+ * three of each at most; <unset> for none. */
+static void test_endpointslice(void **state)
+{
+    expect_columns("discovery.k8s.io", "endpointslices",
+                   "['Name','AddressType','Ports','Endpoints','Age']", "[]");
+    expect_cells("discovery.k8s.io", "endpointslices",
+                 "{'metadata':{'name':'kubernetes','creationTimestamp':'" T_5M "'},'addressType':"
+                 "'IPv4','endpoints':[{'addresses':['10.0.0.1']}],'ports':[{'name':'https',"
+                 "'port':6443}]}",
+                 "['kubernetes','IPv4','6443','10.0.0.1','5m']");
+    expect_cells("discovery.k8s.io", "endpointslices",
+                 "{'metadata':{'name':'s','creationTimestamp':'" T_5M "'},'addressType':'IPv4',"
+                 "'endpoints':[{'addresses':['10.0.0.1','10.0.0.2']},{'addresses':['10.0.0.3',"
+                 "'10.0.0.4','10.0.0.5']}],'ports':[{'name':'web'},{}]}",
+                 "['s','IPv4','web,*','10.0.0.1,10.0.0.2,10.0.0.3 + 2 more...','5m']");
+    expect_cells("discovery.k8s.io", "endpointslices",
+                 "{'metadata':{'name':'e','creationTimestamp':'" T_5M "'},'addressType':'FQDN'}",
+                 "['e','FQDN','<unset>','<unset>','5m']");
+}
+
 static void test_pvc(void **state)
 {
     expect_columns("", "persistentvolumeclaims",
@@ -772,6 +811,8 @@ int main(void)
         cmocka_unit_test(test_resourcequota),
         cmocka_unit_test(test_limitrange_default_table),
         cmocka_unit_test(test_service),
+        cmocka_unit_test(test_endpoints),
+        cmocka_unit_test(test_endpointslice),
         cmocka_unit_test(test_pvc),
         cmocka_unit_test(test_configmap_secret_serviceaccount),
         cmocka_unit_test(test_replication_controller),

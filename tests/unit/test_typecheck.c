@@ -264,6 +264,8 @@ static void schema_complete(void **state)
                               {"v1", "ResourceQuota"},
                               {"v1", "LimitRange"},
                               {"v1", "Service"},
+                              {"v1", "Endpoints"},
+                              {"discovery.k8s.io/v1", "EndpointSlice"},
                               {"v1", "PersistentVolumeClaim"},
                               {"v1", "ConfigMap"},
                               {"v1", "Secret"},
