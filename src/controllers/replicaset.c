@@ -597,9 +597,21 @@ static void pod_gone(rsc *c, const char *key, int64_t rv)
     pod_free(p);
 }
 
-/* A quota of namespace ns moved: wake the sets it refused, if it freed room. */
+/* Whether a set of namespace ns waits for room in its quotas. */
+static bool quota_waiters(rsc *c, const char *ns)
+{
+    setlist *l = strmap_get(c->ns_sets, ns);
+    for (size_t i = 0; l && i < l->n; i++)
+        if (l->v[i]->quota_wait) return true;
+    return false;
+}
+
+/* A quota of namespace ns moved: wake the sets it refused, if it freed room.
+ * (Quotas change ten times a second while pods come and go: they are parsed
+ * only when a set of their namespace waits for room.) */
 static void quota_seen(rsc *c, const store_event *ev)
 {
+    if (!quota_waiters(c, ev->obj->ns)) return;
     bool freer = ev->type == STORE_EV_DELETED;
     if (!freer && ev->type == STORE_EV_MODIFIED && ev->prev) {
         json_t *before = store_obj_parse(ev->prev), *after = store_obj_parse(ev->obj);
