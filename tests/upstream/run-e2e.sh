@@ -46,6 +46,7 @@ source "$root/tests/e2e/lib.sh"
 
 report=${ALLOT_E2E_REPORT_DIR:-$E2E_DIR/report}
 mkdir -p "$report"
+rm -f "$report"/junit_*.xml "$report/e2e.log"
 start_allotd --simulated-nodes 3
 
 echo "upstream e2e: $("$e2e_test" --version 2>/dev/null || echo e2e.test), kubectl $kubectl_bin"
@@ -72,5 +73,6 @@ timeout --kill-after=30 "${ALLOT_E2E_TIMEOUT:-2400}" \
 /usr/bin/python3 "$here/junit-summary.py" "$report" || true
 grep -E '^(Ran [0-9]+ of|(SUCCESS|FAIL)! --)' "$report/e2e.log" || tail -20 "$report/e2e.log"
 [ $rc -ne 124 ] || echo "FAIL: e2e.test did not finish within ${ALLOT_E2E_TIMEOUT:-2400}s"
+[ -z "${ALLOT_E2E_REPORT_DIR:-}" ] || echo "upstream e2e: full log in $report/e2e.log"
 stop_allotd
 exit $rc
