@@ -43,9 +43,9 @@ R2_SHA256=86049e7ba480c7da86b3d459f13a7c6c383a769134bf4eac0023a0aa024244de
 R2_URL=$POOL/g/golang-github-modern-go-reflect2/$R2_TARBALL
 GO=/usr/lib/go-1.19/bin
 TARGETS=(kube-apiserver kube-controller-manager kube-scheduler kubectl e2e.test)
-# Changing anything above, or how the tree is prepared, changes the recipe and
-# so rebuilds once.
-RECIPE="k8s=$KUBE_VERSION src=$K8S_SHA256 reflect2=$R2_SHA256 go=golang-1.19 recipe=1"
+# A changed recipe rebuilds once: anything above changes it; bump recipe= when
+# the steps below change.
+RECIPE="k8s=$KUBE_VERSION src=$K8S_SHA256 reflect2=$R2_SHA256 go=golang-1.19 targets=${TARGETS[*]} recipe=1"
 
 CACHE=${ALLOT_KUBE_CACHE:-$HOME/.cache/allot/kubernetes-$KUBE_VERSION}
 BIN=$CACHE/bin

@@ -16,7 +16,7 @@ if [ ! -x "$apiserver" ] || ! command -v etcd >/dev/null; then
 fi
 
 dir=$(mktemp -d /tmp/allot-kapi.XXXXXX)
-etcd_pid= api_pid=
+etcd_pid='' api_pid=''
 cleanup() {
   local rc=$?
   [ -z "$api_pid" ] || kill "$api_pid" 2>/dev/null || true

@@ -41,7 +41,7 @@ kubectl_bin=${ALLOT_E2E_KUBECTL:-$(dirname "$e2e_test")/kubectl}
 [ -n "$kubectl_bin" ] || { echo "FAIL: no kubectl for the specs that run it" >&2; exit 1; }
 
 export ALLOTD=${ALLOTD:-$root/build/allotd}
-# shellcheck source=../e2e/lib.sh
+# shellcheck source=tests/e2e/lib.sh disable=SC1091
 source "$root/tests/e2e/lib.sh"
 
 report=${ALLOT_E2E_REPORT_DIR:-$E2E_DIR/report}
