@@ -489,6 +489,12 @@ void api_kind_to_storage(const api_kind *k, json_t *obj)
 void api_kind_to_version(const api_kind *k, json_t *obj)
 {
     if (k->flags & API_KIND_CONVERTS) set_api_version(k, k->version, obj);
+    if ((k->flags & API_KIND_READ_DEFAULTS) && k->defaults_row) k->defaults_row(k, obj);
+}
+
+bool api_kind_rewrites_reads(const api_kind *k)
+{
+    return (k->flags & (API_KIND_CONVERTS | API_KIND_READ_DEFAULTS)) != 0;
 }
 
 const api_kind *api_kind_storage_row(const api_kind *k)

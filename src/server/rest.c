@@ -522,11 +522,11 @@ static void list_prefix(const route *rt, char *buf, size_t n)
         snprintf(buf, n, "%s/", res);
 }
 
-/* A stored object's JSON into a list: as stored, or for a kind whose
- * objects may be stored in another version, with the route's apiVersion. */
+/* A stored object's JSON into a list: as stored, or for a kind whose reads
+ * rewrite it (another stored version, defaults on read), as served. */
 static int add_object_text(dbuf *b, const api_kind *k, const store_obj *o)
 {
-    if (!(k->flags & API_KIND_CONVERTS)) return dbuf_add(b, o->json, o->len);
+    if (!api_kind_rewrites_reads(k)) return dbuf_add(b, o->json, o->len);
     json_t *obj = store_obj_parse(o);
     if (!obj) return -1;
     api_kind_to_version(k, obj);
