@@ -920,9 +920,75 @@ static void add_meta_schemas(json_t *schemas, const oa_fmt *f)
 
 /* ---- Documents ------------------------------------------------------------- */
 
+static bool is_true_member(const json_t *s, const char *key)
+{
+    return json_is_true(json_object_get(s, key));
+}
+
+static bool type_is(const json_t *s, const char *type)
+{
+    const char *t = json_string_value(json_object_get(s, "type"));
+    return t && strcmp(t, type) == 0;
+}
+
+/* apiextensions' ToStructuralOpenAPIV2 on one node and below, for the
+ * Swagger 2.0 document (kubectl's client-side validation reads it), and
+ * the defaults pruned as upstream prunes them from /openapi/v2:
+ *   - no allOf, anyOf, oneOf or not;
+ *   - a nullable node loses its type, items and properties (an untyped
+ *     value), and stops being required by its parent;
+ *   - x-kubernetes-preserve-unknown-fields: no items or properties, and no
+ *     type object (kubectl would refuse the unknown fields);
+ *   - an array left without items loses its type.
+ * The parent is rewritten before its children, as upstream's visitor does,
+ * so a property's nullable is read before the property is rewritten. */
+static void v2_node(json_t *s)
+{
+    if (!json_is_object(s)) return;
+    static const char *const dropped[] = {"allOf", "anyOf", "oneOf", "not", "default", NULL};
+    for (const char *const *d = dropped; *d; d++)
+        json_object_del(s, *d);
+    json_t *props = json_object_get(s, "properties");
+    json_t *req = json_object_get(s, "required");
+    const char *key;
+    json_t *v;
+    json_object_foreach(props, key, v)
+    {
+        if (!is_true_member(v, "nullable") || !json_is_array(req)) continue;
+        for (size_t i = json_array_size(req); i-- > 0;)
+            if (json_is_string(json_array_get(req, i)) &&
+                !strcmp(json_string_value(json_array_get(req, i)), key))
+                json_array_remove(req, i);
+    }
+    if (is_true_member(json_object_get(s, "additionalProperties"), "nullable"))
+        json_object_del(s, "required");
+    if (json_is_array(json_object_get(s, "required")) &&
+        json_array_size(json_object_get(s, "required")) == 0)
+        json_object_del(s, "required");
+    if (is_true_member(s, "nullable")) {
+        json_object_del(s, "type");
+        json_object_del(s, "nullable");
+        json_object_del(s, "items");
+        json_object_del(s, "properties");
+    }
+    bool preserve = is_true_member(s, "x-kubernetes-preserve-unknown-fields");
+    if (preserve) {
+        json_object_del(s, "items");
+        json_object_del(s, "properties");
+    }
+    if (!json_object_get(s, "items") && type_is(s, "array")) json_object_del(s, "type");
+    if (preserve && type_is(s, "object")) json_object_del(s, "type");
+    json_object_foreach(json_object_get(s, "properties"), key, v) v2_node(v);
+    v2_node(json_object_get(s, "items"));
+    v2_node(json_object_get(s, "additionalProperties"));
+}
+
 /* The schema of a kind defined at run time: its openAPIV3Schema with the
  * envelope upstream adds (apiVersion, kind, metadata as ObjectMeta) and the
- * GVK kubectl finds it by. */
+ * GVK kubectl finds it by. In v2, as upstream's builder: a schema that
+ * preserves unknown fields at its root is published as a bare
+ * {"type":"object"} (with no envelope: kubectl would refuse any other
+ * field), any other through v2_node. */
 static void add_custom_schemas(json_t *schemas, const oa_fmt *f, const api_kind *k)
 {
     char name[512];
@@ -931,6 +997,17 @@ static void add_custom_schemas(json_t *schemas, const oa_fmt *f, const api_kind 
         json_decref(s);
         return;
     }
+    if (!f->v3 && is_true_member(s, "x-kubernetes-preserve-unknown-fields")) {
+        json_decref(s);
+        s = json_pack("{s:s, s:[o]}", "type", "object", "x-kubernetes-group-version-kind",
+                      gvk_object(k->group, k->version, k->kind));
+        schema_name(k->group, k->version, k->kind, "", name, sizeof name);
+        json_object_set_new(schemas, name, s);
+        schema_name(k->group, k->version, k->kind, "List", name, sizeof name);
+        json_object_set_new(schemas, name, list_schema(f, k->group, k->version, k->kind));
+        return;
+    }
+    if (!f->v3) v2_node(s);
     json_t *props = json_object_get(s, "properties");
     if (!json_is_object(props)) {
         props = json_object();
