@@ -11,6 +11,7 @@
 
 #include "api/discovery.h"
 #include "api/kinds.h"
+#include "api/openapi_pb.h"
 #include "api/patch.h"
 #include "api/schema.h"
 
@@ -1112,6 +1113,8 @@ static size_t ncache;
 static unsigned cache_gen;
 static bool cache_valid;
 static json_t *cache_v2;
+static unsigned char *cache_v2pb; /* the v2 document as protobuf (openapi_v2_pb) */
+static size_t cache_v2pb_len;
 
 static void cache_clear_locked(void)
 {
@@ -1120,6 +1123,8 @@ static void cache_clear_locked(void)
     ncache = 0;
     json_decref(cache_v2);
     cache_v2 = NULL;
+    free(cache_v2pb);
+    cache_v2pb = NULL;
 }
 
 /* Under cache_mu: forget everything if the registry changed. */
@@ -1223,35 +1228,77 @@ json_t *openapi_v2(void)
     return doc;
 }
 
-/* Document{swagger: "2.0" (1), info (2): Info{title: "Kubernetes" (1),
- * version (2)}}: wire facts of gnostic's openapiv2.proto (fields 1 and 2,
- * length-delimited; every length here is below 128, one byte). */
-static unsigned char v2pb[64];
-static size_t v2pb_len;
-static pthread_once_t v2pb_once = PTHREAD_ONCE_INIT;
-
-static void v2pb_put(const char *s, unsigned char tag)
+/* Add to `want` (and `queue`) the definitions `s` refers to, at any depth. */
+static void refs_of(const json_t *s, json_t *want, json_t *queue, unsigned depth)
 {
-    size_t n = strlen(s);
-    v2pb[v2pb_len++] = tag;
-    v2pb[v2pb_len++] = (unsigned char)n;
-    memcpy(v2pb + v2pb_len, s, n);
-    v2pb_len += n;
+    static const char prefix[] = "#/definitions/";
+    if (depth > 128) return;
+    if (json_is_array(s)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(s, i, e) refs_of(e, want, queue, depth + 1);
+        return;
+    }
+    if (!json_is_object(s)) return;
+    const char *ref = json_string_value(json_object_get(s, "$ref"));
+    if (ref && !strncmp(ref, prefix, sizeof prefix - 1) &&
+        !json_object_get(want, ref + sizeof prefix - 1)) {
+        json_object_set_new(want, ref + sizeof prefix - 1, json_true());
+        json_array_append_new(queue, json_string(ref + sizeof prefix - 1));
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)s, k, v) refs_of(v, want, queue, depth + 1);
 }
 
-static void v2pb_build(void)
+/* The v2 document's definitions of the kinds CustomResourceDefinitions
+ * define, and of what they refer to (ObjectMeta and its parts, ListMeta):
+ * what a client reading v2 as protobuf gets (see openapi.h). */
+static json_t *custom_definitions(const json_t *v2)
 {
-    v2pb_put("2.0", 0x0a);
-    v2pb[v2pb_len++] = 0x12; /* info */
-    size_t at = v2pb_len++;
-    v2pb_put("Kubernetes", 0x0a);
-    v2pb_put(DISC_GIT_VERSION, 0x12);
-    v2pb[at] = (unsigned char)(v2pb_len - at - 1);
+    const json_t *defs = json_object_get(v2, "definitions");
+    json_t *want = json_object(), *queue = json_array(), *out = json_object();
+    char name[512];
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        if (!k->openapi_schema || !api_kind_served(k)) continue;
+        for (int list = 0; list < 2; list++) {
+            schema_name(k->group, k->version, k->kind, list ? "List" : "", name, sizeof name);
+            if (json_object_get(want, name)) continue;
+            json_object_set_new(want, name, json_true());
+            json_array_append_new(queue, json_string(name));
+        }
+    }
+    for (size_t i = 0; i < json_array_size(queue); i++) {
+        const char *n = json_string_value(json_array_get(queue, i));
+        json_t *d = json_object_get(defs, n);
+        if (!d) continue;
+        json_object_set(out, n, d);
+        refs_of(d, want, queue, 0);
+    }
+    json_decref(want);
+    json_decref(queue);
+    return out;
 }
 
-const unsigned char *openapi_v2_pb(size_t *len)
+static void v2pb_build_locked(void)
 {
-    pthread_once(&v2pb_once, v2pb_build);
-    *len = v2pb_len;
-    return v2pb;
+    if (!cache_v2) cache_v2 = build_v2();
+    json_t *doc =
+        json_pack("{s:s, s:O, s:o}", "swagger", "2.0", "info", json_object_get(cache_v2, "info"),
+                  "definitions", custom_definitions(cache_v2));
+    cache_v2pb = doc ? oapb_encode(doc, &cache_v2pb_len) : NULL;
+    json_decref(doc);
+}
+
+unsigned char *openapi_v2_pb(size_t *len)
+{
+    pthread_mutex_lock(&cache_mu);
+    cache_check_locked();
+    if (!cache_v2pb) v2pb_build_locked();
+    unsigned char *copy = cache_v2pb ? malloc(cache_v2pb_len ? cache_v2pb_len : 1) : NULL;
+    if (copy) memcpy(copy, cache_v2pb, cache_v2pb_len);
+    *len = copy ? cache_v2pb_len : 0;
+    pthread_mutex_unlock(&cache_mu);
+    return copy;
 }

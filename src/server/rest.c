@@ -1259,8 +1259,12 @@ static bool serve_meta(req *rq, resp *rs, char segs[][256], int n)
                           "application/json, " OPENAPI_V2_PB_CONTENT_TYPE);
                 return true;
             }
+            rs->raw = (char *)openapi_v2_pb(&rs->raw_len);
+            if (!rs->raw) {
+                resp_errf(rs, API_INTERNAL, "the OpenAPI document could not be encoded");
+                return true;
+            }
             rs->code = 200;
-            rs->fixed = openapi_v2_pb(&rs->fixed_len);
             rs->content_type = OPENAPI_V2_PB_RESPONSE_TYPE;
             return true;
         }
