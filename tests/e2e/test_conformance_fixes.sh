@@ -17,7 +17,8 @@
 #     (get, list, watch);
 #  5. /openapi/v2 publishes a CRD that preserves unknown fields at its root
 #     as a bare {"type":"object"} and strips what kubectl's v2 validation
-#     cannot read (nullable, nested preserve-unknown-fields, defaults);
+#     cannot read (nullable, nested preserve-unknown-fields, defaults); as
+#     protobuf it holds the custom kinds' definitions;
 #  6. a Table asked of a backend without metadata (selfsubjectaccessreviews,
 #     pods/binding) is upstream's 406.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -207,6 +208,33 @@ expect_contains "bare object at a preserving root" "$out" \
   '{"type": "object", "x-kubernetes-group-version-kind": [{"group": "conf.example.com", "kind": "Empty", "version": "v1"}]}'
 expect_contains "nested preserve in v2" "$out" '{"x-kubernetes-preserve-unknown-fields": true}'
 expect_contains "nullable and default in v2" "$out" '{"age": {"type": "string"}, "name": {"type": "string"}, "note": {}}'
+# as protobuf (what kubectl before 1.27 validates and explains with): the
+# custom kinds and the metadata they refer to, no built-in kind
+api GET /openapi/v2 -H 'Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf' \
+  -o "$D/v2.pb" >"$D/v2.code"
+expect_eq "v2 protobuf" "$(tail -1 "$D/v2.code")" 200
+out=$(py 'import sys
+b = open(sys.argv[1], "rb").read()
+def varint(b, i):
+    v = s = 0
+    while True:
+        v |= (b[i] & 0x7f) << s; s += 7; i += 1
+        if not b[i - 1] & 0x80: return v, i
+def fields(b):
+    i, out = 0, []
+    while i < len(b):
+        k, i = varint(b, i)
+        assert k & 7 == 2, "wire type"
+        n, i = varint(b, i)
+        out.append((k >> 3, b[i:i + n])); i += n
+    return out
+doc = dict((f, v) for f, v in fields(b) if f in (1, 9))
+names = [dict(fields(e))[1].decode() for f, e in fields(doc[9]) if f == 1]
+print(doc[1].decode(), " ".join(sorted(names)))' "$D/v2.pb")
+expect_contains "v2 protobuf swagger" "$out" "2.0 "
+expect_contains "v2 protobuf custom kinds" "$out" "com.example.conf.v1.Empty com.example.conf.v1.EmptyList com.example.conf.v1.Foo com.example.conf.v1.FooList"
+expect_contains "v2 protobuf metadata" "$out" "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+case "$out" in *io.k8s.api.core.v1.Pod*) fail "v2 protobuf holds built-in kinds: $out" ;; esac
 body=$(api GET /openapi/v3/apis/conf.example.com/v1)
 expect_contains "v3 keeps the schema" "$body" '"x-kubernetes-preserve-unknown-fields":true'
 echo '{"apiVersion":"conf.example.com/v1","kind":"Empty","metadata":{"name":"any"},"a":{"b":[{"c":"d"}]}}' |
