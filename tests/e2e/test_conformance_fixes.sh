@@ -251,6 +251,10 @@ expect_contains "406 status" "$body" "$NOT_ACCEPTABLE"
 body=$(api POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews -H 'Content-Type: application/json' \
   -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io, application/json' -d "$ssar")
 expect_eq "plain JSON after the Table" "$(tail -1 <<<"$body")" 201
+body=$(api POST /apis/authentication.k8s.io/v1/tokenreviews -H 'Content-Type: application/json' \
+  -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' \
+  -d '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"x"}}')
+expect_eq "406 for a token review's Table" "$(tail -1 <<<"$body")" 406
 k -n gc create -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: Pod
