@@ -353,6 +353,7 @@ static cr_row *build_row(const json_t *crd, const json_t *version, bool terminat
     if (!json_is_true(json_object_get(version, "storage"))) k->flags |= API_KIND_SECONDARY;
     if (terminating) k->flags |= API_KIND_TERMINATING;
     if (converts(crd, vname)) k->flags |= API_KIND_CONVERTS;
+    if (js_has_defaults(r->schema)) k->flags |= API_KIND_READ_DEFAULTS;
     if (!k->group || !k->version || !k->kind || !k->resource || !k->singular ||
         (k->scale && (!r->scale.spec_replicas || !r->scale.status_replicas))) {
         snprintf(err, n, "out of memory or incomplete definition");

@@ -12,7 +12,9 @@
  *     the schema does not know pruned (unless
  *     x-kubernetes-preserve-unknown-fields) and reported for
  *     fieldValidation as the typed kinds report theirs;
- *   - defaults_row: the schema's defaults;
+ *   - defaults_row: the schema's defaults, on writes and, for a schema
+ *     with any, on reads too (API_KIND_READ_DEFAULTS), as upstream
+ *     defaults what it decodes from storage;
  *   - validate_row: the schema's validation with upstream's field paths
  *     and messages, and the scale subresource's replicas rules.
  * Nothing here knows a definition by name: every behaviour is a hook.

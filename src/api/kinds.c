@@ -3,6 +3,7 @@
 
 #include "api/apps_validation.h"
 #include "api/batch_kinds.h"
+#include "api/config_validation.h"
 #include "api/core_validation.h"
 #include "api/crd.h"
 #include "api/custom_quota_kinds.h"
@@ -92,9 +93,9 @@ static const api_kind builtin[] = {
      true, API_SUB_STATUS, API_NAME_SUBDOMAIN, NULL, pvc_defaults, pvc_validate, NULL,
      pvc_validate_update},
     {CORE, "ConfigMap", "configmaps", "configmap", "cm", NULL, true, 0, API_NAME_SUBDOMAIN, NULL,
-     NULL, NULL},
+     NULL, configmap_validate},
     {CORE, "Secret", "secrets", "secret", NULL, NULL, true, 0, API_NAME_SUBDOMAIN, secret_fields,
-     secret_defaults, NULL},
+     secret_defaults, secret_validate},
     {CORE, "ReplicationController", "replicationcontrollers", "replicationcontroller", "rc", "all",
      true, API_SUB_STATUS | API_SUB_SCALE, API_NAME_SUBDOMAIN, replicas_fields,
      replicationcontroller_defaults, replicationcontroller_validate},
@@ -488,6 +489,12 @@ void api_kind_to_storage(const api_kind *k, json_t *obj)
 void api_kind_to_version(const api_kind *k, json_t *obj)
 {
     if (k->flags & API_KIND_CONVERTS) set_api_version(k, k->version, obj);
+    if ((k->flags & API_KIND_READ_DEFAULTS) && k->defaults_row) k->defaults_row(k, obj);
+}
+
+bool api_kind_rewrites_reads(const api_kind *k)
+{
+    return (k->flags & (API_KIND_CONVERTS | API_KIND_READ_DEFAULTS)) != 0;
 }
 
 const api_kind *api_kind_storage_row(const api_kind *k)

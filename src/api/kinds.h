@@ -72,6 +72,12 @@ enum {
      * (pods): the registry hands the store the object it wrote, as that
      * version's parse (store_obj_set_doc), so none of them parses it. */
     API_KIND_READ_PARSED = 1 << 12,
+    /* Objects read from storage get the kind's defaults (defaults_row):
+     * upstream defaults custom resources when it decodes them from
+     * storage, so an object stored before a default was added reads with
+     * it. Set only for schemas with defaults, so other kinds' reads keep
+     * splicing stored JSON unparsed. */
+    API_KIND_READ_DEFAULTS = 1 << 13,
 };
 
 typedef enum {
@@ -219,7 +225,12 @@ int api_kind_decode(const api_kind *k, json_t *obj, tc_mode mode, tc_result *r);
  * to_storage sets obj's apiVersion to the storage version's, to_version to
  * k's own (a CRD's conversion strategy None). No-ops for other kinds. */
 void api_kind_to_storage(const api_kind *k, json_t *obj);
+/* to_version is also where an object read leaves storage: a kind with
+ * API_KIND_READ_DEFAULTS gets its defaults there. */
 void api_kind_to_version(const api_kind *k, json_t *obj);
+/* Whether api_kind_to_version may change a stored object (then a reader
+ * must parse it rather than send the stored text). */
+bool api_kind_rewrites_reads(const api_kind *k);
 /* The row of k's resource objects are stored under (the storage version's,
  * served or not): k itself unless k is API_KIND_SECONDARY. What admission
  * sees, with the object in the storage version, so that every plugin

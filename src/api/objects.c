@@ -8,6 +8,7 @@
 #include "api/objects.h"
 #include "core/jdump.h"
 
+#include "api/config_validation.h"
 #include "api/pod_validation.h"
 #include "core/quota_eval.h"
 
@@ -224,6 +225,7 @@ void pvc_defaults(json_t *obj)
 
 void secret_defaults(json_t *obj)
 {
+    secret_merge_string_data(obj);
     json_default_new(obj, "type", json_string("Opaque"));
 }
 

@@ -11,6 +11,7 @@
 
 #include "api/discovery.h"
 #include "api/kinds.h"
+#include "api/openapi_pb.h"
 #include "api/patch.h"
 #include "api/schema.h"
 
@@ -920,9 +921,75 @@ static void add_meta_schemas(json_t *schemas, const oa_fmt *f)
 
 /* ---- Documents ------------------------------------------------------------- */
 
+static bool is_true_member(const json_t *s, const char *key)
+{
+    return json_is_true(json_object_get(s, key));
+}
+
+static bool type_is(const json_t *s, const char *type)
+{
+    const char *t = json_string_value(json_object_get(s, "type"));
+    return t && strcmp(t, type) == 0;
+}
+
+/* apiextensions' ToStructuralOpenAPIV2 on one node and below, for the
+ * Swagger 2.0 document (kubectl's client-side validation reads it), and
+ * the defaults pruned as upstream prunes them from /openapi/v2:
+ *   - no allOf, anyOf, oneOf or not;
+ *   - a nullable node loses its type, items and properties (an untyped
+ *     value), and stops being required by its parent;
+ *   - x-kubernetes-preserve-unknown-fields: no items or properties, and no
+ *     type object (kubectl would refuse the unknown fields);
+ *   - an array left without items loses its type.
+ * The parent is rewritten before its children, as upstream's visitor does,
+ * so a property's nullable is read before the property is rewritten. */
+static void v2_node(json_t *s)
+{
+    if (!json_is_object(s)) return;
+    static const char *const dropped[] = {"allOf", "anyOf", "oneOf", "not", "default", NULL};
+    for (const char *const *d = dropped; *d; d++)
+        json_object_del(s, *d);
+    json_t *props = json_object_get(s, "properties");
+    json_t *req = json_object_get(s, "required");
+    const char *key;
+    json_t *v;
+    json_object_foreach(props, key, v)
+    {
+        if (!is_true_member(v, "nullable") || !json_is_array(req)) continue;
+        for (size_t i = json_array_size(req); i-- > 0;)
+            if (json_is_string(json_array_get(req, i)) &&
+                !strcmp(json_string_value(json_array_get(req, i)), key))
+                json_array_remove(req, i);
+    }
+    if (is_true_member(json_object_get(s, "additionalProperties"), "nullable"))
+        json_object_del(s, "required");
+    if (json_is_array(json_object_get(s, "required")) &&
+        json_array_size(json_object_get(s, "required")) == 0)
+        json_object_del(s, "required");
+    if (is_true_member(s, "nullable")) {
+        json_object_del(s, "type");
+        json_object_del(s, "nullable");
+        json_object_del(s, "items");
+        json_object_del(s, "properties");
+    }
+    bool preserve = is_true_member(s, "x-kubernetes-preserve-unknown-fields");
+    if (preserve) {
+        json_object_del(s, "items");
+        json_object_del(s, "properties");
+    }
+    if (!json_object_get(s, "items") && type_is(s, "array")) json_object_del(s, "type");
+    if (preserve && type_is(s, "object")) json_object_del(s, "type");
+    json_object_foreach(json_object_get(s, "properties"), key, v) v2_node(v);
+    v2_node(json_object_get(s, "items"));
+    v2_node(json_object_get(s, "additionalProperties"));
+}
+
 /* The schema of a kind defined at run time: its openAPIV3Schema with the
  * envelope upstream adds (apiVersion, kind, metadata as ObjectMeta) and the
- * GVK kubectl finds it by. */
+ * GVK kubectl finds it by. In v2, as upstream's builder: a schema that
+ * preserves unknown fields at its root is published as a bare
+ * {"type":"object"} (with no envelope: kubectl would refuse any other
+ * field), any other through v2_node. */
 static void add_custom_schemas(json_t *schemas, const oa_fmt *f, const api_kind *k)
 {
     char name[512];
@@ -931,6 +998,17 @@ static void add_custom_schemas(json_t *schemas, const oa_fmt *f, const api_kind 
         json_decref(s);
         return;
     }
+    if (!f->v3 && is_true_member(s, "x-kubernetes-preserve-unknown-fields")) {
+        json_decref(s);
+        s = json_pack("{s:s, s:[o]}", "type", "object", "x-kubernetes-group-version-kind",
+                      gvk_object(k->group, k->version, k->kind));
+        schema_name(k->group, k->version, k->kind, "", name, sizeof name);
+        json_object_set_new(schemas, name, s);
+        schema_name(k->group, k->version, k->kind, "List", name, sizeof name);
+        json_object_set_new(schemas, name, list_schema(f, k->group, k->version, k->kind));
+        return;
+    }
+    if (!f->v3) v2_node(s);
     json_t *props = json_object_get(s, "properties");
     if (!json_is_object(props)) {
         props = json_object();
@@ -1035,6 +1113,8 @@ static size_t ncache;
 static unsigned cache_gen;
 static bool cache_valid;
 static json_t *cache_v2;
+static unsigned char *cache_v2pb; /* the v2 document as protobuf (openapi_v2_pb) */
+static size_t cache_v2pb_len;
 
 static void cache_clear_locked(void)
 {
@@ -1043,6 +1123,8 @@ static void cache_clear_locked(void)
     ncache = 0;
     json_decref(cache_v2);
     cache_v2 = NULL;
+    free(cache_v2pb);
+    cache_v2pb = NULL;
 }
 
 /* Under cache_mu: forget everything if the registry changed. */
@@ -1146,35 +1228,77 @@ json_t *openapi_v2(void)
     return doc;
 }
 
-/* Document{swagger: "2.0" (1), info (2): Info{title: "Kubernetes" (1),
- * version (2)}}: wire facts of gnostic's openapiv2.proto (fields 1 and 2,
- * length-delimited; every length here is below 128, one byte). */
-static unsigned char v2pb[64];
-static size_t v2pb_len;
-static pthread_once_t v2pb_once = PTHREAD_ONCE_INIT;
-
-static void v2pb_put(const char *s, unsigned char tag)
+/* Add to `want` (and `queue`) the definitions `s` refers to, at any depth. */
+static void refs_of(const json_t *s, json_t *want, json_t *queue, unsigned depth)
 {
-    size_t n = strlen(s);
-    v2pb[v2pb_len++] = tag;
-    v2pb[v2pb_len++] = (unsigned char)n;
-    memcpy(v2pb + v2pb_len, s, n);
-    v2pb_len += n;
+    static const char prefix[] = "#/definitions/";
+    if (depth > 128) return;
+    if (json_is_array(s)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(s, i, e) refs_of(e, want, queue, depth + 1);
+        return;
+    }
+    if (!json_is_object(s)) return;
+    const char *ref = json_string_value(json_object_get(s, "$ref"));
+    if (ref && !strncmp(ref, prefix, sizeof prefix - 1) &&
+        !json_object_get(want, ref + sizeof prefix - 1)) {
+        json_object_set_new(want, ref + sizeof prefix - 1, json_true());
+        json_array_append_new(queue, json_string(ref + sizeof prefix - 1));
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)s, k, v) refs_of(v, want, queue, depth + 1);
 }
 
-static void v2pb_build(void)
+/* The v2 document's definitions of the kinds CustomResourceDefinitions
+ * define, and of what they refer to (ObjectMeta and its parts, ListMeta):
+ * what a client reading v2 as protobuf gets (see openapi.h). */
+static json_t *custom_definitions(const json_t *v2)
 {
-    v2pb_put("2.0", 0x0a);
-    v2pb[v2pb_len++] = 0x12; /* info */
-    size_t at = v2pb_len++;
-    v2pb_put("Kubernetes", 0x0a);
-    v2pb_put(DISC_GIT_VERSION, 0x12);
-    v2pb[at] = (unsigned char)(v2pb_len - at - 1);
+    const json_t *defs = json_object_get(v2, "definitions");
+    json_t *want = json_object(), *queue = json_array(), *out = json_object();
+    char name[512];
+    for (size_t i = 0; i < api_kind_count(); i++) {
+        const api_kind *k = api_kind_at(i);
+        if (!k->openapi_schema || !api_kind_served(k)) continue;
+        for (int list = 0; list < 2; list++) {
+            schema_name(k->group, k->version, k->kind, list ? "List" : "", name, sizeof name);
+            if (json_object_get(want, name)) continue;
+            json_object_set_new(want, name, json_true());
+            json_array_append_new(queue, json_string(name));
+        }
+    }
+    for (size_t i = 0; i < json_array_size(queue); i++) {
+        const char *n = json_string_value(json_array_get(queue, i));
+        json_t *d = json_object_get(defs, n);
+        if (!d) continue;
+        json_object_set(out, n, d);
+        refs_of(d, want, queue, 0);
+    }
+    json_decref(want);
+    json_decref(queue);
+    return out;
 }
 
-const unsigned char *openapi_v2_pb(size_t *len)
+static void v2pb_build_locked(void)
 {
-    pthread_once(&v2pb_once, v2pb_build);
-    *len = v2pb_len;
-    return v2pb;
+    if (!cache_v2) cache_v2 = build_v2();
+    json_t *doc =
+        json_pack("{s:s, s:O, s:o}", "swagger", "2.0", "info", json_object_get(cache_v2, "info"),
+                  "definitions", custom_definitions(cache_v2));
+    cache_v2pb = doc ? oapb_encode(doc, &cache_v2pb_len) : NULL;
+    json_decref(doc);
+}
+
+unsigned char *openapi_v2_pb(size_t *len)
+{
+    pthread_mutex_lock(&cache_mu);
+    cache_check_locked();
+    if (!cache_v2pb) v2pb_build_locked();
+    unsigned char *copy = cache_v2pb ? malloc(cache_v2pb_len ? cache_v2pb_len : 1) : NULL;
+    if (copy) memcpy(copy, cache_v2pb, cache_v2pb_len);
+    *len = copy ? cache_v2pb_len : 0;
+    pthread_mutex_unlock(&cache_mu);
+    return copy;
 }

@@ -54,8 +54,13 @@
  *                               in v2, skips validation when it is absent, and fails with
  *                               upstream's `no matches for kind "X" in version "Y"`; any error
  *                               fetching v2 (a 406) is reported instead, which is misleading.
- *                               openapi_v2_pb answers that request with a valid document that
- *                               holds no definitions (every served kind is in v3).
+ *                               openapi_v2_pb answers that request with a document that holds
+ *                               the definitions of the kinds CRDs define and what they refer to
+ *                               (ObjectMeta's tree, ListMeta): kubectl before 1.27 reads v2 only,
+ *                               as protobuf, for client-side validation (`unknown field "foo"`,
+ *                               `missing required field`) and `kubectl explain`, which custom
+ *                               resources then get as upstream gives them; built-in kinds are
+ *                               left out, so such a kubectl validates none of them (as before).
  *
  * The hash in serverRelativeURL is the uppercase hex SHA-256 of the compact,
  * key-sorted group-version document, so it changes exactly when the document
@@ -77,11 +82,12 @@ int openapi_v3_hash(const char *group, const char *version, char out[65]);
 json_t *openapi_v2(void);
 
 /* GET /openapi/v2 as protobuf: a gnostic openapi_v2.Document with swagger,
- * info and nothing else (see above). Static bytes, *len set. */
+ * info and the custom kinds' definitions (see above; api/openapi_pb.h).
+ * The caller frees the result; NULL when it could not be encoded. */
 #define OPENAPI_V2_PB_CONTENT_TYPE "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 /* ... and what upstream answers it with ('@' is not valid in a media type
  * Go's mime package parses; the deprecated spelling is still what clients ask for). */
 #define OPENAPI_V2_PB_RESPONSE_TYPE "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-const unsigned char *openapi_v2_pb(size_t *len);
+unsigned char *openapi_v2_pb(size_t *len);
 
 #endif

@@ -12,6 +12,9 @@
  *    finalizer has its dependents deleted; once no dependent that blocks it
  *    (ownerReference.blockOwnerDeletion) remains, the finalizer goes and the
  *    registry removes the owner.
+ *    A dependent whose owner waits and which has dependents of its own goes
+ *    Foreground too; when one of those is itself deleting its dependents
+ *    (a circle of owners), its blocking references are unblocked first.
  *  - Orphan: an owner with deletionTimestamp and the "orphan" finalizer has
  *    its references removed from every dependent, then the finalizer goes.
  * Every write goes through the registry, with the dependent's uid as a
@@ -280,6 +283,46 @@ static int unown_dependent(gc_ctrl *g, const gc_dep *d, const json_t *uids)
     return rc;
 }
 
+static json_t *unblock_owner_refs(const json_t *cur, void *ctx, api_err *e)
+{
+    const char *dep_uid = ctx;
+    const char *uid = meta_str(cur, "uid");
+    if (!uid || strcmp(uid, dep_uid) != 0) {
+        api_err_set(e, API_CONFLICT, "object was replaced");
+        return NULL;
+    }
+    json_t *nw = jcopy(cur);
+    size_t i;
+    json_t *ref;
+    json_array_foreach(owner_refs(nw), i, ref)
+    {
+        if (json_is_true(json_object_get(ref, "blockOwnerDeletion")))
+            json_object_set_new(ref, "blockOwnerDeletion", json_false());
+    }
+    return nw;
+}
+
+/* upstream's unblockOwnerReferences: every reference of the dependent that
+ * blocks its owner's deletion stops blocking it. 0, or -1 (kept). */
+static int unblock_dependent(gc_ctrl *g, const gc_dep *d)
+{
+    const char *uid = meta_str(d->obj, "uid");
+    if (!uid) return -1;
+    json_t *out = NULL;
+    api_err e;
+    api_err_init(&e);
+    int rc = reg_update(g->st, d->k, d->o->ns, d->o->name, "", unblock_owner_refs, (void *)uid,
+                        false, &out, &e);
+    json_decref(out);
+    api_err_clear(&e);
+    return rc;
+}
+
+static bool deleting_dependents(const json_t *obj)
+{
+    return being_deleted(obj) && ctrl_has_finalizer(obj, FINALIZER_FOREGROUND);
+}
+
 /* Delete a dependent; true when it is gone (or was already). */
 static bool delete_dependent(gc_ctrl *g, const gc_dep *d, const char *policy)
 {
@@ -328,6 +371,17 @@ static bool attempt_delete(gc_ctrl *g, const gc_dep *d)
         if (waiting) /* its owner waits: let its own dependents go first */
             nsub = dependents_of(g->st, meta_str(d->obj, "uid"), d->k->namespaced ? d->o->ns : "",
                                  &sub);
+        /* A dependent of it that is itself deleting its dependents in
+         * Foreground may be its owner's owner: a circle (pod1 <- pod2 <-
+         * pod3 <- pod1) where each waits for the next. As upstream, its
+         * references stop blocking their owners before it goes Foreground,
+         * which breaks the circle; this may unblock more than a true circle
+         * needs (upstream's detection has the same false positives). */
+        for (size_t i = 0; i < nsub; i++) {
+            if (!deleting_dependents(sub[i].obj)) continue;
+            unblock_dependent(g, d);
+            break;
+        }
         deps_free(sub, nsub);
         if (nsub)
             policy = "Foreground";

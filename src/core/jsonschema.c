@@ -53,6 +53,7 @@ struct js_node {
 
 struct js_schema {
     js_node *root;
+    bool has_defaults;
 };
 
 /* ---------------------------------------------------------------- paths */
@@ -253,6 +254,7 @@ typedef struct {
     pbuf path;
     size_t nodes;
     bool failed;
+    bool defaults; /* some node has a default */
 } cctx;
 
 static js_node *fail(cctx *c, js_node *n, const char *child, const char *fmt, ...)
@@ -671,6 +673,7 @@ static js_node *compile_node(cctx *c, const json_t *j, unsigned depth, int lvl)
         js_errors_free(&e);
         n->def = jcopy(v);
         if (!n->def) return fail(c, n, "default", "out of memory");
+        c->defaults = true;
     }
     if (c->path.oom) return fail(c, n, NULL, "out of memory");
     return n;
@@ -691,7 +694,13 @@ js_schema *js_compile(const json_t *schema, char *err, size_t n)
         return NULL;
     }
     s->root = root;
+    s->has_defaults = c.defaults;
     return s;
+}
+
+bool js_has_defaults(const js_schema *s)
+{
+    return s && s->has_defaults;
 }
 
 /* ---------------------------------------------------------------- default */

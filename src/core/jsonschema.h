@@ -133,6 +133,9 @@ void js_free(js_schema *s);
  * properties, additionalProperties and items. Returns the number of defaults
  * applied, or -1 on allocation failure. */
 int js_default(const js_schema *s, json_t *obj);
+/* Whether any node of the schema has a default (js_default can change
+ * something): readers default objects read from storage only then. */
+bool js_has_defaults(const js_schema *s);
 
 /* Drop fields the schema does not know, except under
  * x-kubernetes-preserve-unknown-fields: true; apiVersion, kind and metadata

@@ -42,6 +42,11 @@
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "    \
     "'.', and must start and end with an alphanumeric character (e.g. 'MyValue' or 'my_value' or " \
     "'12345', regex used for validation is '" RE_LABEL_VALUE "')"
+#define RE_CONFIG_KEY "[-._a-zA-Z0-9]+"
+#define MSG_CONFIG_KEY                                                                             \
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "           \
+    "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '" RE_CONFIG_KEY     \
+    "')"
 #define MSG_MAX_LEN "must be no more than %d characters"
 #define MSG_EMPTY "must be non-empty"
 #define MSG_NO_DOTS "must not contain dots"
@@ -167,6 +172,25 @@ int name_label_value(const char *v, name_msgs *m)
     size_t len = strlen(v);
     if (len > NAME_LABEL_VALUE_MAX) add(m, MSG_MAX_LEN, NAME_LABEL_VALUE_MAX);
     if (len > 0 && !match_qname(v, len)) add(m, "%s", MSG_LABEL_VALUE);
+    return m->n - before;
+}
+
+int name_config_key(const char *v, name_msgs *m)
+{
+    int before = m->n;
+    size_t len = strlen(v);
+    if (len > NAME_DNS1123_SUBDOMAIN_MAX) add(m, MSG_MAX_LEN, NAME_DNS1123_SUBDOMAIN_MAX);
+    bool ok = len > 0;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = is_alnum(v[i]) || v[i] == '-' || v[i] == '_' || v[i] == '.';
+    if (!ok) add(m, "%s", MSG_CONFIG_KEY);
+    /* hasChDirPrefix */
+    if (strcmp(v, ".") == 0)
+        add(m, "must not be '.'");
+    else if (strcmp(v, "..") == 0)
+        add(m, "must not be '..'");
+    else if (strncmp(v, "..", 2) == 0)
+        add(m, "must not start with '..'");
     return m->n - before;
 }
 

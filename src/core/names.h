@@ -40,6 +40,9 @@ int name_dns1123_subdomain(const char *v, name_msgs *m); /* IsDNS1123Subdomain *
 int name_dns1035_label(const char *v, name_msgs *m);     /* IsDNS1035Label */
 int name_qualified(const char *v, name_msgs *m);         /* IsQualifiedName (label keys) */
 int name_label_value(const char *v, name_msgs *m);       /* IsValidLabelValue */
+/* IsConfigMapKey: a ConfigMap's or Secret's data key. Its message has
+ * upstream's multi-example RegexError form (with the doubled spaces). */
+int name_config_key(const char *v, name_msgs *m);
 /* path.ValidatePathSegmentName: `prefix` true checks a generateName prefix. */
 int name_path_segment(const char *v, bool prefix, name_msgs *m);
 

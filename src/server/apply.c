@@ -112,11 +112,11 @@ static json_t *configuration(const req *rq, const api_kind *k, const char *ns, c
     /* upstream's typed conversion of the patch: every field must be the
      * kind's, of its type (checked on a copy: the configuration is applied
      * as sent, nulls included) */
-    const sch_msg *m = api_kind_schema(k);
-    json_t *copy = m ? jcopy(c) : NULL;
-    bool nomem = m && !copy;
+    bool typed = api_kind_schema(k) || k->decode_row; /* a custom resource's schema too */
+    json_t *copy = typed ? jcopy(c) : NULL;
+    bool nomem = typed && !copy;
     tc_result r = {0};
-    int rc = m ? (copy ? tc_decode(m, copy, &r) : -1) : 0;
+    int rc = typed ? (copy ? api_kind_decode(k, copy, TC_JSON, &r) : -1) : 0;
     json_decref(copy);
     gvk_string(av, kind, got, sizeof got);
     snprintf(gvk, sizeof gvk, "%s/%s; %s", ns, name, got);

@@ -402,6 +402,7 @@ bool authz_serve_review(req *rq, resp *rs, const char *group, const char *versio
     rbac_attrs self = {authz_user(rq), "create", true, group, resource, "", "",
                        ns ? ns : "",   rq->path};
     if (authz_request(rq, &self, rs) != 0) return true;
+    if (rest_refuse_table(rq, rs)) return true; /* a review has no metadata to tabulate */
     json_error_t je;
     api_err e;
     api_err_init(&e);

@@ -156,6 +156,7 @@ bool quotareview_serve(req *rq, resp *rs, char segs[][256], int n)
                   "the server does not allow this method on the requested resource");
         return true;
     }
+    if (rest_refuse_table(rq, rs)) return true;
     char err[512] = "";
     json_t *in = rq->body ? parse_text(rq->body, rq->body_len, err, sizeof err) : NULL;
     const char *kind = str(in, "kind"), *av = str(in, "apiVersion");

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define MAX_LIST_BYTES ((size_t)1 << 31)
@@ -140,6 +141,53 @@ static int parse_rv(const char *s, int64_t *out, api_err *e)
 static bool wants_table(const req *rq)
 {
     return rq->accept && strstr(rq->accept, "as=Table") != NULL;
+}
+
+/* Whether one media range of an Accept header is a plain object encoding
+ * this server writes (no "as=" conversion such as a Table). */
+static bool plain_media_range(const char *r, size_t len)
+{
+    static const char *const types[] = {"application/json",
+                                        "application/yaml",
+                                        "application/vnd.kubernetes.protobuf",
+                                        "application/*",
+                                        "*/*",
+                                        NULL};
+    while (len && (*r == ' ' || *r == '\t')) {
+        r++;
+        len--;
+    }
+    size_t tlen = 0;
+    while (tlen < len && r[tlen] != ';' && r[tlen] != ' ' && r[tlen] != '\t')
+        tlen++;
+    bool known = false;
+    for (const char *const *t = types; *t && !known; t++)
+        known = strlen(*t) == tlen && !strncasecmp(r, *t, tlen);
+    if (!known) return false;
+    for (size_t i = tlen; i < len; i++) { /* parameters: none may be as=... */
+        if (r[i] != ';') continue;
+        size_t j = i + 1;
+        while (j < len && (r[j] == ' ' || r[j] == '\t'))
+            j++;
+        if (j + 3 <= len && !strncmp(r + j, "as=", 3)) return false;
+    }
+    return true;
+}
+
+bool rest_refuse_table(const req *rq, resp *rs)
+{
+    const char *a = rq->accept;
+    if (!a || !*a) return false;
+    for (const char *p = a;;) {
+        size_t len = strcspn(p, ",");
+        if (plain_media_range(p, len)) return false;
+        if (!p[len]) break;
+        p += len + 1;
+    }
+    resp_errf(rs, API_NOT_ACCEPTABLE,
+              "only the following media types are accepted: application/json, application/yaml, "
+              "application/vnd.kubernetes.protobuf");
+    return true;
 }
 
 static bool is_dry_run(const req *rq)
@@ -522,11 +570,11 @@ static void list_prefix(const route *rt, char *buf, size_t n)
         snprintf(buf, n, "%s/", res);
 }
 
-/* A stored object's JSON into a list: as stored, or for a kind whose
- * objects may be stored in another version, with the route's apiVersion. */
+/* A stored object's JSON into a list: as stored, or for a kind whose reads
+ * rewrite it (another stored version, defaults on read), as served. */
 static int add_object_text(dbuf *b, const api_kind *k, const store_obj *o)
 {
-    if (!(k->flags & API_KIND_CONVERTS)) return dbuf_add(b, o->json, o->len);
+    if (!api_kind_rewrites_reads(k)) return dbuf_add(b, o->json, o->len);
     json_t *obj = store_obj_parse(o);
     if (!obj) return -1;
     api_kind_to_version(k, obj);
@@ -698,16 +746,20 @@ static void do_create(req *rq, resp *rs, const route *rt)
 {
     api_err e;
     api_err_init(&e);
-    if (!json_content(rq)) return unsupported_media(rs, rq);
     if (rt->sub[0]) {
-        if (!strcmp(rt->sub, "binding") && (rt->kind->subresources & API_SUB_BINDING))
-            return do_binding(rq, rs, rt);
-        if (!strcmp(rt->sub, "token") && (rt->kind->subresources & API_SUB_TOKEN) && rt->ns[0])
-            return tokenreq_create(rq, rs, rt->ns, rt->name);
-        resp_errf(rs, API_METHOD_NOT_ALLOWED,
-                  "the server does not allow this method on the requested resource");
-        return;
+        bool binding = !strcmp(rt->sub, "binding") && (rt->kind->subresources & API_SUB_BINDING);
+        bool token =
+            !strcmp(rt->sub, "token") && (rt->kind->subresources & API_SUB_TOKEN) && rt->ns[0];
+        if (!binding && !token) {
+            resp_errf(rs, API_METHOD_NOT_ALLOWED,
+                      "the server does not allow this method on the requested resource");
+            return;
+        }
+        if (rest_refuse_table(rq, rs)) return; /* neither converts to a Table */
+        if (!json_content(rq)) return unsupported_media(rs, rq);
+        return binding ? do_binding(rq, rs, rt) : tokenreq_create(rq, rs, rt->ns, rt->name);
     }
+    if (!json_content(rq)) return unsupported_media(rs, rq);
     if (rt->name[0]) {
         resp_errf(rs, API_METHOD_NOT_ALLOWED,
                   "the server does not allow this method on the requested resource");
@@ -1207,8 +1259,12 @@ static bool serve_meta(req *rq, resp *rs, char segs[][256], int n)
                           "application/json, " OPENAPI_V2_PB_CONTENT_TYPE);
                 return true;
             }
+            rs->raw = (char *)openapi_v2_pb(&rs->raw_len);
+            if (!rs->raw) {
+                resp_errf(rs, API_INTERNAL, "the OpenAPI document could not be encoded");
+                return true;
+            }
             rs->code = 200;
-            rs->fixed = openapi_v2_pb(&rs->fixed_len);
             rs->content_type = OPENAPI_V2_PB_RESPONSE_TYPE;
             return true;
         }

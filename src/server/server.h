@@ -127,6 +127,15 @@ json_t *rest_replace(const json_t *cur, void *ctx, api_err *e);
  * or not printable. */
 int rest_field_manager(const req *rq, const char *opts, char *buf, size_t n, api_err *e);
 
+/* For a handler with no Table conversion (the access, rules, token and
+ * quota reviews, pods/binding, serviceaccounts/token: objects without
+ * metadata, or none at all): when no
+ * media range of the Accept header is a plain encoding (application/json,
+ * yaml, protobuf, a wildcard; none asking "as=Table" or another
+ * conversion), upstream's negotiation 406 is put in rs and true returned.
+ * An absent Accept is plain. */
+bool rest_refuse_table(const req *rq, resp *rs);
+
 /* The fieldValidation directive (422 on `opts` for an unknown one); *strict
  * when it is Strict. */
 int rest_field_validation(const req *rq, const char *opts, bool *strict, api_err *e);

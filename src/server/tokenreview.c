@@ -90,6 +90,7 @@ bool tokenreview_serve(req *rq, resp *rs, char segs[][256], int n)
     }
     rbac_attrs a = {authz_user(rq), "create", true, GROUP, "tokenreviews", "", "", "", rq->path};
     if (authz_request(rq, &a, rs) != 0) return true;
+    if (rest_refuse_table(rq, rs)) return true; /* a review has no metadata to tabulate */
     api_err e;
     api_err_init(&e);
     json_t *in = decode(rq, &e);

@@ -89,7 +89,7 @@ static void emit(watch_ctx *c, const char *type, const store_obj *o)
 {
     if (!c->table) {
         dbuf_printf(&c->out, "{\"type\":\"%s\",\"object\":", type);
-        if (c->kind->flags & API_KIND_CONVERTS) {
+        if (api_kind_rewrites_reads(c->kind)) {
             json_t *obj = served_obj(c, o);
             char *text = obj ? jdump(obj, NULL) : NULL;
             dbuf_adds(&c->out, text ? text : "null");

@@ -394,6 +394,47 @@ static void test_gc_orphan(void **state)
     json_decref(p);
 }
 
+static json_t *set_refs(const json_t *cur, void *ctx, api_err *e)
+{
+    (void)e;
+    json_t *nw = json_deep_copy(cur);
+    json_object_update(json_object_get(nw, "metadata"), ctx);
+    return nw;
+}
+
+/* Replace the ownerReferences of an object (`refs` as owned_by makes it). */
+static void set_owner(fixture *f, const api_kind *k, const char *ns, const char *name, json_t *refs)
+{
+    json_t *out = NULL;
+    api_err e;
+    api_err_init(&e);
+    if (reg_update(f->st, k, ns, name, "", set_refs, refs, false, &out, &e) != 0)
+        fail_msg("update %s: %s", name, e.message);
+    json_decref(out);
+    json_decref(refs);
+}
+
+/* upstream's "should not be blocked by dependency circle": c1 owned by c3,
+ * c2 by c1, c3 by c2, every reference blocking; c1 deleted in Foreground
+ * takes all three (each would otherwise wait for the next forever). */
+static void test_gc_dependency_circle(void **state)
+{
+    fixture *f = *state;
+    char u1[64], u2[64], u3[64];
+    create_ns(f, "team");
+    create_rs(f, "team", "c1", u1);
+    create_rs(f, "team", "c2", u2);
+    create_rs(f, "team", "c3", u3);
+    set_owner(f, f->rs, "team", "c1", owned_by("v1", "ConfigMap", "c3", u3, true));
+    set_owner(f, f->rs, "team", "c2", owned_by("v1", "ConfigMap", "c1", u1, true));
+    set_owner(f, f->rs, "team", "c3", owned_by("v1", "ConfigMap", "c2", u2, true));
+    start(f);
+
+    del(f, f->rs, "team", "c1", "Foreground");
+    WAIT_FOR(!exists(f, f->rs, "team", "c1") && !exists(f, f->rs, "team", "c2") &&
+             !exists(f, f->rs, "team", "c3"));
+}
+
 /* An owner deleted while no controller ran: its dependents go at start. */
 static void test_gc_dangling_at_start(void **state)
 {
@@ -511,6 +552,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gc_foreground, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_foreground_nonblocking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_orphan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc_dependency_circle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_dangling_at_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc_cluster_scoped_owner, setup, teardown),
         cmocka_unit_test(test_stop_null),

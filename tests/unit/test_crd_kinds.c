@@ -17,6 +17,7 @@
 #include "api/crd.h"
 #include "api/crd_kinds.h"
 #include "api/kinds.h"
+#include "api/openapi.h"
 #include "api/table.h"
 
 #include "testutil.h"
@@ -332,6 +333,122 @@ static void test_concurrent_readers(void **st)
     assert_true(atomic_load(&reads) > 0);
 }
 
+/* A schema with defaults defaults what is read too (upstream defaults what
+ * it decodes from storage); a schema without leaves reads untouched, so
+ * they are spliced unparsed. */
+static void test_read_defaults(void **st)
+{
+    (void)st;
+    json_t *crd = definition();
+    publish(crd);
+    const api_kind *k = api_kind_find("example.com", "v1", "buckets");
+    assert_true(k->flags & API_KIND_READ_DEFAULTS);
+    assert_true(api_kind_rewrites_reads(k));
+    json_t *o = J("{'apiVersion':'example.com/v1','kind':'Bucket','metadata':{'name':'b'},"
+                  "'spec':{'region':'x'}}");
+    api_kind_to_version(k, o); /* an object stored before storageGB had its default */
+    json_t *want = J("{'apiVersion':'example.com/v1','kind':'Bucket','metadata':{'name':'b'},"
+                     "'spec':{'region':'x','storageGB':10}}");
+    assert_json_eq(o, want);
+    json_decref(want);
+    json_decref(o);
+
+    json_t *v = json_object_get(
+        json_array_get(json_object_get(json_object_get(crd, "spec"), "versions"), 0), "schema");
+    json_t *storage = json_object_get(
+        json_object_get(json_object_get(json_object_get(v, "openAPIV3Schema"), "properties"),
+                        "spec"),
+        "properties");
+    json_object_del(json_object_get(storage, "storageGB"), "default");
+    publish(crd);
+    k = api_kind_find("example.com", "v1", "buckets");
+    assert_false(k->flags & API_KIND_READ_DEFAULTS);
+    assert_false(api_kind_rewrites_reads(k));
+    o = J("{'spec':{'region':'x'}}");
+    api_kind_to_version(k, o);
+    want = J("{'spec':{'region':'x'}}");
+    assert_json_eq(o, want);
+    json_decref(want);
+    json_decref(o);
+    json_decref(crd);
+}
+
+static const json_t *v2_definition(const json_t *doc, const char *name)
+{
+    return json_object_get(json_object_get(doc, "definitions"), name);
+}
+
+/* /openapi/v2 as apiextensions publishes it (ToStructuralOpenAPIV2, defaults
+ * pruned; a root preserving unknown fields is a bare object), v3 as defined. */
+static void test_openapi_v2(void **st)
+{
+    (void)st;
+    json_t *crd =
+        J("{'metadata':{'name':'things.example.com'},"
+          " 'spec':{'group':'example.com','scope':'Namespaced',"
+          "  'names':{'plural':'things','kind':'Thing'},"
+          "  'versions':[{'name':'v1','served':true,'storage':true,"
+          "   'schema':{'openAPIV3Schema':{'type':'object','properties':{"
+          "    'spec':{'type':'object','required':['a','n'],'properties':{"
+          "     'a':{'type':'string','default':'x','enum':['x','y']},"
+          "     'n':{'type':'object','nullable':true,'properties':{'z':{'type':'string'}}},"
+          "     'p':{'type':'object','x-kubernetes-preserve-unknown-fields':true,"
+          "      'properties':{'k':{'type':'string'}}},"
+          "     'l':{'type':'array','x-kubernetes-preserve-unknown-fields':true,"
+          "      'items':{'type':'string'}},"
+          "     'i':{'x-kubernetes-int-or-string':true,"
+          "      'anyOf':[{'type':'integer'},{'type':'string'}]}}}}}}}]},"
+          " 'status':{'acceptedNames':{'plural':'things','singular':'thing',"
+          "  'kind':'Thing','listKind':'ThingList'},'storedVersions':['v1']}}");
+    crd_defaults(crd);
+    publish(crd);
+    json_t *doc = openapi_v2();
+    const json_t *d = v2_definition(doc, "com.example.v1.Thing");
+    assert_non_null(d);
+    json_t *spec = json_deep_copy(json_object_get(json_object_get(d, "properties"), "spec"));
+    json_t *want = J("{'type':'object','required':['a'],'properties':{"
+                     " 'a':{'type':'string','enum':['x','y']},"
+                     " 'n':{},"
+                     " 'p':{'x-kubernetes-preserve-unknown-fields':true},"
+                     " 'l':{'x-kubernetes-preserve-unknown-fields':true},"
+                     " 'i':{'x-kubernetes-int-or-string':true}}}");
+    assert_json_eq(spec, want);
+    json_decref(want);
+    json_decref(spec);
+    assert_non_null(json_object_get(json_object_get(d, "properties"), "metadata"));
+    json_decref(doc);
+    /* v3 keeps the schema as defined */
+    doc = openapi_v3_group_version("example.com", "v1");
+    const json_t *v3 = json_object_get(
+        json_object_get(json_object_get(doc, "components"), "schemas"), "com.example.v1.Thing");
+    const json_t *a = json_object_get(
+        json_object_get(json_object_get(json_object_get(v3, "properties"), "spec"), "properties"),
+        "a");
+    assert_string_equal(json_string_value(json_object_get(a, "default")), "x");
+    json_decref(doc);
+    json_decref(crd);
+
+    /* preserve-unknown-fields at the root: a bare object, with its GVK only */
+    crd = J("{'metadata':{'name':'empties.example.com'},"
+            " 'spec':{'group':'example.com','scope':'Namespaced',"
+            "  'names':{'plural':'empties','kind':'Empty'},"
+            "  'versions':[{'name':'v1','served':true,'storage':true,"
+            "   'schema':{'openAPIV3Schema':{'type':'object',"
+            "    'x-kubernetes-preserve-unknown-fields':true}}}]},"
+            " 'status':{'acceptedNames':{'plural':'empties','singular':'empty',"
+            "  'kind':'Empty','listKind':'EmptyList'},'storedVersions':['v1']}}");
+    crd_defaults(crd);
+    publish(crd);
+    doc = openapi_v2();
+    want = J("{'type':'object','x-kubernetes-group-version-kind':[{'group':'example.com',"
+             "'version':'v1','kind':'Empty'}]}");
+    assert_json_eq(v2_definition(doc, "com.example.v1.Empty"), want);
+    json_decref(want);
+    assert_non_null(v2_definition(doc, "com.example.v1.EmptyList"));
+    json_decref(doc);
+    json_decref(crd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +457,8 @@ int main(void)
         cmocka_unit_test_teardown(test_table, teardown),
         cmocka_unit_test_teardown(test_versions, teardown),
         cmocka_unit_test_teardown(test_concurrent_readers, teardown),
+        cmocka_unit_test_teardown(test_read_defaults, teardown),
+        cmocka_unit_test_teardown(test_openapi_v2, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
