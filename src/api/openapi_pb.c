@@ -4,6 +4,7 @@
  * varint length and the bytes (2, strings and messages). A message is
  * written into its own buffer first, then appended with its length. */
 #include "api/openapi_pb.h"
+#include "core/jdump.h"
 
 #include "core/dbuf.h"
 
@@ -108,7 +109,7 @@ static int put_uint(dbuf *b, int field, uint64_t v)
 /* The body of gnostic's Any: the value as YAML (compact JSON). */
 static int any_body(dbuf *m, const json_t *v)
 {
-    char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *text = jdump(v, NULL);
     if (!text) return -1;
     int rc = put_string(m, ANY_YAML, text);
     free(text);
