@@ -1137,6 +1137,7 @@ void store_close(store *s)
     for (size_t i = 0; i < s->nwaiters; i++) /* (none: the writer made all durable) */
         s->waiters[i].fn(s->waiters[i].arg, s->waiters[i].rev <= s->durable_rev);
     free(s->waiters);
+    free(s->failed);
     strmap_free(s->watch_by_res); /* (every watch is closed by now) */
     free(s->ring);
     free(s->queue.v);
