@@ -76,8 +76,7 @@ static int revalidate(const api_kind *k, const json_t *obj, api_err *e)
         json_decref(causes);
         return 0;
     }
-    const char *name =
-        json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
     return api_err_invalid(e, k->group, k->kind, name ? name : "", causes);
 }
 

@@ -842,17 +842,17 @@ cq_book *cq_book_modify(store_txn *t, ledger_entry *en, api_err *e)
     return ledger_modify(t, en, e);
 }
 
-json_t *cq_book_view(store_txn *t, store_obj *o)
+json_t *cq_book_view(store_txn *t, store_obj *o, store_obj *cur)
 {
     api_err e;
     api_err_init(&e);
-    ledger_entry *en = cq_book_of(t, o, &e);
+    ledger_entry *en = cq_book_of(t, cur, &e);
     api_err_clear(&e);
     if (!en) return NULL;
-    json_t *cur = store_obj_parse(o);
+    json_t *served = store_obj_parse(o);
     bool same = false;
-    json_t *nw = cur ? with_status((cq_book *)ledger_value(en), cur, &same) : NULL;
-    json_decref(cur);
+    json_t *nw = served ? with_status((cq_book *)ledger_value(en), served, &same) : NULL;
+    json_decref(served);
     if (same) {
         json_decref(nw);
         return NULL;

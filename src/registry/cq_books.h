@@ -185,7 +185,7 @@ int cq_book_status_into(store_txn *t, json_t *quota, bool global, const json_t *
 /* As pool_book_verify: the stored status checked once after a load. */
 /* reg_view_fn of custom quotas: o with the status its books say, when its
  * stored status trails them; NULL to serve it as stored. */
-json_t *cq_book_view(store_txn *t, store_obj *o);
+json_t *cq_book_view(store_txn *t, store_obj *o, store_obj *cur);
 int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e);
 
 /* Whether a global quota's namespace selection of ns (its labels) changes. */

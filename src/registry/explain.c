@@ -8,7 +8,7 @@
 #include <string.h>
 
 struct reg_explain {
-    json_t *quotas;      /* the entries, in the order the plugins added them */
+    json_t *quotas;     /* the entries, in the order the plugins added them */
     reg_explain *outer; /* the thread's explanation before this one began */
 };
 

@@ -1211,8 +1211,9 @@ void pool_admission_restore(store *st)
  * namespace's quota usage, which pod writes change without touching the
  * claim); the stored one is brought up to date behind (refresh_bound, after
  * the ledger's flushes). NULL to serve it as stored. */
-static json_t *claim_view(store_txn *t, store_obj *o)
+static json_t *claim_view(store_txn *t, store_obj *o, store_obj *cur)
 {
+    (void)cur; /* (the pool's books are read by name) */
     json_t *c = store_obj_parse(o), *out = NULL;
     json_t *status = c ? json_object_get(c, "status") : NULL;
     const char *pool = pb_str(pb_get(status, "pool"), "name"), *uid = pb_meta(c, "uid");

@@ -491,17 +491,17 @@ bool pool_book_selects(const pool_book *b, const char *ns)
     return strmap_get(b->selected, ns) != NULL;
 }
 
-json_t *pool_book_view(store_txn *t, store_obj *o)
+json_t *pool_book_view(store_txn *t, store_obj *o, store_obj *cur)
 {
     api_err e;
     api_err_init(&e);
-    ledger_entry *en = pool_book_of(t, o, &e);
+    ledger_entry *en = pool_book_of(t, cur, &e);
     api_err_clear(&e);
     if (!en) return NULL;
-    json_t *cur = store_obj_parse(o);
+    json_t *served = store_obj_parse(o);
     bool same = false;
-    json_t *nw = cur ? with_status((pool_book *)ledger_value(en), cur, &same) : NULL;
-    json_decref(cur);
+    json_t *nw = served ? with_status((pool_book *)ledger_value(en), served, &same) : NULL;
+    json_decref(served);
     if (same) {
         json_decref(nw);
         return NULL;

@@ -122,7 +122,7 @@ bool pool_book_selects(const pool_book *b, const char *ns);
  * differs is written again. Call in t before clients read pools. */
 /* reg_view_fn of pools: pool o with the status its books say, when its
  * stored status trails them; NULL to serve it as stored. */
-json_t *pool_book_view(store_txn *t, store_obj *o);
+json_t *pool_book_view(store_txn *t, store_obj *o, store_obj *cur);
 int pool_book_verify(store_txn *t, ledger_entry *en, api_err *e);
 
 #endif

@@ -768,9 +768,9 @@ void quota_admission_cleanup(void)
  * status.used trails them (the ledger writes it behind, at most 100 ms
  * later); NULL to serve it as stored. Readers always see current usage and
  * never write. */
-static json_t *quota_read_view(store_txn *t, store_obj *o)
+static json_t *quota_read_view(store_txn *t, store_obj *o, store_obj *cur)
 {
-    rlist *used = quota_ledger_read_txn(t, o);
+    rlist *used = quota_ledger_read_txn(t, cur);
     json_t *q = used ? quota_obj_json(o) : NULL, *u = used ? rl_to_json(used) : NULL, *out = NULL;
     rl_free(used);
     const json_t *stored = json_object_get(json_object_get(q, "status"), "used");

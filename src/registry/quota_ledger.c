@@ -134,7 +134,8 @@ static store_obj *qval_write(store_txn *t, store_obj *o, const void *val)
     return nw;
 }
 
-static const ledger_ops quota_ops = {"quota", qval_load, qval_copy, qval_free, qval_write, false, 0};
+static const ledger_ops quota_ops = {"quota",    qval_load, qval_copy, qval_free,
+                                     qval_write, false,     0};
 
 static ql_view view_of(ledger_entry *en)
 {

@@ -991,7 +991,7 @@ void reg_read_views(store *st, const api_kind *k, store_obj **objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (strncmp(objs[i]->key, res, rlen) != 0) continue; /* (not of kind k) */
         store_obj *cur = store_txn_get(t, objs[i]->key);
-        json_t *v = cur == objs[i] ? view(t, cur) : NULL; /* (else: a newer one not durable yet) */
+        json_t *v = cur ? view(t, objs[i], cur) : NULL; /* (deleted since: as stored) */
         store_obj_unref(cur);
         size_t len = 0;
         char *text = v ? jdump(v, &len) : NULL;

@@ -49,13 +49,14 @@ typedef void (*reg_index_fn)(const api_kind *k, const json_t *obj, store_index *
 int reg_index_register(reg_index_fn fn);
 
 /* A read view of kind k, for values kept ahead of the store (a status
- * written behind by a ledger, a condition that follows other objects): the
- * object as readers are served it, rendered from what is in memory (a new
- * object, same key and resourceVersion), or NULL to serve it as stored.
- * It runs in a transaction t that writes nothing (store_begin ... store_abort)
- * and sees o as its current version: reads never write. Register before
- * serving. */
-typedef json_t *(*reg_view_fn)(store_txn *t, store_obj *o);
+ * written behind by a ledger, a condition that follows other objects): o
+ * (the version readers see, durable) as readers are served it, rendered from
+ * what is in memory (a new object, o's key and resourceVersion), or NULL to
+ * serve it as stored. It runs in a transaction t that writes nothing
+ * (store_begin ... store_abort); `cur` is the version t sees (o, or a newer
+ * one not durable yet, e.g. a status the ledger just wrote), the one the
+ * books are kept for. Reads never write. Register before serving. */
+typedef json_t *(*reg_view_fn)(store_txn *t, store_obj *o, store_obj *cur);
 int reg_read_view_register(const api_kind *k, reg_view_fn view);
 
 /* A kind's write hook (upstream's BeginCreate, BeginUpdate and AfterDelete

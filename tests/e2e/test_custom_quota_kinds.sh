@@ -465,10 +465,11 @@ for r in t["rows"]:
 table_matches /apis/capsule.clastix.io/v1beta2/customquotas
 table_matches /apis/capsule.clastix.io/v1beta2/globalcustomquotas
 
-# A quota that cannot count joins every object's error into its Ready
-# message (hundreds of characters); STATUS prints the reason instead, as a
-# ready one prints "reconciled" (the seed's status), so a row stays short.
-# Every namespace holds a ConfigMap kube-root-ca.crt without .data.nope.
+# A quota whose objects cannot be read names them in its Ready message
+# (hundreds of characters); STATUS prints the reason instead, as a ready
+# one prints "reconciled" (the seed's status), so a row stays short. Every
+# namespace holds a ConfigMap kube-root-ca.crt, whose name is no quantity
+# (a missing value would count 0: custom-quotas.md).
 k create -f - >/dev/null <<'YAML'
 apiVersion: capsule.clastix.io/v1beta2
 kind: GlobalCustomQuota
@@ -480,14 +481,14 @@ spec:
     - apiVersion: v1
       kind: ConfigMap
       op: add
-      path: .data.nope
+      path: .metadata.name
 YAML
 wait_until 10 sh -c "kubectl get gcq broken-path -o jsonpath='{.status.conditions[0].status}' | grep -qx False" ||
   fail "broken-path did not become Ready=False"
 msg=$(k get gcq broken-path -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}')
 [ ${#msg} -gt 200 ] || fail "broken-path's Ready message is short (${#msg}): $msg"
 row=$(k get gcq broken-path --no-headers | tr -s ' ')
-expect_eq "broken gcq row" "${row% *}" "broken-path 5 0 5 False Failed"
+expect_eq "broken gcq row" "${row% *}" "broken-path 5 0 5 False UnreadableValues"
 [ ${#row} -lt 60 ] || fail "the broken-path row is ${#row} characters long: $row"
 expect_eq "a ready gcq row" "$(k get gcq pod-count-limit --no-headers | tr -s ' ' | cut -d' ' -f5-6)" "True reconciled"
 k delete gcq broken-path >/dev/null
