@@ -70,6 +70,16 @@
 
 /* Connections that have not yet presented a request, in all. */
 #define HTTP_MAX_WAITING 4096
+/* Each connection's libmicrohttpd memory pool (request headers, the buffer
+ * a response is written through): its default, 32 KiB, so request lines of
+ * up to about 16 KiB (a long label selector) still fit. What an idle watch
+ * costs is about half the pool, its stream block and ~18 KiB of TLS session
+ * and bookkeeping (bench/watches.sh, 1,000 watches: 68 KiB each with 16 KiB
+ * blocks, 49 KiB with 4 KiB; with a 4 KiB pool and 1 KiB blocks, 23 KiB). */
+#define HTTP_CONNECTION_POOL (32 * 1024)
+/* A streamed response (a watch) is sent in chunks of at most this much: a
+ * burst of events is a few more TLS records, an idle watch 12 KiB less. */
+#define HTTP_STREAM_BLOCK (4 * 1024)
 /* A connection that has streamed a response (a watch) is closed when it
  * makes no progress for this long: a client that stops reading is let go
  * as upstream lets go of a watcher that cannot keep up, and this stays
@@ -365,7 +375,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, waker *w, resp *rs)
         ss->st = rs->st;
         ss->w = w;
         waker_hold(w);
-        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_cb, ss,
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, HTTP_STREAM_BLOCK, stream_cb, ss,
                                               stream_free_cb);
         if (!r) {
             stream_free_cb(ss);
@@ -1066,7 +1076,8 @@ http_server *http_start(server *srv, const char *bind_addr, int port, const char
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h, MHD_OPTION_CONNECTION_LIMIT,
         http_connection_limit(), MHD_OPTION_THREAD_POOL_SIZE, http_workers(),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_POOL, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!h->d) {
         snprintf(err, errlen, "cannot listen on %s:%d", bind_addr, port);
