@@ -64,8 +64,8 @@ static void exercise(const fs_set *s, const fs_set *fixed, const json_t *live)
     fs_entry e[] = {{"m", "Update", "v1", NULL, s}, {"x", "Apply", "v1", "status", fixed}};
     fs_conflicts c;
     if (fs_conflicts_find(fixed, "a", NULL, e, 2, live, live, &c) == FS_OK) {
-        char *m = fs_conflict_message(&c);
-        if ((m == NULL) != (c.n == 0)) abort();
+        char *m = fs_conflict_message(&c, 4095);
+        if ((m == NULL) != (c.n == 0) || (m && strlen(m) > 4095)) abort();
         free(m);
         fs_conflicts_free(&c);
     }

@@ -70,6 +70,7 @@ typedef struct options {
     int64_t job_run_ms; /* --node-agent-job-run-duration */
     const char *service_ip_range, *node_port_range;
     const char *advertise_address; /* NULL: from --bind-address */
+    long max_object_bytes;
 } options;
 
 static void usage(FILE *out)
@@ -127,6 +128,9 @@ static void usage(FILE *out)
                  "  --max-watches-per-user N open watches one user may hold (members of\n"
                  "                          system:masters excepted; default 500); one more\n"
                  "                          is refused with 429\n"
+                 "  --max-object-bytes N    the largest object stored, in bytes of JSON\n"
+                 "                          managedFields included; a write past it is a 413\n"
+                 "                          (default 1572864, etcd's --max-request-bytes)\n"
                  "  --resource-quota-sync-period DURATION\n"
                  "                          how often every quota is fully recounted\n"
                  "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
@@ -175,6 +179,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"node-agent-job-run-duration", required_argument, NULL, 'J'},
         {"watch-history", required_argument, NULL, 'w'},
         {"max-watches-per-user", required_argument, NULL, 'W'},
+        {"max-object-bytes", required_argument, NULL, 'M'},
         {"admission-control-config-file", required_argument, NULL, 'a'},
         {"audit-log-path", required_argument, NULL, 'A'},
         {"audit-policy-file", required_argument, NULL, 'P'},
@@ -264,6 +269,16 @@ static int parse_options(int argc, char **argv, options *o)
             o->max_watches = strtol(optarg, &end, 10);
             if (*end || o->max_watches < 1 || o->max_watches > 1000000) {
                 fprintf(stderr, "allotd: --max-watches-per-user takes 1 to 1000000\n");
+                return -1;
+            }
+            break;
+        }
+        case 'M': {
+            char *end;
+            o->max_object_bytes = strtol(optarg, &end, 10);
+            if (!*optarg || *end || o->max_object_bytes < 65536 ||
+                o->max_object_bytes > 64L * 1024 * 1024) {
+                fprintf(stderr, "allotd: --max-object-bytes takes 65536 to 67108864\n");
                 return -1;
             }
             break;
@@ -686,7 +701,8 @@ int main(int argc, char **argv)
         log_msg(LOG_ERROR, "cannot register admission plugins", NULL);
         goto out;
     }
-    store_config scfg = {(size_t)o.watch_history};
+    store_config scfg = {.event_history = (size_t)o.watch_history,
+                         .max_object_bytes = (size_t)o.max_object_bytes};
     srv.st = store_open(&be, reg_indexer, &scfg, err, sizeof err);
     if (!srv.st) {
         log_msg(LOG_ERROR, "cannot load store", "\"error\":\"%s\"", err);

@@ -2,6 +2,9 @@
 #include "api/status.h"
 #include "core/jdump.h"
 
+#include "core/utf8.h"
+
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,8 +45,10 @@ int api_err_set(api_err *e, api_errcode code, const char *fmt, ...)
     va_list ap;
     e->code = code;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    int n = vsnprintf(e->message, sizeof e->message, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof e->message) /* cut: not inside a character, or it would not encode */
+        e->message[utf8_cut(e->message, sizeof e->message - 1)] = '\0';
     return -1;
 }
 
@@ -97,13 +102,80 @@ static json_t *status_base(void)
     return json_pack("{s:s, s:s, s:{}}", "kind", "Status", "apiVersion", "v1", "metadata");
 }
 
+/* A string member's size in a cause, as bounded. */
+static size_t cause_string_size(const json_t *v)
+{
+    size_t n = json_string_length(v);
+    return n > API_STATUS_STRING_BYTES ? API_STATUS_STRING_BYTES : n;
+}
+
+/* About the JSON bytes of a cause as bounded (escapes aside); *cut when a
+ * string of it must be cut. */
+static size_t cause_size(const json_t *c, bool *cut)
+{
+    size_t n = 2;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)c, k, v)
+    {
+        n += strlen(k) + 6;
+        if (!json_is_string(v)) {
+            n += 24;
+            continue;
+        }
+        n += cause_string_size(v);
+        *cut |= json_string_length(v) > API_STATUS_STRING_BYTES;
+    }
+    return n;
+}
+
+/* The cause with its strings cut at API_STATUS_STRING_BYTES (a new reference). */
+static json_t *cause_cut(json_t *c)
+{
+    json_t *out = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach(c, k, v)
+    {
+        if (json_is_string(v) && json_string_length(v) > API_STATUS_STRING_BYTES) {
+            const char *s = json_string_value(v);
+            size_t n = utf8_cut(s, API_STATUS_STRING_BYTES);
+            json_object_set_new(out, k, json_stringn(s, n));
+        } else {
+            json_object_set(out, k, v);
+        }
+    }
+    return out;
+}
+
+/* details, or a copy whose causes are those that fit (API_STATUS_CAUSES_BYTES). */
+static json_t *bounded_details(json_t *details)
+{
+    json_t *causes = json_object_get(details, "causes");
+    size_t total = 0, i, keep = 0;
+    bool cut = false;
+    json_t *c;
+    json_array_foreach(causes, i, c)
+    {
+        size_t n = cause_size(c, &cut);
+        if (total + n > API_STATUS_CAUSES_BYTES) break;
+        total += n, keep++;
+    }
+    if (!cut && keep == json_array_size(causes)) return json_incref(details);
+    json_t *d = json_copy(details), *kept = json_array();
+    for (i = 0; d && kept && i < keep; i++)
+        json_array_append_new(kept, cause_cut(json_array_get(causes, i)));
+    json_object_set_new(d, "causes", kept);
+    return d;
+}
+
 json_t *api_err_status(const api_err *e)
 {
     json_t *st = status_base();
     json_object_set_new(st, "status", json_string("Failure"));
     json_object_set_new(st, "message", json_string(e->message));
     json_object_set_new(st, "reason", json_string(api_errcode_reason(e->code)));
-    if (e->details) json_object_set(st, "details", e->details);
+    if (e->details) json_object_set_new(st, "details", bounded_details(e->details));
     json_object_set_new(st, "code", json_integer(api_errcode_http(e->code)));
     return st;
 }

@@ -64,6 +64,15 @@ int api_err_already_exists(api_err *e, const char *group, const char *resource, 
 int api_err_conflict(api_err *e, const char *group, const char *resource, const char *name,
                      const char *why);
 
+/* Every Status body is bounded, whatever the request held: the message is
+ * at most 4 KiB (api_err.message, cut at a UTF-8 character), and of
+ * details.causes the Status keeps, in order, those that fit in
+ * API_STATUS_CAUSES_BYTES with each string cut at API_STATUS_STRING_BYTES.
+ * Upstream lists every cause (an invalid value per key of a 3 MiB body, a
+ * conflict per field and manager) and quotes values whole. */
+#define API_STATUS_CAUSES_BYTES 65536
+#define API_STATUS_STRING_BYTES 4096
+
 /* The Status object for an error (caller owns the result). */
 json_t *api_err_status(const api_err *e);
 /* A success Status ({"status":"Success"}) with optional details. */

@@ -4,6 +4,7 @@
 #include "core/fieldset_impl.h"
 
 #include "core/dbuf.h"
+#include "core/utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1212,7 +1213,7 @@ int fs_conflicts_find(const fs_set *applied, const char *applier, const char *su
                       const json_t *config, fs_conflicts *out)
 {
     out->v = NULL;
-    out->n = 0;
+    out->n = out->total = 0;
     if (!applied) return FS_OK;
     for (size_t i = 0; i < n; i++) {
         const fs_entry *e = &entries[i];
@@ -1242,6 +1243,7 @@ int fs_conflicts_find(const fs_set *applied, const char *applier, const char *su
         }
         out->v[j] = t;
     }
+    out->total = out->n;
     return FS_OK;
 }
 
@@ -1254,23 +1256,38 @@ void fs_conflicts_free(fs_conflicts *c)
     }
     free(c->v);
     c->v = NULL;
-    c->n = 0;
+    c->n = c->total = 0;
 }
 
-char *fs_conflict_message(const fs_conflicts *c)
+/* Bytes kept free for "\n... and <n> more". */
+#define MORE_ROOM (sizeof "\n... and  more" + 20)
+
+char *fs_conflict_message(const fs_conflicts *c, size_t max)
 {
     if (!c || c->n == 0) return NULL;
-    if (c->n == 1)
-        return xasprintf("Apply failed with 1 conflict: conflict with %s: %s", c->v[0].manager,
-                         c->v[0].path);
+    if (max < FS_CONFLICT_MESSAGE_MIN) max = FS_CONFLICT_MESSAGE_MIN;
+    size_t total = c->total > c->n ? c->total : c->n;
+    if (total == 1) {
+        char *m = xasprintf("Apply failed with 1 conflict: conflict with %s: %s", c->v[0].manager,
+                            c->v[0].path);
+        if (m && strlen(m) > max) m[utf8_cut(m, max)] = '\0';
+        return m;
+    }
     dbuf b;
-    dbuf_init(&b, (size_t)64 << 20);
-    int r = dbuf_printf(&b, "Apply failed with %zu conflicts: ", c->n);
-    for (size_t i = 0; !r && i < c->n; i++) {
-        if (i == 0 || strcmp(c->v[i].manager, c->v[i - 1].manager) != 0)
-            r = dbuf_printf(&b, "%sconflicts with %s:", i ? "\n" : "", c->v[i].manager);
+    dbuf_init(&b, max);
+    int r = dbuf_printf(&b, "Apply failed with %zu conflicts: ", total);
+    size_t i = 0;
+    for (; !r && i < c->n; i++) {
+        bool head = i == 0 || strcmp(c->v[i].manager, c->v[i - 1].manager) != 0;
+        /* a path and, first under its manager, the manager's line: both or neither */
+        size_t need = (head ? strlen(c->v[i].manager) + sizeof "\nconflicts with :" : 0) +
+                      strlen(c->v[i].path) + 3;
+        size_t room = i + 1 < total ? MORE_ROOM : 0;
+        if (b.len + need + room > max) break;
+        if (head) r = dbuf_printf(&b, "%sconflicts with %s:", i ? "\n" : "", c->v[i].manager);
         if (!r) r = dbuf_printf(&b, "\n- %s", c->v[i].path);
     }
+    if (!r && i < total) r = dbuf_printf(&b, "\n... and %zu more", total - i);
     if (r) {
         dbuf_free(&b);
         return NULL;

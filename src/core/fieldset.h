@@ -37,7 +37,8 @@
  * in the applied set (a list item, ".") conflicts only when absent live.
  * fs_conflict_message formats the apiserver's message ("Apply failed with 1
  * conflict: conflict with \"m\" using v1: .spec.replicas", or grouped by
- * manager, sorted, for several); managers print as its printManager does.
+ * manager, sorted, for several; bounded in size); managers print as its
+ * printManager does.
  *
  * Limits: every decode/build is bounded by fs_limits (tree depth, nodes,
  * input text bytes); exceeding one is FS_ERR_LIMIT, never a crash or stall.
@@ -206,6 +207,7 @@ typedef struct fs_conflict {
 typedef struct fs_conflicts {
     fs_conflict *v; /* sorted by manager (stable), paths in iterate order */
     size_t n;
+    size_t total; /* how many there are: n, or more when v lists only the first n */
 } fs_conflicts;
 
 /* Conflicts of an apply by `applier` (its Apply entry, same subresource, is
@@ -216,8 +218,14 @@ int fs_conflicts_find(const fs_set *applied, const char *applier, const char *su
                       const fs_entry *entries, size_t n, const json_t *live,
                       const json_t *config, fs_conflicts *out);
 void fs_conflicts_free(fs_conflicts *c);
-/* The apiserver's message for n >= 1 conflicts (malloc'd). */
-char *fs_conflict_message(const fs_conflicts *c);
+/* The apiserver's message for n >= 1 conflicts (malloc'd), at most `max`
+ * bytes (NUL excluded; max >= FS_CONFLICT_MESSAGE_MIN). Upstream lists every
+ * conflict, bounded only by the object's size; here the listing stops at
+ * the last line that fits, with how many it leaves out ("\n... and 12
+ * more"), the conflicts of v not printed and those past it alike. A single
+ * conflict too long for max is cut (at a UTF-8 character). */
+#define FS_CONFLICT_MESSAGE_MIN 128
+char *fs_conflict_message(const fs_conflicts *c, size_t max);
 /* printManager for one entry (malloc'd). */
 char *fs_print_manager(const char *manager, const char *operation, const char *api_version,
                        const char *subresource);

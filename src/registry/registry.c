@@ -184,15 +184,31 @@ static store_obj *txn_get_obj(store_txn *t, const api_kind *k, const char *ns, c
     return store_txn_get(t, key);
 }
 
+/* What etcd answers an object over its request limit; upstream passes it on
+ * as a 500, allot as the 413 it is (docs/decisions.md). */
+#define MSG_TOO_LARGE "etcdserver: request is too large"
+
 /* Write obj at its key in t; *stored (when given and k serves what it
- * stores) gets the version written, whose text is obj's serialisation. */
+ * stores) gets the version written, whose text is obj's serialisation. An
+ * object over the store's size limit is a 413; with shed_mf it is first
+ * written again without metadata.managedFields, as upstream's create,
+ * update and patch handlers do when storage finds the object too large
+ * (not an apply's: the apply's record of what it owns is the point of it). */
 static int put_obj(store_txn *t, const api_kind *k, const char *ns, const char *name, json_t *obj,
-                   store_obj **stored, api_err *e)
+                   bool shed_mf, store_obj **stored, api_err *e)
 {
     char key[768];
     set_rv(obj, store_txn_rev(t));
-    if (api_kind_key(k, ns, name, key, sizeof key) < 0 || store_txn_put(t, key, obj, NULL) != 0)
+    if (api_kind_key(k, ns, name, key, sizeof key) < 0)
         return api_err_set(e, API_INTERNAL, "store write failed");
+    int rc = store_txn_put(t, key, obj, NULL);
+    json_t *meta = rc == STORE_TOO_LARGE && shed_mf ? json_object_get(obj, "metadata") : NULL;
+    if (json_object_get(meta, "managedFields")) {
+        json_object_del(meta, "managedFields");
+        rc = store_txn_put(t, key, obj, NULL);
+    }
+    if (rc == STORE_TOO_LARGE) return api_err_set(e, API_TOO_LARGE, MSG_TOO_LARGE);
+    if (rc != 0) return api_err_set(e, API_INTERNAL, "store write failed");
     bool share = k->flags & API_KIND_READ_PARSED;
     if ((stored && !(k->flags & API_KIND_CONVERTS)) || share) {
         store_obj *o = store_txn_get(t, key);
@@ -417,7 +433,7 @@ static int create_prepare(const api_kind *k, const char *ns, const reg_writer *w
 /* The part in the writer lock: namespace lifecycle, existence, admission
  * and the write; t is committed (aborted for a dry run) on success, left to
  * the caller to abort on failure. */
-static int create_locked(store_txn *t, const api_kind *k, const char *ns, json_t *obj,
+static int create_locked(store_txn *t, const api_kind *k, const char *ns, json_t *obj, bool shed_mf,
                          bool generated, bool dry_run, store_obj **stored, api_err *e)
 {
     json_t *meta = json_object_get(obj, "metadata");
@@ -449,18 +465,18 @@ static int create_locked(store_txn *t, const api_kind *k, const char *ns, json_t
     }
     char name[512];
     snprintf(name, sizeof name, "%s", meta_str(obj, "name"));
-    if (put_obj(t, k, ns, name, obj, stored, e) != 0) return -1;
+    if (put_obj(t, k, ns, name, obj, shed_mf, stored, e) != 0) return -1;
     if (commit(t, e) != 0) return 1; /* t is gone, the write failed */
     api_kind_to_version(k, obj);
     return 0;
 }
 
 /* create_locked, then *out = obj (0), or obj freed and t ended (-1). */
-static int create_in(store_txn *t, const api_kind *k, const char *ns, json_t *obj, bool generated,
-                     bool dry_run, store_obj **stored, json_t **out, api_err *e)
+static int create_in(store_txn *t, const api_kind *k, const char *ns, json_t *obj, bool shed_mf,
+                     bool generated, bool dry_run, store_obj **stored, json_t **out, api_err *e)
 {
     store_obj *o = NULL;
-    int rc = create_locked(t, k, ns, obj, generated, dry_run, stored ? &o : NULL, e);
+    int rc = create_locked(t, k, ns, obj, shed_mf, generated, dry_run, stored ? &o : NULL, e);
     if (rc == 0) {
         *out = obj;
         if (stored) *stored = o;
@@ -485,7 +501,7 @@ int reg_create_as(store *st, const api_kind *k, const char *ns, const json_t *in
         api_err_set(e, API_INTERNAL, "out of memory");
         goto fail;
     }
-    return create_in(t, k, ns, obj, generated, dry_run, w->stored, out, e);
+    return create_in(t, k, ns, obj, !w->apply, generated, dry_run, w->stored, out, e);
 fail:
     store_abort(t);
     json_decref(obj);
@@ -698,7 +714,7 @@ static int apply_create(store_txn *t, const api_kind *k, const char *ns, const c
     json_object_set_new(meta, "name", json_string(name));
     json_object_del(meta, "generateName");
     if (create_prepare(k, ns, w, obj, &generated, e) != 0) goto fail;
-    return create_in(t, k, ns, obj, false, dry_run, w->stored, out, e);
+    return create_in(t, k, ns, obj, !w->apply, false, dry_run, w->stored, out, e);
 fail:
     store_abort(t);
     json_decref(obj);
@@ -785,7 +801,7 @@ int reg_update_as(store *st, const api_kind *k, const char *ns, const char *name
         if (rc == 0) rc = run_admission(t, ak, REG_DELETE, "", nw, nw, false, e);
         if (rc == 0) rc = delete_now(t, k, ns, name, nw, e);
     } else {
-        rc = put_obj(t, k, ns, name, nw, w->stored, e);
+        rc = put_obj(t, k, ns, name, nw, !w->apply, w->stored, e);
     }
     if (rc != 0) goto fail;
     json_decref(cur);
@@ -949,7 +965,9 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
         /* A namespace marked for deletion turns Terminating: admission sees
          * that change as the update it is (a namespace's pools let it go). */
         if (is_ns && admit_marking(t, api_kind_storage_row(k), ns, name, cur, e) != 0) goto fail;
-        if (put_obj(t, k, ns, name, cur, NULL, e) != 0) goto fail;
+        /* (a mark for deletion sheds managedFields too: upstream answers
+         * 500 there, and an object must stay deletable) */
+        if (put_obj(t, k, ns, name, cur, true, NULL, e) != 0) goto fail;
     } else {
         if (o->dry_run) {
             store_abort(t);

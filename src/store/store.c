@@ -129,6 +129,7 @@ struct store {
     size_t ring_bytes;          /* JSON bytes the ring's events hold (obj and prev) */
     size_t max_bytes;           /* ... at most this, and at least the newest event */
     size_t since_compact_bytes; /* event bytes written since the last compaction */
+    size_t max_object;          /* store_config.max_object_bytes */
 
     store_stats stats;
 
@@ -1044,6 +1045,8 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     s->max_bytes = cfg && cfg->history_bytes ? cfg->history_bytes : DEFAULT_HISTORY_BYTES;
     s->doc_budget = cfg && cfg->doc_cache_bytes ? cfg->doc_cache_bytes : DEFAULT_DOC_CACHE_BYTES;
     pthread_mutex_init(&s->doc_mu, NULL);
+    s->max_object =
+        cfg && cfg->max_object_bytes ? cfg->max_object_bytes : STORE_DEFAULT_MAX_OBJECT_BYTES;
     s->derived_flush_s =
         (cfg && cfg->derived_flush_ms ? cfg->derived_flush_ms : DEFAULT_DERIVED_FLUSH_MS) / 1e3;
     s->ring = calloc(s->ring_cap, sizeof *s->ring);
@@ -1440,6 +1443,16 @@ static char *serialize(const json_t *obj, size_t *len)
     return jdump(obj, len);
 }
 
+/* Whether a value of len bytes at key may not be written: longer than the
+ * limit and than the value it replaces. Called only past the limit. */
+static bool too_large(store_txn *t, const char *key, size_t len)
+{
+    store_obj *cur = store_txn_get(t, key);
+    bool grows = !cur || len > cur->len;
+    store_obj_unref(cur);
+    return grows;
+}
+
 /* `text`: the caller's serialisation of obj (ownership moves here), or NULL. */
 static int txn_put(store_txn *t, const char *key, const json_t *obj, char *text, size_t len,
                    store_index *idx, bool derived)
@@ -1447,6 +1460,13 @@ static int txn_put(store_txn *t, const char *key, const json_t *obj, char *text,
     store_index local = {0};
     if (!text) text = serialize(obj, &len);
     if (!text) goto fail;
+    /* The size limit, on the text every write makes anyway: one comparison
+     * on the hot path. Derived values are the server's own summaries. */
+    if (!derived && len > t->s->max_object && too_large(t, key, len)) {
+        free(text);
+        if (idx) index_clear(idx);
+        return STORE_TOO_LARGE;
+    }
     if (idx)
         local = *idx;
     else if (t->s->indexer)

@@ -155,7 +155,18 @@ typedef struct store_config {
                                   (default 64 MiB; the newest event is kept whatever its size) */
     size_t doc_cache_bytes;    /* parsed objects kept (store_obj_doc), at most about this much
                                   memory (default 32 MiB) */
+    size_t max_object_bytes;   /* the largest value store_txn_put stores, in bytes of compact
+                                  JSON (default STORE_DEFAULT_MAX_OBJECT_BYTES) */
 } store_config;
+
+/* The object size limit: etcd's default --max-request-bytes, 1.5 MiB, the
+ * bound every object of an upstream cluster lives under (docs/decisions.md).
+ * Measured on the compact JSON the store keeps anyway, so checking it costs
+ * a comparison. */
+#define STORE_DEFAULT_MAX_OBJECT_BYTES ((size_t)1572864)
+/* store_txn_put's answer for a value over the limit: nothing was written and
+ * the transaction goes on as if the put had not been called. */
+#define STORE_TOO_LARGE (-2)
 
 /* Takes ownership of the backend (closed by store_close). NULL on error. */
 store *store_open(store_backend *be, store_indexer indexer, const store_config *cfg, char *err,
@@ -213,10 +224,16 @@ int store_txn_list_any(store_txn *t, const char *prefix, store_obj ***out, size_
  * which would otherwise take and drop a reference on every object. */
 int store_txn_list_borrowed(store_txn *t, const char *prefix, store_obj ***out, size_t *n);
 /* Put a new value (serialized now; `obj` stays the caller's). `idx` ownership
- * moves to the store (NULL: computed with the indexer). */
+ * moves to the store (NULL: computed with the indexer). 0, -1 (out of
+ * memory: the transaction can only abort), or STORE_TOO_LARGE when the text
+ * is longer than max_object_bytes and than the value it replaces (an object
+ * stored under a larger limit may still change as long as it does not
+ * grow). Invariant: no put makes an object larger than the limit. */
 int store_txn_put(store_txn *t, const char *key, const json_t *obj, store_index *idx);
 /* A derived write: a value the layer above can recompute from other stored
- * objects (a quota's status.used is a sum over stored pods). It is visible,
+ * objects (a quota's status.used is a sum over stored pods). No size limit:
+ * the server writes it, summarising objects each under the limit (a custom
+ * quota's status lists its claims, megabytes of them). It is visible,
  * ordered and watched exactly like store_txn_put, but the backend receives it
  * coalesced: only the newest value of a key, at most derived_flush_ms after it
  * committed, and with no persisted watch-history event. After a crash the

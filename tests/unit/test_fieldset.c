@@ -380,12 +380,85 @@ static char *conflicts_msg(const char *live_s, const char *config_s, const fs_en
     fs_conflicts c;
     assert_int_equal(fs_conflicts_find(applied, "kubectl", NULL, e, n, live, config, &c), FS_OK);
     *count = c.n;
-    char *m = fs_conflict_message(&c);
+    char *m = fs_conflict_message(&c, 4095);
     fs_conflicts_free(&c);
     fs_free(applied);
     json_decref(live);
     json_decref(config);
     return m;
+}
+
+/* Valid UTF-8 (no character cut short). */
+static bool utf8_ok(const char *s)
+{
+    json_t *v = json_string(s); /* jansson refuses anything else */
+    bool ok = v != NULL;
+    json_decref(v);
+    return ok;
+}
+
+/* The conflict message is bounded: upstream's text while it fits, then the
+ * listing stops at a line and counts the rest, those not listed included. */
+static void test_conflict_message_bounded(void **state)
+{
+    (void)state;
+    fs_conflict three[] = {{(char *)"\"a\"", (char *)".data.k1"},
+                           {(char *)"\"a\"", (char *)".data.k2"},
+                           {(char *)"\"b\" using v1", (char *)".data.k1"}};
+    fs_conflicts c = {three, 3, 3};
+    char *m = fs_conflict_message(&c, 4095);
+    assert_string_equal(m, "Apply failed with 3 conflicts: conflicts with \"a\":\n- .data.k1\n- "
+                           ".data.k2\nconflicts with \"b\" using v1:\n- .data.k1");
+    free(m);
+    c.total = 1000; /* only the first three listed */
+    m = fs_conflict_message(&c, 4095);
+    assert_string_equal(m,
+                        "Apply failed with 1000 conflicts: conflicts with \"a\":\n- .data.k1\n- "
+                        ".data.k2\nconflicts with \"b\" using v1:\n- .data.k1\n... and 997 more");
+    free(m);
+
+    enum { N = 500 };
+    fs_conflict *v = calloc(N, sizeof *v);
+    char paths[N][24];
+    for (int i = 0; i < N; i++) {
+        snprintf(paths[i], sizeof paths[i], ".data.key-%05d", i);
+        v[i] = (fs_conflict){(char *)(i < N / 2 ? "\"m1\"" : "\"m2\""), paths[i]};
+    }
+    c = (fs_conflicts){v, N, N};
+    for (size_t max = FS_CONFLICT_MESSAGE_MIN; max <= 4096; max += 397) {
+        m = fs_conflict_message(&c, max);
+        assert_true(strlen(m) <= max);
+        assert_memory_equal(
+            m, "Apply failed with 500 conflicts: conflicts with \"m1\":\n- .data.key-00000",
+            strlen("Apply failed with 500 conflicts: conflicts with \"m1\":\n- .data.key-00000"));
+        size_t listed = 0, more = 0;
+        for (const char *p = m; (p = strstr(p, "\n- ")); p++)
+            listed++;
+        const char *tail = strstr(m, "\n... and ");
+        assert_non_null(tail);
+        assert_int_equal(sscanf(tail, "\n... and %zu more", &more), 1);
+        assert_int_equal(listed + more, N);
+        assert_string_equal(tail + strlen(tail) - 5, " more");
+        free(m);
+    }
+    free(v);
+
+    /* one conflict longer than max: cut, never inside a character */
+    char *path = malloc(2 * 1000 + 2);
+    path[0] = '.';
+    for (int i = 0; i < 1000; i++)
+        memcpy(path + 1 + 2 * i, "\xc3\xa9", 2); /* é */
+    path[2001] = '\0';
+    fs_conflict one = {(char *)"\"m\"", path};
+    c = (fs_conflicts){&one, 1, 1};
+    for (size_t max = 200; max < 204; max++) {
+        m = fs_conflict_message(&c, max);
+        assert_true(strlen(m) <= max && strlen(m) >= max - 1);
+        assert_true(utf8_ok(m));
+        assert_memory_equal(m, "Apply failed with 1 conflict: conflict with \"m\": .\xc3\xa9", 50);
+        free(m);
+    }
+    free(path);
 }
 
 static void test_conflicts(void **state)
@@ -476,7 +549,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip_upstream), cmocka_unit_test(test_canonical_order),
         cmocka_unit_test(test_decode_errors),      cmocka_unit_test(test_limits),
         cmocka_unit_test(test_from_object),        cmocka_unit_test(test_algebra_laws),
-        cmocka_unit_test(test_conflicts),          cmocka_unit_test(test_iterate_order),
+        cmocka_unit_test(test_conflicts),          cmocka_unit_test(test_conflict_message_bounded),
+        cmocka_unit_test(test_iterate_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -479,6 +479,91 @@ static void test_derived_writes_coalesce(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* An object {"v":"xx..."} whose compact JSON is exactly len bytes (len >= 8). */
+static json_t *sized(size_t len, char fill)
+{
+    char *v = malloc(len - 8 + 1);
+    assert_non_null(v);
+    memset(v, fill, len - 8);
+    v[len - 8] = '\0';
+    json_t *o = json_pack("{s:s}", "v", v);
+    free(v);
+    char *text = json_dumps(o, JSON_COMPACT);
+    assert_int_equal(strlen(text), len);
+    free(text);
+    return o;
+}
+
+static size_t stored_len(store *s, const char *key)
+{
+    store_obj *o = store_get(s, key);
+    size_t n = o ? o->len : 0;
+    store_obj_unref(o);
+    return n;
+}
+
+/* The object size limit: a put whose text passes max_object_bytes is
+ * STORE_TOO_LARGE, writes nothing and leaves the transaction going; at the
+ * limit is fine; derived values have none; an object stored under a larger
+ * limit may change without growing, never grow. */
+static void test_object_size_limit(void **state)
+{
+    char dir[] = "/tmp/allot-store-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    store_config cfg = {.max_object_bytes = 1000};
+    store *s = open_sqlite_cfg(dir, &cfg);
+    json_t *at = sized(1000, 'a'), *over = sized(1001, 'b'), *small = sized(10, 'c');
+    store_txn *t = store_begin(s);
+    assert_int_equal(store_txn_put(t, "cm/a/at", at, NULL), 0);
+    assert_int_equal(store_txn_put(t, "cm/a/over", over, NULL), STORE_TOO_LARGE);
+    assert_int_equal(store_txn_put(t, "cm/a/at", over, NULL), STORE_TOO_LARGE);
+    assert_int_equal(store_txn_put(t, "cm/a/small", small, NULL), 0);
+    assert_int_equal(store_txn_put_derived(t, "rq/a/derived", over, NULL), 0);
+    assert_int_equal(store_txn_writes(t), 3);
+    assert_int_equal(store_commit(t), 0);
+    assert_int_equal(stored_len(s, "cm/a/at"), 1000);
+    assert_int_equal(stored_len(s, "cm/a/over"), 0);
+    assert_int_equal(stored_len(s, "cm/a/small"), 10);
+    assert_int_equal(stored_len(s, "rq/a/derived"), 1001);
+    store_close(s);
+
+    /* the limit lowered: what is stored stays, may change but not grow */
+    cfg.max_object_bytes = 100;
+    s = open_sqlite_cfg(dir, &cfg);
+    assert_int_equal(stored_len(s, "cm/a/at"), 1000);
+    json_t *same = sized(1000, 'd'), *less = sized(500, 'e');
+    t = store_begin(s);
+    assert_int_equal(store_txn_put(t, "cm/a/at", same, NULL), 0);
+    assert_int_equal(store_txn_put(t, "cm/a/at", over, NULL), STORE_TOO_LARGE);
+    assert_int_equal(store_txn_put(t, "cm/a/new", less, NULL), STORE_TOO_LARGE);
+    assert_int_equal(store_txn_put(t, "cm/a/small", less, NULL), STORE_TOO_LARGE);
+    assert_int_equal(store_commit(t), 0);
+    assert_int_equal(stored_len(s, "cm/a/small"), 10);
+    store_obj *o = store_get(s, "cm/a/at");
+    assert_int_equal(o->len, 1000);
+    assert_non_null(strstr(o->json, "ddd"));
+    store_obj_unref(o);
+    store_close(s);
+
+    /* the default: etcd's 1.5 MiB */
+    s = open_memory(0);
+    json_t *max = sized(STORE_DEFAULT_MAX_OBJECT_BYTES, 'f'),
+           *past = sized(STORE_DEFAULT_MAX_OBJECT_BYTES + 1, 'g');
+    t = store_begin(s);
+    assert_int_equal(store_txn_put(t, "cm/a/max", max, NULL), 0);
+    assert_int_equal(store_txn_put(t, "cm/a/past", past, NULL), STORE_TOO_LARGE);
+    assert_int_equal(store_commit(t), 0);
+    assert_int_equal(stored_len(s, "cm/a/max"), STORE_DEFAULT_MAX_OBJECT_BYTES);
+    assert_int_equal(STORE_DEFAULT_MAX_OBJECT_BYTES, 1572864);
+    store_close(s);
+    json_t *all[] = {at, over, small, same, less, max, past};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        json_decref(all[i]);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Lists by namespace see only that namespace; counts span all of them. */
 static void test_list_by_namespace(void **state)
 {
@@ -886,6 +971,7 @@ int main(void)
         cmocka_unit_test(test_published_only_when_durable),
         cmocka_unit_test(test_refused_batch_fails_and_publishes_nothing),
         cmocka_unit_test(test_ingest),
+        cmocka_unit_test(test_object_size_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
