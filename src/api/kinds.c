@@ -76,7 +76,7 @@ static const api_kind builtin[] = {
     {CORE, "Pod", "pods", "pod", "po", "all", true,
      API_SUB_STATUS | API_SUB_BINDING | API_SUB_RESIZE | API_SUB_LOG, API_NAME_SUBDOMAIN,
      pod_fields, pod_defaults, pod_validate, NULL, pod_validate_update,
-     API_KIND_GRACEFUL | API_KIND_DELETE_RETURNS_OBJECT | API_KIND_READ_PARSED},
+     API_KIND_GRACEFUL | API_KIND_DELETE_RETURNS_OBJECT},
     {CORE, "Node", "nodes", "node", "no", NULL, false, API_SUB_STATUS, API_NAME_SUBDOMAIN,
      node_fields, NULL, node_validate, NULL, node_validate_update,
      API_KIND_STATUS_ON_CREATE | API_KIND_NO_GENERATION},

@@ -68,10 +68,6 @@ enum {
     /* Objects may be stored under another version of the resource:
      * responses set apiVersion to the row's (api_kind_to_version). */
     API_KIND_CONVERTS = 1 << 11,
-    /* Its objects are read parsed, every version, by several controllers
-     * (pods): the registry hands the store the object it wrote, as that
-     * version's parse (store_obj_set_doc), so none of them parses it. */
-    API_KIND_READ_PARSED = 1 << 12,
     /* Objects read from storage get the kind's defaults (defaults_row):
      * upstream defaults custom resources when it decodes them from
      * storage, so an object stored before a default was added reads with

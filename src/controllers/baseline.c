@@ -326,7 +326,6 @@ static void *run(void *arg)
 {
     baseline *b = arg;
     pthread_setname_np(pthread_self(), "ns-baseline");
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     store_watch *w = open_watch(b);
     while (!atomic_load(&b->stop)) {
         store_event ev;

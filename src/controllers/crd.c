@@ -580,7 +580,6 @@ static void *run(void *arg)
 {
     crd_ctrl *c = arg;
     pthread_setname_np(pthread_self(), "crd");
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     store_watch *w = open_watch(c);
     while (!atomic_load(&c->stop)) {
         store_event ev;

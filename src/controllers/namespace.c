@@ -769,7 +769,6 @@ static void *ctrl_main(void *arg)
     char name[16]; /* the thread shows as its controller in top -H and perf */
     snprintf(name, sizeof name, "%s", ct->def->name);
     pthread_setname_np(pthread_self(), name);
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     store_watch *w = NULL;
     double next_resync = 0;
     while (!atomic_load(&c->stop)) {

@@ -465,7 +465,6 @@ static void *run(void *arg)
 {
     node_agent *a = arg;
     pthread_setname_np(pthread_self(), "node-agent");
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     store_watch *w = watch_open(a);
     int64_t last_scan = clock_mono_ms();
     while (!atomic_load(&a->stop)) {

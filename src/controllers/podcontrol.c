@@ -108,7 +108,6 @@ static void *worker(void *arg)
 {
     podctl *pc = arg;
     pthread_setname_np(pthread_self(), "podctl");
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     pthread_mutex_lock(&pc->mu);
     for (;;) {
         size_t i;

@@ -139,7 +139,6 @@ static void *run(void *arg)
 {
     quota_controller *c = arg;
     pthread_setname_np(pthread_self(), "quota-ctl");
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     size_t corrected = 0; /* the first recount ran before serving (allotd.c) */
     unsigned long rounds = 0;
     pthread_mutex_lock(&c->mu);

@@ -1138,7 +1138,6 @@ static void *bind_worker(void *arg)
 {
     scheduler *s = arg;
     pthread_setname_np(pthread_self(), "bind-worker");
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     for (;;) {
         pthread_mutex_lock(&s->jobs_mu);
         while (!s->jobs.n && !atomic_load(&s->stop))
@@ -1182,7 +1181,6 @@ static void *run(void *arg)
 {
     scheduler *s = arg;
     pthread_setname_np(pthread_self(), "scheduler");
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     bool expired = false;
     store_watch *w = store_watch_open(s->st, "", store_revision(s->st), &expired);
     pthread_mutex_lock(&s->mu);

@@ -172,7 +172,6 @@ static void *recorder_main(void *arg)
 {
     event_recorder *r = arg;
     pthread_setname_np(pthread_self(), "event-recorder");
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     json_t **batch = NULL;
     size_t cap = 0;
     pthread_mutex_lock(&r->mu);

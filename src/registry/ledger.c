@@ -677,7 +677,6 @@ static void *flusher_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "ledger");
-    store_defer_durability(true); /* (its writes are redone after a crash: none waits) */
     pthread_mutex_lock(&L.mu);
     while (!L.stop) {
         if (L.ndirty == 0) {

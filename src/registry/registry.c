@@ -209,16 +209,7 @@ static int put_obj(store_txn *t, const api_kind *k, const char *ns, const char *
     }
     if (rc == STORE_TOO_LARGE) return api_err_set(e, API_TOO_LARGE, MSG_TOO_LARGE);
     if (rc != 0) return api_err_set(e, API_INTERNAL, "store write failed");
-    bool share = k->flags & API_KIND_READ_PARSED;
-    if ((stored && !(k->flags & API_KIND_CONVERTS)) || share) {
-        store_obj *o = store_txn_get(t, key);
-        /* (a copy: obj is the caller's, and changes after this) */
-        if (o && share) store_obj_set_doc(o, jcopy(obj));
-        if (stored && !(k->flags & API_KIND_CONVERTS))
-            *stored = o;
-        else
-            store_obj_unref(o);
-    }
+    if (stored && !(k->flags & API_KIND_CONVERTS)) *stored = store_txn_get(t, key);
     return 0;
 }
 

@@ -326,16 +326,6 @@ json_t *store_obj_doc(store_obj *o)
     return doc_install(o, mine);
 }
 
-void store_obj_set_doc(store_obj *o, json_t *doc)
-{
-    if (!doc) return;
-    if (!o->s) {
-        json_decref(doc);
-        return;
-    }
-    json_decref(doc_install(o, doc));
-}
-
 /* Drop every cached parse (closing). */
 static void doc_clear(store *s)
 {

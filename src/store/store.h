@@ -102,10 +102,6 @@ json_t *store_obj_doc_cached(const store_obj *o);
  * For controllers reading every version of busy objects. */
 json_t *store_obj_view_sans(const store_obj *o, const char *path);
 json_t *store_obj_view_parts(const store_obj *o, const char *const *paths);
-/* Give o its parse: `doc` (taken) must be exactly what o's text parses to,
- * and nobody may change it from now on. For a writer that has the object it
- * just serialised: its readers then never parse it. */
-void store_obj_set_doc(store_obj *o, json_t *doc);
 
 /* The layer above computes a store_index from a parsed object; the store calls
  * it when loading from disk. Must be pure and thread-safe. */
