@@ -101,9 +101,9 @@ static rlist *pod_deferred(const json_t *pod)
 
 /* The revision at which a stored pod was last written if it is assigned to a
  * node, 0 if it is not, -1 if it is gone. From the index: no parsing. */
-static int64_t bound_at(store *st, const char *key)
+static int64_t bound_at(store_txn *t, const char *key)
 {
-    store_obj *o = store_get(st, key);
+    store_obj *o = store_txn_get(t, key);
     if (!o) return -1;
     int64_t rv = 0;
     for (const char *p = o->idx.fields; p && *p;) {
@@ -148,22 +148,33 @@ int quota_deferred_prefilter(store *st, const json_t *pod, const rlist *assumed,
     if (!d) return -1;
     char prefix[320];
     snprintf(prefix, sizeof prefix, "resourcequotas/%s/", ns);
+    /* The usage (the ledger's) and whether each assumed pod is bound are read
+     * in one transaction that writes nothing: both as of every commit so far
+     * (the ledger is ahead of what readers see, so the pods must be read as
+     * transactions see them, not as readers do). A bind that commits after
+     * it counts as assumed. */
+    store_txn *t = store_begin(st);
+    if (!t) {
+        rl_free(d);
+        return -1;
+    }
+    int64_t now_rev = store_txn_rev(t) - 1;
     store_obj **objs = NULL;
     size_t n = 0;
-    int rc = store_list(st, prefix, NULL, 0, &objs, &n, NULL, NULL) ? -1 : 0;
-    /* The usage (the ledger's, ahead of the stored status) is read first and
-     * the pods after it: a bind that commits in between is then in neither
-     * reading's past, and counts as assumed. */
+    int rc = store_txn_list(t, prefix, &objs, &n) ? -1 : 0;
     rlist *blocked_on = NULL; /* the blocking quota's `want` */
     rlist **usage = calloc(n ? n : 1, sizeof *usage);
     int64_t *as_of = calloc(n ? n : 1, sizeof *as_of);
     if (!usage || !as_of) rc = -1;
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        if (!(usage[i] = quota_ledger_read(objs[i], &as_of[i]))) rc = -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!(usage[i] = quota_ledger_read_txn(t, objs[i]))) rc = -1;
+        as_of[i] = now_rev;
+    }
     int64_t *seen = pods ? malloc((npods ? npods : 1) * sizeof *seen) : NULL;
     if (pods && !seen) rc = -1;
     for (size_t j = 0; seen && j < npods; j++)
-        seen[j] = bound_at(st, pods[j].key);
+        seen[j] = bound_at(t, pods[j].key);
+    store_abort(t); /* reads never write */
     for (size_t i = 0; i < n; i++) {
         /* Shared and read-only: admission keeps stored quotas parsed. */
         json_t *q = rc == 0 ? quota_obj_json(objs[i]) : NULL;
