@@ -4,7 +4,7 @@
  *   loadgen --data-dir DIR --url https://127.0.0.1:6443 [--connections 16]
  *           [--requests 20000] [--namespaces 1] [--ns-prefix bench]
  *           [--resource pods|configmaps|nodes|resourcepoolclaims|buckets]
- *           [--pid SERVER_PID] [--label NAME]
+ *           [--pid SERVER_PID[,PID...]] [--label NAME]
  *
  * Each connection is one thread with one curl handle, so the TLS session and
  * the TCP connection are reused for every request (as client-go does). The
@@ -26,7 +26,9 @@ typedef struct config {
     int connections, namespaces;
     int cpu_mix; /* pods request ((i % 9) + 1) * 100m cpu instead of 10m */
     long requests;
-    long pid;
+    long pid;       /* the server (the first of --pid's list) */
+    long pids[8];   /* --pid A,B,...: every process the server is (summed) */
+    int npids;
     char token[512], ca[4096];
     const char *token_file; /* --token-file: whose requests (default the admin's) */
 } config;
@@ -237,8 +239,15 @@ static int parse_args(int argc, char **argv, config *c)
             c->ns_prefix = v;
         else if (!strcmp(k, "--resource"))
             c->resource = v;
-        else if (!strcmp(k, "--pid"))
-            c->pid = atol(v);
+        else if (!strcmp(k, "--pid")) {
+            for (const char *q = v; *q && c->npids < 8;) {
+                c->pids[c->npids++] = atol(q);
+                q = strchr(q, ',');
+                if (!q) break;
+                q++;
+            }
+            c->pid = c->npids ? c->pids[0] : 0;
+        }
         else if (!strcmp(k, "--label"))
             c->label = v;
         else if (!strcmp(k, "--cpu-mix"))
@@ -270,6 +279,40 @@ static int parse_args(int argc, char **argv, config *c)
     return 0;
 }
 
+/* The sums over --pid's processes; -1 when one is unknown. */
+static double cpu_all(const config *c)
+{
+    double t = 0;
+    for (int i = 0; i < c->npids; i++) {
+        double v = cpu_seconds(c->pids[i]);
+        if (v < 0) return -1;
+        t += v;
+    }
+    return t;
+}
+
+static long ctx_all(const config *c)
+{
+    long t = 0;
+    for (int i = 0; i < c->npids; i++) {
+        long v = ctx_switches(c->pids[i]);
+        if (v < 0) return -1;
+        t += v;
+    }
+    return t;
+}
+
+static long rss_all(const config *c)
+{
+    long t = 0;
+    for (int i = 0; i < c->npids; i++) {
+        long v = rss_kib(c->pids[i]);
+        if (v < 0) return -1;
+        t += v;
+    }
+    return t;
+}
+
 int main(int argc, char **argv)
 {
     config c;
@@ -280,16 +323,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < c.connections; i++) {
         w[i] = (worker){&c, i, calloc((size_t)c.requests, sizeof(double)), 0, 0, 0};
     }
-    double cpu0 = c.pid ? cpu_seconds(c.pid) : -1;
-    long cs0 = c.pid ? ctx_switches(c.pid) : -1;
+    double cpu0 = c.pid ? cpu_all(&c) : -1;
+    long cs0 = c.pid ? ctx_all(&c) : -1;
     double t0 = now();
     for (int i = 0; i < c.connections; i++)
         pthread_create(&th[i], NULL, run, &w[i]);
     for (int i = 0; i < c.connections; i++)
         pthread_join(th[i], NULL);
     double secs = now() - t0;
-    double cpu1 = c.pid ? cpu_seconds(c.pid) : -1;
-    long cs1 = c.pid ? ctx_switches(c.pid) : -1;
+    double cpu1 = c.pid ? cpu_all(&c) : -1;
+    long cs1 = c.pid ? ctx_all(&c) : -1;
 
     long n = 0, errors = 0, rejected = 0;
     for (int i = 0; i < c.connections; i++) {
@@ -307,7 +350,7 @@ int main(int argc, char **argv)
     qsort(all, (size_t)n, sizeof *all, cmp_double);
     double p50 = n ? all[n / 2] : 0, p99 = n ? all[(long)((double)n * 0.99)] : 0;
     double max = n ? all[n - 1] : 0;
-    long rss = c.pid ? rss_kib(c.pid) : -1;
+    long rss = c.pid ? rss_all(&c) : -1;
     printf(
         "%s: %ld %s creates over %d connections in %.2fs: %.0f/s, p50 %.2f ms, p99 %.2f ms, "
         "max %.2f ms, rejected %ld, errors %ld, server RSS %.1f MiB, server CPU %.0f us/request, "
