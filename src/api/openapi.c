@@ -484,12 +484,15 @@ static void add_sub_path(json_t *paths, const oa_fmt *f, const api_kind *k, cons
 #define INTORSTR "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 #define RAWEXT "io.k8s.apimachinery.pkg.runtime.RawExtension"
 
+/* Their first words are upstream's (clients such as upstream's e2e specs
+ * match `kubectl explain` against them); the rest is ours. */
 static const char *const desc_api_version =
-    "The version of the schema this object follows, as \"group/version\" (\"v1\" for the core "
-    "group). The server converts objects to it on the way out.";
+    "APIVersion defines the versioned schema of this representation of an object, as "
+    "\"group/version\" (\"v1\" for the core group). The server converts objects to it on the "
+    "way out.";
 static const char *const desc_kind =
-    "The kind of object this is, in CamelCase (\"Pod\"). Written by clients, checked by the "
-    "server; it cannot be changed.";
+    "Kind is a string value representing the REST resource this object represents, in "
+    "CamelCase (\"Pod\"). Written by clients, checked by the server; it cannot be changed.";
 
 static json_t *typed(const char *type, const char *format)
 {

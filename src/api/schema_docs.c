@@ -79,7 +79,9 @@ static const sch_doc docs[] = {
       "refuse the write if someone else changed the object meanwhile. Read-only."),
     D("ObjectMeta", "generation",
       "A counter of changes to the desired state (spec), kept by the server. Read-only."),
-    D("ObjectMeta", "creationTimestamp", "When the server created the object. Read-only."),
+    D("ObjectMeta", "creationTimestamp",
+      "CreationTimestamp is a timestamp representing the server time when this object was "
+      "created. Set by the server; read-only."),
     D("ObjectMeta", "deletionTimestamp",
       "When deletion was requested, set by the server once an object with finalizers is being "
       "deleted; it disappears when the last finalizer is removed. Read-only."),
