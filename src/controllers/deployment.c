@@ -583,13 +583,18 @@ static void pod_seen(dctl *c, const store_obj *o, bool gone)
     if (live) live_add(c, owner, 1);
 }
 
-/* Pods, ReplicaSets and Deployments. */
+/* ReplicaSets, Deployments, and the pods that have or had an owner (or are
+ * deleted): a pod without owner references counts for no ReplicaSet, and
+ * most pods of a busy cluster (created, bound, started on their own) then
+ * never wake this thread. Read from the text, unparsed. */
 static bool dc_takes(void *self, const store_event *ev)
 {
     const dctl *c = self;
     const char *key = ev->obj->key;
-    return has_prefix(key, "pods/") || has_prefix(key, c->rs_prefix) ||
-           has_prefix(key, c->d_prefix);
+    if (has_prefix(key, "pods/"))
+        return ev->type == STORE_EV_DELETED || ctrl_meta_may_have(ev->obj, "ownerReferences") ||
+               ctrl_meta_may_have(ev->prev, "ownerReferences");
+    return has_prefix(key, c->rs_prefix) || has_prefix(key, c->d_prefix);
 }
 
 static void dc_event(void *self, const store_event *ev)
@@ -1886,5 +1891,5 @@ fail:
     return NULL;
 }
 
-const ctrl_def ctrl_deployment_def = {"deployment", dc_init,   dc_fini, dc_event,
+const ctrl_def ctrl_deployment_def = {"deployment", dc_init,   dc_fini,  dc_event,
                                       dc_flush,     dc_resync, dc_flush, dc_takes};

@@ -514,6 +514,19 @@ static bool same_owner_text(const store_obj *a, const store_obj *b)
     return ea && eb && ea - va.p == eb - vb.p && !memcmp(va.p, vb.p, (size_t)(ea - va.p));
 }
 
+/* The events gc_event acts on: deletions, objects being deleted (their
+ * owners' finalizers), and objects that have or had owner references. Most
+ * writes (a pod created, bound, started, without owners) are none of these
+ * and never wake the collector: read from the text, unparsed, on the
+ * store's writer thread. */
+static bool gc_takes(void *self, const store_event *ev)
+{
+    (void)self;
+    return ev->type == STORE_EV_DELETED || ctrl_meta_may_have(ev->obj, "deletionTimestamp") ||
+           ctrl_meta_may_have(ev->obj, "ownerReferences") ||
+           ctrl_meta_may_have(ev->prev, "ownerReferences");
+}
+
 static void gc_event(void *self, const store_event *ev)
 {
     gc_ctrl *g = self;
@@ -612,4 +625,5 @@ static void gc_fini(void *self)
     free(g);
 }
 
-const ctrl_def ctrl_gc_def = {"garbage-collector", gc_init, gc_fini, gc_event, gc_flush, gc_resync};
+const ctrl_def ctrl_gc_def = {"garbage-collector", gc_init, gc_fini, gc_event, gc_flush,
+                              gc_resync,           NULL,    gc_takes};
