@@ -91,7 +91,23 @@ typedef struct rset rset;
 typedef struct setlist {
     rset **v;
     size_t n, cap;
+    atomic_int *bucket; /* rsc.ns_bucket of its namespace: counts the sets listed here */
 } setlist;
+
+/* Orphan pods matter only in namespaces with a set (which may adopt them):
+ * rsc_takes skips the others' pod events unparsed, on the store's writer
+ * thread, where it may take no lock: namespaces are counted in buckets of
+ * atomics by a hash of their name (a bucket shared by two namespaces only
+ * takes more events than needed). */
+#define NS_BUCKETS 4096
+
+static unsigned ns_bucket_of(const char *ns)
+{
+    unsigned h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)ns; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h % NS_BUCKETS;
+}
 
 /* A ReplicaSet or ReplicationController. */
 struct rset {
@@ -109,8 +125,8 @@ struct rset {
     /* sync state (when it is synced again: its due time in rsc.q) */
     int64_t retry_at;  /* after a failure: no manage before (monotonic ms), unless woken */
     int64_t status_at; /* its status last written (monotonic ms): CTRL_STATUS_PACE_MS */
-    bool woken;       /* room may have been freed since the failure: try once */
-    char *fail_msg;   /* the last manage error (ReplicaFailure), NULL: none */
+    bool woken;        /* room may have been freed since the failure: try once */
+    char *fail_msg;    /* the last manage error (ReplicaFailure), NULL: none */
     const char *fail_reason;
     bool quota_wait; /* that error was admission's 403: room freed in the namespace wakes it */
     setlist *nslist; /* its namespace's list, and its place there */
@@ -131,6 +147,11 @@ typedef struct rsc {
     strmap *orphans;  /* namespace -> podlist (pods without a controllerRef) */
     workq *q;         /* keys of sets to sync, and when (monotonic ms) */
     uint64_t serials; /* the last rset.serial given */
+    /* Sets listed per namespace bucket (setlist.bucket), and whether every
+     * pod event is taken anyway (a set could not be listed: out of memory). */
+    atomic_int ns_bucket[NS_BUCKETS];
+    atomic_bool take_all;
+    bool resyncing; /* rsc_resync lists every pod after the sets */
 } rsc;
 
 /* ---- small helpers ---- */
@@ -266,11 +287,16 @@ static int32_t max_restarts(const json_t *pod, const char *list, bool sidecars)
 
 /* What pod_read reads of a pod: a pod event parses only these (its
  * managedFields and spec are most of its text). */
-static const char *const POD_PARTS[] = {
-    "metadata.uid",         "metadata.ownerReferences",   "metadata.labels",
-    "metadata.annotations", "metadata.creationTimestamp", "metadata.deletionTimestamp",
-    "spec.nodeName",        "spec.initContainers",        "status",
-    NULL};
+static const char *const POD_PARTS[] = {"metadata.uid",
+                                        "metadata.ownerReferences",
+                                        "metadata.labels",
+                                        "metadata.annotations",
+                                        "metadata.creationTimestamp",
+                                        "metadata.deletionTimestamp",
+                                        "spec.nodeName",
+                                        "spec.initContainers",
+                                        "status",
+                                        NULL};
 
 /* Fill p's facts from the parsed pod (POD_PARTS of it at least). */
 static void pod_read(rpod *p, const json_t *pod)
@@ -358,6 +384,7 @@ static void set_unlist(rset *s)
 {
     setlist *l = s->nslist;
     if (!l) return;
+    atomic_fetch_sub(l->bucket, 1);
     l->v[s->nsidx] = l->v[--l->n];
     l->v[s->nsidx]->nsidx = s->nsidx;
     s->nslist = NULL;
@@ -384,6 +411,7 @@ static setlist *ns_list(rsc *c, const char *ns)
     char *mem = calloc(1, sizeof(setlist) + klen);
     if (!mem) return NULL;
     l = (setlist *)mem;
+    l->bucket = &c->ns_bucket[ns_bucket_of(ns)];
     memcpy(mem + sizeof(setlist), ns, klen);
     if (strmap_put(c->ns_sets, mem + sizeof(setlist), l, NULL) != 0) {
         free(mem);
@@ -442,6 +470,8 @@ static void set_apply(rsc *c, rset *s, json_t *obj, int64_t rv, bool known)
     }
 }
 
+static void relist_ns_pods(rsc *c, const char *ns);
+
 /* A set added or changed: its cache entry. */
 static void set_seen(rsc *c, const store_obj *o, bool rc)
 {
@@ -488,11 +518,17 @@ static void set_seen(rsc *c, const store_obj *o, bool rc)
                 }
             }
             if (l->n < l->cap) {
+                /* Counted before the namespace's pods are read again: an
+                 * orphan's event published from here on is taken, and the
+                 * list below sees any skipped before. */
+                atomic_fetch_add(l->bucket, 1);
                 s->nslist = l;
                 s->nsidx = l->n;
                 l->v[l->n++] = s;
+                if (l->n == 1 && !c->resyncing) relist_ns_pods(c, s->ns);
             }
         }
+        if (!s->nslist) atomic_store(&c->take_all, true);
     }
     set_apply(c, s, obj, o->rv, !fresh_set);
 }
@@ -628,12 +664,20 @@ static bool has_prefix(const char *s, const char *p)
 }
 
 /* Pods, ReplicaSets, ReplicationControllers and quotas (room freed). */
+/* Sets, quotas, and the pods that have or had an owner, are deleted, or
+ * are in a namespace with a set (an orphan it may adopt): a pod made on its
+ * own elsewhere never wakes this thread. */
 static bool rsc_takes(void *self, const store_event *ev)
 {
-    const rsc *c = self;
+    rsc *c = self;
     const char *key = ev->obj->key;
-    return has_prefix(key, "pods/") || has_prefix(key, c->rs_prefix) ||
-           has_prefix(key, c->rc_prefix) || has_prefix(key, "resourcequotas/");
+    if (has_prefix(key, "pods/"))
+        return ev->type == STORE_EV_DELETED || atomic_load(&c->take_all) ||
+               atomic_load(&c->ns_bucket[ns_bucket_of(ev->obj->ns)]) > 0 ||
+               ctrl_meta_may_have(ev->obj, "ownerReferences") ||
+               ctrl_meta_may_have(ev->prev, "ownerReferences");
+    return has_prefix(key, c->rs_prefix) || has_prefix(key, c->rc_prefix) ||
+           has_prefix(key, "resourcequotas/");
 }
 
 static void rsc_event(void *self, const store_event *ev)
@@ -735,8 +779,8 @@ static bool pod_matches(const rset *s, rpod *p, bool *full)
 {
     if (p->for_set != s->serial || p->for_gen != s->generation) {
         p->matches = s->sel && sel_matches(s->sel, p->labels);
-        p->full = labels_superset(p->labels,
-                                  jget(s->obj, "spec", "template", "metadata", "labels"));
+        p->full =
+            labels_superset(p->labels, jget(s->obj, "spec", "template", "metadata", "labels"));
         p->for_set = s->serial;
         p->for_gen = s->generation;
     }
@@ -1153,6 +1197,15 @@ static void relist(rsc *c, const char *prefix, int kind)
     free(objs);
 }
 
+/* The pods of namespace ns read again: it has its first set, and its
+ * orphans' events were skipped until now (rsc_takes). */
+static void relist_ns_pods(rsc *c, const char *ns)
+{
+    char prefix[320];
+    if ((size_t)snprintf(prefix, sizeof prefix, "pods/%s/", ns) >= sizeof prefix) return;
+    relist(c, prefix, 0);
+}
+
 /* Every set and pod read again (at start, and every CTRL_RESYNC_SECONDS or
  * after the watch fell behind): nothing of ours is in flight while this
  * thread is here, so the store holds every pod we made and expectations can
@@ -1163,8 +1216,10 @@ static void rsc_resync(void *self)
     clear_caches(c);
     podctl_forget_all_expectations(c->pc_rs);
     podctl_forget_all_expectations(c->pc_rc);
+    c->resyncing = true; /* every pod is read below */
     relist(c, c->rs_prefix, 1);
     relist(c, c->rc_prefix, 2);
+    c->resyncing = false;
     relist(c, "pods/", 0);
     void *v;
     for (size_t it = 0; strmap_next(c->sets, &it, NULL, &v);)
@@ -1233,5 +1288,5 @@ fail:
     return NULL;
 }
 
-const ctrl_def ctrl_replicaset_def = {"replicaset", rsc_init,   rsc_fini, rsc_event,
+const ctrl_def ctrl_replicaset_def = {"replicaset", rsc_init,   rsc_fini,  rsc_event,
                                       rsc_flush,    rsc_resync, rsc_flush, rsc_takes};
