@@ -38,7 +38,7 @@
 #include <string.h>
 #include <time.h>
 
-#define WAIT_MS 100
+#define WAIT_MS 100 /* pace of retrying a watch that cannot open */
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 30000
 
@@ -313,6 +313,19 @@ static void run_due(baseline *b)
     free(due);
 }
 
+/* How long the thread may wait for events: until the first namespace
+ * due for a retry, or (-1) until an event comes. */
+static int wait_ms(baseline *b)
+{
+    int64_t first = INT64_MAX;
+    void *v;
+    for (size_t it = 0; strmap_next(b->pending, &it, NULL, &v);)
+        if (((pending *)v)->due_ms < first) first = ((pending *)v)->due_ms;
+    if (first == INT64_MAX) return -1;
+    int64_t ms = first - clock_mono_ms();
+    return ms < 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
 static store_watch *open_watch(baseline *b)
 {
     bool expired = false;
@@ -329,7 +342,7 @@ static void *run(void *arg)
     store_watch *w = open_watch(b);
     while (!atomic_load(&b->stop)) {
         store_event ev;
-        int rc = w ? store_watch_next(w, &ev, WAIT_MS) : -1;
+        int rc = w ? store_watch_next(w, &ev, wait_ms(b)) : -1;
         while (rc == 1) {
             on_event(b, &ev);
             store_obj_unref(ev.obj);
@@ -389,6 +402,7 @@ void baseline_stop(baseline *b)
 {
     if (!b) return;
     atomic_store(&b->stop, true);
+    store_watch_wake_all(b->st); /* its wait has no timeout */
     pthread_join(b->thread, NULL);
     void *v;
     for (size_t it = 0; strmap_next(b->pending, &it, NULL, &v);) {

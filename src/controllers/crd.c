@@ -41,7 +41,7 @@
 #include <string.h>
 #include <time.h>
 
-#define WAIT_MS 100
+#define WAIT_MS 100 /* pace of retrying a watch that cannot open */
 #define BACKOFF_FIRST_MS 50
 #define BACKOFF_MAX_MS 5000
 #define PREFIX CRD_RESOURCE "." CRD_GROUP "/"
@@ -333,8 +333,7 @@ static json_t *with_names(const json_t *crd, const json_t *accepted)
 {
     json_t *copy = jcopy(crd);
     if (copy && accepted)
-        json_object_set_new(json_object_ensure(copy, "status"), "acceptedNames",
-                            jcopy(accepted));
+        json_object_set_new(json_object_ensure(copy, "status"), "acceptedNames", jcopy(accepted));
     return copy;
 }
 
@@ -576,6 +575,18 @@ static store_watch *open_watch(crd_ctrl *c)
     return w;
 }
 
+/* How long the thread may wait for events: until the first definition due
+ * for a retry, or the next resync. */
+static int wait_ms(crd_ctrl *c)
+{
+    int64_t first = c->next_resync_ms;
+    void *v;
+    for (size_t it = 0; strmap_next(c->pending, &it, NULL, &v);)
+        if (((pending *)v)->due_ms < first) first = ((pending *)v)->due_ms;
+    int64_t ms = first - clock_mono_ms();
+    return ms < 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
 static void *run(void *arg)
 {
     crd_ctrl *c = arg;
@@ -583,7 +594,7 @@ static void *run(void *arg)
     store_watch *w = open_watch(c);
     while (!atomic_load(&c->stop)) {
         store_event ev;
-        int rc = w ? store_watch_next(w, &ev, WAIT_MS) : -1;
+        int rc = w ? store_watch_next(w, &ev, wait_ms(c)) : -1;
         while (rc == 1) {
             enqueue(c, ev.obj->name, clock_mono_ms());
             store_obj_unref(ev.obj);
@@ -659,6 +670,7 @@ void crd_controller_stop(crd_ctrl *c)
 {
     if (!c) return;
     atomic_store(&c->stop, true);
+    store_watch_wake_all(c->st); /* its wait may be long */
     pthread_join(c->thread, NULL);
     void *v;
     for (size_t it = 0; strmap_next(c->pending, &it, NULL, &v);) {

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WAIT_MS 100
+#define WAIT_MS 100 /* pace of retrying a watch that cannot open */
 #define SKIP_MIRROR_LABEL "endpointslice.kubernetes.io/skip-mirror"
 
 struct kubesvc {
@@ -296,7 +296,8 @@ static void *run(void *arg)
             due = 0; /* after the watch opens: a change after this pass is an event */
         }
         store_event ev;
-        int rc = w ? store_watch_next(w, &ev, WAIT_MS) : -1;
+        int64_t left = due - clock_mono_ms(); /* the next periodic check */
+        int rc = w ? store_watch_next(w, &ev, left < 0 ? 0 : left > 60000 ? 60000 : (int)left) : -1;
         bool changed = false;
         while (rc == 1) {
             changed = true;
@@ -367,6 +368,7 @@ void kubesvc_stop(kubesvc *k)
 {
     if (!k) return;
     atomic_store(&k->stop, true);
+    store_watch_wake_all(k->st); /* its wait may be long */
     pthread_join(k->thread, NULL);
     free(k->service_ip);
     free(k->address);

@@ -183,6 +183,9 @@ struct store_watch {
      * arrived: what the history dropped meanwhile was none of its business,
      * so it resumes at the oldest event kept rather than expiring. */
     bool clean;
+    /* The store's wake_gen this watch has answered (store_watch_wake_all):
+     * a wake while its owner was not waiting is answered by its next wait. */
+    unsigned long wake_seen;
     store_watch *next, *prev_w;
 };
 
@@ -1843,6 +1846,7 @@ static store_watch *watch_open(store *s, const char *prefix, int64_t after,
     }
     w->next_seq = ring_seek(s, after);
     w->position = after;
+    w->wake_seen = s->wake_gen;
     s->watchers++;
     pthread_mutex_unlock(&s->mu);
     return w;
@@ -1893,7 +1897,7 @@ static int watch_take(store *s, store_watch *w, store_event *ev)
 int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
 {
     store *s = w->s;
-    struct timespec deadline = clock_deadline(CLOCK_MONOTONIC, timeout_ms);
+    struct timespec deadline = clock_deadline(CLOCK_MONOTONIC, timeout_ms < 0 ? 0 : timeout_ms);
     bool timed_out = false;
     pthread_mutex_lock(&s->mu);
     for (;;) {
@@ -1903,14 +1907,19 @@ int store_watch_next(store_watch *w, store_event *ev, int timeout_ms)
             return rc;
         }
         if (s->closing) break;
+        if (w->wake_seen != s->wake_gen) { /* woken for its caller to look: shutdown */
+            w->wake_seen = s->wake_gen;
+            timed_out = true;
+        }
         if (timed_out) { /* (after passing what came meanwhile: position is current) */
             pthread_mutex_unlock(&s->mu);
             return 0;
         }
         w->waiting = true;
-        unsigned long gen = s->wake_gen;
-        timed_out = pthread_cond_timedwait(&w->cv, &s->mu, &deadline) == ETIMEDOUT ||
-                    s->wake_gen != gen; /* (woken for its caller to look: shutdown) */
+        if (timeout_ms < 0)
+            pthread_cond_wait(&w->cv, &s->mu);
+        else
+            timed_out = pthread_cond_timedwait(&w->cv, &s->mu, &deadline) == ETIMEDOUT;
         w->waiting = false;
     }
     pthread_mutex_unlock(&s->mu);

@@ -304,7 +304,10 @@ store_watch *store_watch_open(store *s, const char *prefix, int64_t after, bool 
 typedef bool (*store_watch_filter)(void *arg, const store_event *ev);
 store_watch *store_watch_open_filtered(store *s, const char *prefix, int64_t after,
                                        store_watch_filter filter, void *arg, bool *expired);
-/* Next event: 1 got one, 0 timed out, -1 expired (fell out of history) or store closing. */
+/* Next event: 1 got one, 0 timed out (or woken: store_watch_wake_all), -1
+ * expired (fell out of history) or store closing. timeout_ms < 0: no
+ * timeout, for a thread with nothing to do until an event comes or its
+ * owner stops it (set its stop flag, then store_watch_wake_all). */
 int store_watch_next(store_watch *w, store_event *ev, int timeout_ms);
 /* A watch that never blocks a thread: store_watch_poll returns the next
  * event at once (1), or 0 when there is none yet: the watch is then armed,
@@ -327,7 +330,8 @@ void store_watch_close(store_watch *w);
 typedef void (*store_observer_fn)(void *arg, const store_event *ev);
 int store_observe(store *s, store_observer_fn fn, void *arg);
 /* Wake every watcher (e.g. on shutdown): a store_watch_next waiting returns
- * 0 at once, for its caller to look at why. */
+ * 0 at once, for its caller to look at why; so does the next call of each
+ * watch that was not waiting (a stop flag set just before is never missed). */
 void store_watch_wake_all(store *s);
 size_t store_watch_count(store *s);
 

@@ -256,6 +256,34 @@ static void test_watch_events_in_order(void **state)
     store_close(s);
 }
 
+/* A wait with no timeout ends with an event, or with store_watch_wake_all:
+ * also a wake that came while the owner was not waiting (its stop flag set
+ * just before it waited again), once per wake. */
+static void test_watch_wait_without_timeout(void **state)
+{
+    store *s = open_memory(0);
+    bool expired;
+    store_watch *w = store_watch_open(s, "pods/", store_revision(s), &expired);
+    store_watch *late = NULL;
+    assert_non_null(w);
+    put(s, "pods/a/x", "1");
+    store_event ev;
+    assert_int_equal(store_watch_next(w, &ev, -1), 1);
+    store_obj_unref(ev.obj);
+    store_obj_unref(ev.prev);
+    store_watch_wake_all(s); /* nobody waiting */
+    assert_int_equal(store_watch_next(w, &ev, -1), 0);
+    assert_int_equal(store_watch_next(w, &ev, 0), 0); /* answered once: nothing else */
+    late = store_watch_open(s, "pods/", store_revision(s), &expired); /* after the wake */
+    put(s, "pods/a/y", "1");
+    assert_int_equal(store_watch_next(late, &ev, -1), 1); /* the event, not the old wake */
+    store_obj_unref(ev.obj);
+    store_obj_unref(ev.prev);
+    store_watch_close(late);
+    store_watch_close(w);
+    store_close(s);
+}
+
 /* ---- filtered watches: only the events the filter takes wake them ---- */
 
 static bool only_b(void *arg, const store_event *ev)
@@ -971,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_published_only_when_durable),
         cmocka_unit_test(test_refused_batch_fails_and_publishes_nothing),
         cmocka_unit_test(test_ingest),
+        cmocka_unit_test(test_watch_wait_without_timeout),
         cmocka_unit_test(test_object_size_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
