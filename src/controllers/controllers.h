@@ -82,6 +82,10 @@ typedef struct ctrl_def {
      * store's writer thread too): it may read only the event and what init
      * set and never changes. */
     bool (*takes)(void *self, const store_event *ev);
+    /* optional, with tick: how long until tick has work, in ms (0: now), or
+     * -1 when only an event can give it some; the thread sleeps that long
+     * (without it, tick runs every CTRL_WAIT_MS). */
+    int (*wait_ms)(void *self);
 } ctrl_def;
 
 extern const ctrl_def ctrl_namespace_def;
@@ -124,6 +128,10 @@ void ctrl_set_free(ctrl_set *s);
  * resync of a controller that reads its objects at their sync. 0, or -1 when
  * the store cannot list (nothing queued; the next resync tries again). */
 int ctrl_mark_listed(store *st, const char *prefix, workq *q);
+/* A ctrl_def.wait_ms for a controller whose timed work is all in q: 0 when
+ * keys are queued, the time to its first due key from now_ms (the clock q's
+ * times are on), or -1. */
+int ctrl_workq_wait_ms(const workq *q, int64_t now_ms);
 
 /* Member `key` of stored object o's metadata, found in its text unparsed
  * (core/jsontext.h: metadata comes first, where a search of the whole text

@@ -430,5 +430,10 @@ static void cj_fini(void *self)
     free(c);
 }
 
-const ctrl_def ctrl_cronjob_def = {"cronjob", cj_init,   cj_fini, cj_event,
-                                   cj_flush,  cj_resync, cj_flush, cj_takes};
+static int cj_wait_ms(void *self)
+{
+    return ctrl_workq_wait_ms(((cj_ctrl *)self)->q, clock_wall_ms()); /* its times are wall clock */
+}
+
+const ctrl_def ctrl_cronjob_def = {"cronjob", cj_init,  cj_fini,  cj_event,  cj_flush,
+                                   cj_resync, cj_flush, cj_takes, cj_wait_ms};

@@ -1891,5 +1891,10 @@ fail:
     return NULL;
 }
 
-const ctrl_def ctrl_deployment_def = {"deployment", dc_init,   dc_fini,  dc_event,
-                                      dc_flush,     dc_resync, dc_flush, dc_takes};
+static int dc_wait_ms(void *self)
+{
+    return ctrl_workq_wait_ms(((dctl *)self)->q, clock_mono_ms());
+}
+
+const ctrl_def ctrl_deployment_def = {"deployment", dc_init,  dc_fini,  dc_event,  dc_flush,
+                                      dc_resync,    dc_flush, dc_takes, dc_wait_ms};

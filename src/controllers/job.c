@@ -728,5 +728,11 @@ static void job_fini(void *self)
     free(c);
 }
 
-const ctrl_def ctrl_job_def = {"job",     job_init,   job_fini, job_event,
-                               job_flush, job_resync, job_flush, job_takes};
+static int job_wait_ms(void *self)
+{
+    const job_ctrl *c = self;
+    return c->orphans.n ? 0 : ctrl_workq_wait_ms(c->q, clock_mono_ms());
+}
+
+const ctrl_def ctrl_job_def = {"job",      job_init,  job_fini,  job_event,  job_flush,
+                               job_resync, job_flush, job_takes, job_wait_ms};

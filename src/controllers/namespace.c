@@ -124,6 +124,14 @@ int ctrl_meta_member(const store_obj *o, const char *key, jt_val *v)
     return r == 1 ? jt_member(m, key, strlen(key), v) : r;
 }
 
+int ctrl_workq_wait_ms(const workq *q, int64_t now_ms)
+{
+    int64_t at;
+    if (workq_queued(q)) return 0;
+    if (!workq_next_due(q, &at)) return -1;
+    return at <= now_ms ? 0 : at - now_ms > INT32_MAX ? INT32_MAX : (int)(at - now_ms);
+}
+
 bool ctrl_meta_may_have(const store_obj *o, const char *key)
 {
     jt_val v;
@@ -399,8 +407,8 @@ typedef struct ns_ctrl {
     store *st;
     const atomic_bool *stop;
     const api_kind *nskind;
-    ctrl_set dirty; /* namespaces to look at after this batch of events */
-    ctrl_set retry; /* namespaces whose content could not all be deleted */
+    ctrl_set dirty;  /* namespaces to look at after this batch of events */
+    ctrl_set retry;  /* namespaces whose content could not all be deleted */
     double retry_at; /* when retry joins dirty (monotonic s), 0: none */
 } ns_ctrl;
 
@@ -689,6 +697,14 @@ static void ns_tick(void *self)
     ns_flush(c);
 }
 
+static int ns_wait_ms(void *self)
+{
+    const ns_ctrl *c = self;
+    if (!c->retry.n) return -1;
+    double left = c->retry_at - clock_mono_s();
+    return left <= 0 ? 0 : (int)(left * 1000) + 1;
+}
+
 static void ns_resync(void *self)
 {
     ns_ctrl *c = self;
@@ -709,8 +725,8 @@ static void ns_resync(void *self)
     ns_flush(c);
 }
 
-const ctrl_def ctrl_namespace_def = {"namespace", ns_init,   ns_fini, ns_event,
-                                     ns_flush,    ns_resync, ns_tick, ns_takes};
+const ctrl_def ctrl_namespace_def = {"namespace", ns_init, ns_fini,  ns_event,  ns_flush,
+                                     ns_resync,   ns_tick, ns_takes, ns_wait_ms};
 
 /* ---- the runner ---- */
 
@@ -776,11 +792,9 @@ static void *ctrl_main(void *arg)
             /* Watch first, then rescan: a change after the rescan read is
              * still seen as an event. */
             bool expired;
-            w = ct->def->takes
-                    ? store_watch_open_filtered(c->st, "", store_revision(c->st),
-                                                ct->def->takes, ct->self,
-                                                &expired)
-                    : store_watch_open(c->st, "", store_revision(c->st), &expired);
+            w = ct->def->takes ? store_watch_open_filtered(c->st, "", store_revision(c->st),
+                                                           ct->def->takes, ct->self, &expired)
+                               : store_watch_open(c->st, "", store_revision(c->st), &expired);
             if (!w) {
                 backoff(c);
                 continue;
@@ -794,8 +808,15 @@ static void *ctrl_main(void *arg)
             log_msg(LOG_DEBUG, "controller resync", "\"controller\":\"%s\",\"ms\":%d",
                     ct->def->name, (int)((next_resync - CTRL_RESYNC_SECONDS - t0) * 1000));
         }
+        /* Sleep until an event, the tick's next work or the resync. */
+        double until_resync = next_resync - clock_mono_s();
+        int wait = until_resync <= 0 ? 0 : (int)(until_resync * 1000) + 1;
+        if (ct->def->tick) {
+            int t = ct->def->wait_ms ? ct->def->wait_ms(ct->self) : CTRL_WAIT_MS;
+            if (t >= 0 && t < wait) wait = t;
+        }
         store_event ev;
-        int rc = store_watch_next(w, &ev, CTRL_WAIT_MS);
+        int rc = store_watch_next(w, &ev, wait);
         if (rc == 1) rc = run_batch(ct, w, &ev);
         if (ct->def->tick && !atomic_load(&c->stop)) ct->def->tick(ct->self);
         if (rc < 0) { /* fell out of history or store closing: start over */

@@ -1288,5 +1288,10 @@ fail:
     return NULL;
 }
 
-const ctrl_def ctrl_replicaset_def = {"replicaset", rsc_init,   rsc_fini,  rsc_event,
-                                      rsc_flush,    rsc_resync, rsc_flush, rsc_takes};
+static int rsc_wait_ms(void *self)
+{
+    return ctrl_workq_wait_ms(((rsc *)self)->q, clock_mono_ms());
+}
+
+const ctrl_def ctrl_replicaset_def = {"replicaset", rsc_init,  rsc_fini,  rsc_event,  rsc_flush,
+                                      rsc_resync,   rsc_flush, rsc_takes, rsc_wait_ms};
