@@ -1023,10 +1023,10 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     char ns[256], name[256];
     split_key(q->key, ns, sizeof ns, name, sizeof name);
     if (sched_pod_gated(pod)) {
-        q->blocked = true; /* a spec change (gate removed) requeues it */
-        q->gated = true;
+        q->blocked = true; /* a spec change (gate removed) requeues it: */
+        q->gated = true;   /* the timer is a safety net, as the flush of parked pods */
         quota_unblock(q);
-        set_due(s, q, clock_mono_ms() + BLOCKED_RETRY_MS);
+        set_due(s, q, clock_mono_ms() + SCHED_PARK_MAX_MS);
         report_unschedulable(s, q, pod, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates");
         return;
