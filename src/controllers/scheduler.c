@@ -54,7 +54,11 @@
 #include <time.h>
 
 #define BIND_WORKERS 32
-#define WAIT_MS 50 /* longest wait for store events */
+/* Longest wait for store events while binds are in flight (their results do
+ * not wake the scheduling thread), and otherwise (events, stop and the next
+ * due time end the wait sooner). */
+#define WAIT_MS 50
+#define IDLE_WAIT_MS 1000
 #define BATCH 2048
 #define BLOCKED_RETRY_MS 30000 /* safety net; retries are event-driven */
 #define COMPONENT "default-scheduler"
@@ -1289,11 +1293,18 @@ static void *run(void *arg)
     while (!atomic_load(&s->stop)) {
         store_event ev;
         /* Wait for events only while no pod is due (e.g. after the initial sync,
-         * or until the next backoff ends). */
+         * or until the next backoff ends or the oldest parked pod is flushed).
+         * An idle scheduler wakes once a second, not 20 times. */
         pthread_mutex_lock(&s->mu);
-        int64_t wait = s->earliest - clock_mono_ms();
+        int64_t until = s->unpark ? 0 : s->earliest;
+        if (s->parked_head && s->parked_head->parked_at + SCHED_PARK_MAX_MS < until)
+            until = s->parked_head->parked_at + SCHED_PARK_MAX_MS;
         pthread_mutex_unlock(&s->mu);
-        wait = wait < 0 ? 0 : wait > WAIT_MS ? WAIT_MS : wait;
+        pthread_mutex_lock(&s->jobs_mu);
+        int64_t cap = s->jobs.n || s->binding || s->done.n ? WAIT_MS : IDLE_WAIT_MS;
+        pthread_mutex_unlock(&s->jobs_mu);
+        int64_t wait = until - clock_mono_ms();
+        wait = wait < 0 ? 0 : wait > cap ? cap : wait;
         int rc = w ? store_watch_next(w, &ev, (int)wait) : -1;
         pthread_mutex_lock(&s->mu);
         for (int i = 0; rc == 1 && i < 4096; i++) {
@@ -1515,6 +1526,7 @@ void scheduler_stop(scheduler *s)
     if (!s) return;
     running = NULL;
     atomic_store(&s->stop, true);
+    store_watch_wake_all(s->st); /* the scheduling thread may wait IDLE_WAIT_MS */
     pthread_mutex_lock(&s->jobs_mu);
     pthread_cond_broadcast(&s->jobs_cv);
     pthread_mutex_unlock(&s->jobs_mu);
