@@ -4,7 +4,7 @@
  *   loadgen --data-dir DIR --url https://127.0.0.1:6443 [--connections 16]
  *           [--requests 20000] [--namespaces 1] [--ns-prefix bench]
  *           [--resource pods|configmaps|nodes|resourcepoolclaims|buckets]
- *           [--pid SERVER_PID[,PID...]] [--label NAME]
+ *           [--pid SERVER_PID[,PID...]] [--label NAME] [--cpu QUANTITY]
  *
  * Each connection is one thread with one curl handle, so the TLS session and
  * the TCP connection are reused for every request (as client-go does). The
@@ -24,10 +24,11 @@
 typedef struct config {
     const char *data_dir, *url, *resource, *ns_prefix, *label;
     int connections, namespaces;
-    int cpu_mix; /* pods request ((i % 9) + 1) * 100m cpu instead of 10m */
+    int cpu_mix;     /* pods request ((i % 9) + 1) * 100m cpu instead of 10m */
+    const char *cpu; /* --cpu: what every pod requests (e.g. 1000: fits no node) */
     long requests;
-    long pid;       /* the server (the first of --pid's list) */
-    long pids[8];   /* --pid A,B,...: every process the server is (summed) */
+    long pid;     /* the server (the first of --pid's list) */
+    long pids[8]; /* --pid A,B,...: every process the server is (summed) */
     int npids;
     char token[512], ca[4096];
     const char *token_file; /* --token-file: whose requests (default the admin's) */
@@ -57,7 +58,10 @@ static size_t discard(char *p, size_t sz, size_t n, void *ud)
 static void body_for(const config *c, long i, char *buf, size_t n)
 {
     char cpu[16];
-    snprintf(cpu, sizeof cpu, "%ldm", c->cpu_mix ? (i % 9 + 1) * 100 : 10);
+    if (c->cpu)
+        snprintf(cpu, sizeof cpu, "%s", c->cpu);
+    else
+        snprintf(cpu, sizeof cpu, "%ldm", c->cpu_mix ? (i % 9 + 1) * 100 : 10);
     if (!strcmp(c->resource, "nodes"))
         snprintf(buf, n,
                  "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%ld\"},"
@@ -247,11 +251,12 @@ static int parse_args(int argc, char **argv, config *c)
                 q++;
             }
             c->pid = c->npids ? c->pids[0] : 0;
-        }
-        else if (!strcmp(k, "--label"))
+        } else if (!strcmp(k, "--label"))
             c->label = v;
         else if (!strcmp(k, "--cpu-mix"))
             c->cpu_mix = atoi(v);
+        else if (!strcmp(k, "--cpu"))
+            c->cpu = v;
         else if (!strcmp(k, "--token-file"))
             c->token_file = v;
         else {

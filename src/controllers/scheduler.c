@@ -18,8 +18,13 @@
  * The queue is event-driven: pods enter it when created or changed, and pods
  * blocked on quota are retried when usage in their namespace drops (a pod
  * deleted, finished or unbound) or a quota there changes - never only on a
- * timer. Ordering: priority, then age (sched_queue_cmp). Failures back off
- * 1 s doubling to 10 s.
+ * timer. Pods no node fits are parked, as in upstream's unschedulablePods:
+ * they are not retried until an event may let them fit (a node added or
+ * changed, room freed on a node: sched_event_unparks), once per loop turn
+ * however many such events came, and no sooner than their backoff (1 s
+ * doubling to 10 s) ends; a pod parked SCHED_PARK_MAX_MS is retried once
+ * anyway. An idle queue of parked pods costs nothing. Ordering: priority,
+ * then age (sched_queue_cmp). Errors back off 1 s doubling to 10 s.
  *
  * Pure decisions live in core/sched.c (filters, scoring, messages) and in
  * registry/quota_deferred.c (the quota PreFilter, sharing admission's rules).
@@ -49,11 +54,14 @@
 #include <time.h>
 
 #define BIND_WORKERS 32
-#define WAIT_MS 50 /* longest wait for store events */
+/* Longest wait for store events while binds are in flight (their results do
+ * not wake the scheduling thread), and otherwise (events, stop and the next
+ * due time end the wait sooner). */
+#define WAIT_MS 50
+#define IDLE_WAIT_MS 1000
 #define BATCH 2048
 #define BLOCKED_RETRY_MS 30000 /* safety net; retries are event-driven */
 #define COMPONENT "default-scheduler"
-#define NODE_WAKE_MS 200
 
 typedef struct qentry { /* a pod waiting to be scheduled */
     char *key;
@@ -62,12 +70,17 @@ typedef struct qentry { /* a pod waiting to be scheduled */
     int attempts;
     int64_t next_ms;
     bool blocked;           /* on quota: waits for an event in its namespace */
+    bool gated;             /* blocked by scheduling gates (also `blocked`) */
     bool recheck;           /* blocked while binds were in flight in its namespace */
     bool in_flight;         /* assumed, binding */
     char quota[128];        /* the quota blocking it, when blocked on quota */
     rlist *demand;          /* and what it would add to that quota (owned; NULL
                              * unless blocked on quota): quota_deferred_prefilter's */
     unsigned long msg_hash; /* last condition written, to avoid rewrites */
+    bool parked;            /* no node fits: waits for an event (see the header comment) */
+    int64_t parked_at;      /* when parked (mono ms): retried SCHED_PARK_MAX_MS later */
+    int64_t backoff_end;    /* an un-park makes it due no sooner (mono ms) */
+    struct qentry *park_prev, *park_next; /* scheduler.parked_*, oldest first */
 } qentry;
 
 typedef struct ncache { /* a node and the requests of pods on it */
@@ -136,8 +149,10 @@ struct scheduler {
     strmap *assumed;        /* namespace -> assumed_ns */
     int64_t earliest;       /* no queued pod is due before this (mono ms) */
     size_t next_start;      /* where the next node search begins */
-    bool nodes_changed;
-    int64_t last_node_wake;
+    qentry *parked_head;    /* the parked pods, in the order they were parked (so */
+    qentry *parked_tail;    /* the oldest is first: the flush looks at the head) */
+    size_t nparked;
+    bool unpark; /* an event that un-parks came: un-park at the end of the loop turn */
 };
 
 sched_stats scheduler_stats;
@@ -454,13 +469,82 @@ static void node_upsert(scheduler *s, const char *name, json_t *node)
     }
 }
 
+/* q leaves the parked pods (if it is one). */
+static void park_unlink(scheduler *s, qentry *q)
+{
+    if (!q->parked) return;
+    if (q->park_prev)
+        q->park_prev->park_next = q->park_next;
+    else
+        s->parked_head = q->park_next;
+    if (q->park_next)
+        q->park_next->park_prev = q->park_prev;
+    else
+        s->parked_tail = q->park_prev;
+    q->park_prev = q->park_next = NULL;
+    q->parked = false;
+    s->nparked--;
+}
+
 /* When q is next due. Every change of a queued pod's due time goes through
  * here, so that `earliest` lets schedule_batch skip scanning a queue in which
- * nothing is due (e.g. every pod assumed and binding). */
+ * nothing is due (e.g. every pod assumed and binding). A parked pod given a
+ * due time is parked no more. */
 static void set_due(scheduler *s, qentry *q, int64_t ms)
 {
+    park_unlink(s, q);
     q->next_ms = ms;
     if (ms < s->earliest) s->earliest = ms;
+}
+
+/* No node fits q: it waits for an event that may change that (or the flush),
+ * with no due time, so schedule_batch neither scans nor retries it. Its
+ * backoff still grows: an un-park honours it. */
+static void park(scheduler *s, qentry *q)
+{
+    int64_t now = clock_mono_ms();
+    park_unlink(s, q);
+    q->backoff_end = now + sched_backoff_ms(++q->attempts);
+    q->next_ms = INT64_MAX; /* not set_due: `earliest` stays as it is */
+    q->parked = true;
+    q->parked_at = now;
+    q->park_prev = s->parked_tail;
+    q->park_next = NULL;
+    if (s->parked_tail)
+        s->parked_tail->park_next = q;
+    else
+        s->parked_head = q;
+    s->parked_tail = q;
+    s->nparked++;
+}
+
+/* A cluster event: when it may let a parked pod fit, the parked pods come
+ * back at the end of this loop turn (unpark_all), once for all its events. */
+static void cluster_event(scheduler *s, sched_event ev)
+{
+    if (sched_event_unparks(ev)) s->unpark = true;
+}
+
+/* Every parked pod is due again, each when its backoff ends. */
+static void unpark_all(scheduler *s)
+{
+    if (!s->unpark) return;
+    s->unpark = false;
+    int64_t now = clock_mono_ms();
+    while (s->parked_head) {
+        qentry *q = s->parked_head;
+        set_due(s, q, sched_unpark_due(now, q->backoff_end));
+    }
+}
+
+/* Pods parked SCHED_PARK_MAX_MS are retried once (upstream's
+ * flushUnschedulablePodsLeftover): a missed event cannot strand a pod. The
+ * list is in parking order: only its head is looked at while nothing expires. */
+static void flush_parked(scheduler *s)
+{
+    int64_t now = clock_mono_ms();
+    while (s->parked_head && sched_park_expired(s->parked_head->parked_at, now))
+        set_due(s, s->parked_head, now);
 }
 
 /* q no longer waits on a quota: forget which one, and its demand (every
@@ -492,6 +576,7 @@ static void queue_add(scheduler *s, const store_obj *o, const json_t *pod)
         set_pod(q, o, pod);
         if (q->spec != before && !q->in_flight) {
             q->blocked = false;
+            q->gated = false;
             quota_unblock(q);
             set_due(s, q, 0);
         }
@@ -517,7 +602,9 @@ static void qentry_free(qentry *q)
 static void queue_del(scheduler *s, const char *key)
 {
     qentry *q = strmap_del(s->queue, key);
-    if (q) qentry_free(q);
+    if (!q) return;
+    park_unlink(s, q);
+    qentry_free(q);
 }
 
 /* The namespace's quota-blocked pods go first in line again: all of them
@@ -532,6 +619,7 @@ static void wake_blocked(scheduler *s, const char *ns, bool rechecks_only)
         qentry *q = v;
         if (q->blocked && (q->recheck || !rechecks_only) && !strncmp(q->key, prefix, plen)) {
             q->blocked = q->recheck = false;
+            q->gated = false;
             quota_unblock(q);
             set_due(s, q, 0);
         }
@@ -625,7 +713,17 @@ static void on_pod(scheduler *s, const store_event *ev)
         pod = store_obj_view_sans(ev->obj, "metadata.managedFields");
     const char *node = pod ? jstr(pod, "spec", "nodeName") : NULL;
     bool counts = pod && node && *node && !terminal(pod);
-    bool was = strmap_get(s->placed, key) != NULL;
+    placed *p = strmap_get(s->placed, key);
+    bool was = p != NULL;
+    if (counts && p)
+        /* still on a node, but its requests may have changed (a resize):
+         * still_placed let through every write that leaves them as they are,
+         * but for the binds of pods that changed meanwhile (rare) */
+        cluster_event(s, SCHED_EV_POD_RESIZED);
+    else if (counts)
+        cluster_event(s, SCHED_EV_POD_ASSIGNED);
+    else if (was)
+        cluster_event(s, SCHED_EV_POD_FREED);
     if (counts)
         place(s, ev->obj, node, pod);
     else
@@ -649,24 +747,19 @@ static void on_node(scheduler *s, const store_event *ev)
         return;
     }
     json_t *node = store_obj_parse(ev->obj);
-    if (node) node_upsert(s, ev->obj->name, node);
-    s->nodes_changed = true; /* requeue, coalesced: see requeue_on_nodes */
-}
-
-/* A new or changed node may fit what did not fit before. Nodes often arrive in
- * bursts; waking every waiting pod once per burst, not once per node, keeps a
- * thousand node events from turning into a thousand retries of every pod. */
-static void requeue_on_nodes(scheduler *s)
-{
-    int64_t now = clock_mono_ms();
-    if (!s->nodes_changed || now - s->last_node_wake < NODE_WAKE_MS) return;
-    s->nodes_changed = false;
-    s->last_node_wake = now;
-    void *v;
-    for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) {
-        qentry *q = v;
-        if (!q->blocked && !q->in_flight) set_due(s, q, 0);
+    if (!node) { /* out of memory or bad text: retry rather than strand a pod */
+        cluster_event(s, SCHED_EV_NODE_UPDATED);
+        return;
     }
+    /* A new node, or one changed in what the filters read, may fit what did
+     * not fit before; a status heartbeat does not. Nodes often arrive in
+     * bursts: the parked pods come back once per loop turn, not per node. */
+    ncache *nc = strmap_get(s->nodes, ev->obj->name);
+    if (!nc)
+        cluster_event(s, SCHED_EV_NODE_ADDED);
+    else if (sched_node_update_unparks(nc->node, node))
+        cluster_event(s, SCHED_EV_NODE_UPDATED);
+    node_upsert(s, ev->obj->name, node);
 }
 
 static void on_quota(scheduler *s, const store_event *ev)
@@ -676,6 +769,7 @@ static void on_quota(scheduler *s, const store_event *ev)
      * (a charge on every bind) never unblock anything, and are compared
      * without parsing either version. */
     if (ev->type == STORE_EV_MODIFIED && ev->prev && !spec_changed(ev->prev, ev->obj)) return;
+    cluster_event(s, SCHED_EV_QUOTA_CHANGED);
     wake_blocked(s, ev->obj->ns, false);
 }
 
@@ -933,9 +1027,10 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     char ns[256], name[256];
     split_key(q->key, ns, sizeof ns, name, sizeof name);
     if (sched_pod_gated(pod)) {
-        q->blocked = true; /* a spec change (gate removed) requeues it */
+        q->blocked = true; /* a spec change (gate removed) requeues it: */
+        q->gated = true;   /* the timer is a safety net, as the flush of parked pods */
         quota_unblock(q);
-        set_due(s, q, clock_mono_ms() + BLOCKED_RETRY_MS);
+        set_due(s, q, clock_mono_ms() + SCHED_PARK_MAX_MS);
         report_unschedulable(s, q, pod, "SchedulingGated",
                              "Scheduling is blocked due to non-empty scheduling gates");
         return;
@@ -967,6 +1062,7 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     }
     if (rc == 1) {
         q->blocked = true;
+        q->gated = false;
         q->recheck = an && an->n;
         if (q->recheck) an->rechecks++;
         rl_free(q->demand); /* from its previous attempt, when the retry timer ran it */
@@ -980,6 +1076,7 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     /* Not (or no longer) waiting on quota: a pod the retry timer ran while
      * blocked is now waiting on nodes at most, and node events may wake it. */
     q->blocked = q->recheck = false;
+    q->gated = false;
     quota_unblock(q);
     if (rc < 0) {
         stat_attempt("error", -1);
@@ -998,7 +1095,10 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
     if (rc == 0) sched_pod_take_lists(sp, &req, &nonzero);
     if (rc != 0) {
         stat_attempt(rc == 1 ? "unschedulable" : "error", clock_mono_s() - t0);
-        set_due(s, q, clock_mono_ms() + sched_backoff_ms(++q->attempts));
+        if (rc == 1)
+            park(s, q);
+        else
+            set_due(s, q, clock_mono_ms() + sched_backoff_ms(++q->attempts));
         if (rc == 1) report_unschedulable(s, q, pod, SCHED_REASON_UNSCHEDULABLE, msg.p);
         goto out;
     }
@@ -1053,7 +1153,10 @@ static void finish_job(scheduler *s, const bind_job *j)
     /* Undo the assumption - unless the pod's event has already placed it
      * where someone else bound it (a client's pods/binding won the race). */
     placed *p = strmap_get(s->placed, j->key);
-    if (p && p->assumed && !strcmp(p->node, j->node)) unplace(s, j->key);
+    if (p && p->assumed && !strcmp(p->node, j->node)) {
+        unplace(s, j->key);
+        cluster_event(s, SCHED_EV_BIND_FAILED); /* its room is free again */
+    }
     if (!q) return;
     q->in_flight = false;
     if (j->result == API_FORBIDDEN) {
@@ -1061,6 +1164,7 @@ static void finish_job(scheduler *s, const bind_job *j)
          * quota is not known here (the PreFilter passed), so the pod is not
          * counted as pending on one until its next attempt says. */
         q->blocked = true;
+        q->gated = false;
         q->recheck = false;
         quota_unblock(q);
         set_due(s, q, clock_mono_ms() + BLOCKED_RETRY_MS);
@@ -1189,11 +1293,18 @@ static void *run(void *arg)
     while (!atomic_load(&s->stop)) {
         store_event ev;
         /* Wait for events only while no pod is due (e.g. after the initial sync,
-         * or until the next backoff ends). */
+         * or until the next backoff ends or the oldest parked pod is flushed).
+         * An idle scheduler wakes once a second, not 20 times. */
         pthread_mutex_lock(&s->mu);
-        int64_t wait = s->earliest - clock_mono_ms();
+        int64_t until = s->unpark ? 0 : s->earliest;
+        if (s->parked_head && s->parked_head->parked_at + SCHED_PARK_MAX_MS < until)
+            until = s->parked_head->parked_at + SCHED_PARK_MAX_MS;
         pthread_mutex_unlock(&s->mu);
-        wait = wait < 0 ? 0 : wait > WAIT_MS ? WAIT_MS : wait;
+        pthread_mutex_lock(&s->jobs_mu);
+        int64_t cap = s->jobs.n || s->binding || s->done.n ? WAIT_MS : IDLE_WAIT_MS;
+        pthread_mutex_unlock(&s->jobs_mu);
+        int64_t wait = until - clock_mono_ms();
+        wait = wait < 0 ? 0 : wait > cap ? cap : wait;
         int rc = w ? store_watch_next(w, &ev, (int)wait) : -1;
         pthread_mutex_lock(&s->mu);
         for (int i = 0; rc == 1 && i < 4096; i++) {
@@ -1211,9 +1322,11 @@ static void *run(void *arg)
             store_watch_close(w);
             w = store_watch_open(s->st, "", store_revision(s->st), &expired);
             initial_sync(s);
+            s->unpark = true; /* events were missed: a parked pod may fit now */
         }
         apply_done(s);
-        requeue_on_nodes(s);
+        unpark_all(s);
+        flush_parked(s);
         schedule_batch(s);
         pthread_mutex_unlock(&s->mu);
     }
@@ -1242,16 +1355,33 @@ static void pending_sum_free(pending_sum *p)
     free(p);
 }
 
+/* The queues of allot_scheduler_pending_pods (upstream's scheduler_pending_pods,
+ * with pods waiting on quota apart). */
+enum { PQ_ACTIVE, PQ_BACKOFF, PQ_UNSCHEDULABLE, PQ_GATED, PQ_QUOTA, PQ_N };
+static const char *const pq_names[PQ_N] = {"active", "backoff", "unschedulable", "gated", "quota"};
+
+/* Which queue a pod not being bound is in. */
+static int pending_queue(const qentry *q, int64_t now)
+{
+    if (q->parked) return PQ_UNSCHEDULABLE;
+    if (q->gated) return PQ_GATED;
+    if (q->blocked) return PQ_QUOTA;
+    return q->next_ms <= now ? PQ_ACTIVE : PQ_BACKOFF;
+}
+
 /* Sum the blocked entries per (namespace, quota) into sums (key -> owned
- * pending_sum). Holds mu, briefly: one pass over the queue and a list
- * addition per pod waiting on quota; the text is written after mu is
- * released. A quota whose sum cannot be made (out of memory) is left out. */
-static void sum_pending(scheduler *s, strmap *sums)
+ * pending_sum), and count the pods per queue into queues[PQ_N]. Holds mu,
+ * briefly: one pass over the queue and a list addition per pod waiting on
+ * quota; the text is written after mu is released. A quota whose sum cannot
+ * be made (out of memory) is left out. */
+static void sum_pending(scheduler *s, strmap *sums, double *queues)
 {
     pthread_mutex_lock(&s->mu);
+    int64_t now = clock_mono_ms();
     void *v;
     for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);) {
         qentry *q = v;
+        if (!q->in_flight) queues[pending_queue(q, now)]++;
         if (!q->blocked || !q->quota[0]) continue;
         char ns[256], name[256], k[512];
         split_key(q->key, ns, sizeof ns, name, sizeof name);
@@ -1276,8 +1406,9 @@ static void sum_pending(scheduler *s, strmap *sums)
 /* allot_pods_pending_on_quota and allot_pods_pending_demand: what waits on
  * each quota (deferred quota), the demand per resource the quota's hard
  * names, in base units (cpu in cores, memory in bytes: MilliValue()/1000 as
- * every quantity gauge). Both families are written (HELP and TYPE) even with
- * no scheduler or nothing waiting. */
+ * every quantity gauge); and allot_scheduler_pending_pods, the pods per
+ * queue. Every family is written (HELP and TYPE) even with no scheduler or
+ * nothing waiting. */
 static void render_pending(scheduler *s, dbuf *b)
 {
     static const metrics_family families[] = {
@@ -1285,11 +1416,19 @@ static void render_pending(scheduler *s, dbuf *b)
         {"allot_pods_pending_demand",
          "What the pods waiting for quota would add to it, by namespace, quota and resource "
          "(cpu in cores, memory in bytes)."},
+        {"allot_scheduler_pending_pods",
+         "Pods waiting to be scheduled, by queue: active (due), backoff, unschedulable (no node "
+         "fits: retried when a node or room comes), gated, quota (waiting for quota)."},
     };
     metrics_scrape sc;
     metrics_scrape_init(&sc, families, sizeof families / sizeof *families);
     strmap *sums = s ? strmap_new() : NULL;
-    if (sums) sum_pending(s, sums);
+    double queues[PQ_N] = {0};
+    if (sums) sum_pending(s, sums, queues);
+    for (int i = 0; s && i < PQ_N; i++) {
+        const char *labels[] = {"queue", pq_names[i], NULL};
+        metrics_sample(&sc, 2, labels, queues[i]);
+    }
     void *v;
     for (size_t it = 0; sums && strmap_next(sums, &it, NULL, &v);) {
         pending_sum *p = v;
@@ -1387,6 +1526,7 @@ void scheduler_stop(scheduler *s)
     if (!s) return;
     running = NULL;
     atomic_store(&s->stop, true);
+    store_watch_wake_all(s->st); /* the scheduling thread may wait IDLE_WAIT_MS */
     pthread_mutex_lock(&s->jobs_mu);
     pthread_cond_broadcast(&s->jobs_cv);
     pthread_mutex_unlock(&s->jobs_mu);

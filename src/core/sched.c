@@ -1127,3 +1127,80 @@ int64_t sched_backoff_ms(int attempts)
     }
     return d;
 }
+
+/* ---- unschedulable pods ---------------------------------------------------------------------- */
+
+bool sched_event_unparks(sched_event ev)
+{
+    switch (ev) {
+    case SCHED_EV_NODE_ADDED:
+    case SCHED_EV_NODE_UPDATED:
+    case SCHED_EV_POD_FREED:
+    case SCHED_EV_POD_RESIZED:
+    case SCHED_EV_BIND_FAILED:
+        return true;
+    case SCHED_EV_NODE_DELETED:
+    case SCHED_EV_POD_ASSIGNED:
+    case SCHED_EV_QUOTA_CHANGED:
+        return false;
+    }
+    return true; /* an unknown event: a retry costs less than a stranded pod */
+}
+
+/* A taint TaintToleration filters on (NoSchedule, NoExecute). */
+static bool taint_filters(const json_t *t)
+{
+    const char *effect = jtext(t, "effect");
+    return !strcmp(effect, "NoSchedule") || !strcmp(effect, "NoExecute");
+}
+
+static bool taints_contain(const json_t *taints, const json_t *t)
+{
+    size_t i;
+    const json_t *x;
+    json_array_foreach(taints, i, x)
+    {
+        /* equal key, value and effect: timeAdded does not change what fits */
+        if (!strcmp(jtext(x, "key"), jtext(t, "key")) &&
+            !strcmp(jtext(x, "value"), jtext(t, "value")) &&
+            !strcmp(jtext(x, "effect"), jtext(t, "effect")))
+            return true;
+    }
+    return false;
+}
+
+/* NULL and absent compare equal to an empty object. */
+static bool same_object(const json_t *a, const json_t *b)
+{
+    if (json_object_size(a) == 0 && json_object_size(b) == 0) return true;
+    return a && b && json_equal((json_t *)a, (json_t *)b);
+}
+
+bool sched_node_update_unparks(const json_t *old, const json_t *cur)
+{
+    if (!old) return true;
+    if (!cur) return false;
+    if (json_is_true(jget(old, "spec", "unschedulable")) &&
+        !json_is_true(jget(cur, "spec", "unschedulable")))
+        return true;
+    if (!same_object(jget(old, "status", "allocatable"), jget(cur, "status", "allocatable")))
+        return true;
+    if (!same_object(jget(old, "metadata", "labels"), jget(cur, "metadata", "labels"))) return true;
+    const json_t *was = jget(old, "spec", "taints"), *now = jget(cur, "spec", "taints"), *t;
+    size_t i;
+    json_array_foreach(was, i, t)
+    {
+        if (taint_filters(t) && !taints_contain(now, t)) return true;
+    }
+    return false;
+}
+
+int64_t sched_unpark_due(int64_t now, int64_t backoff_end)
+{
+    return backoff_end > now ? backoff_end : now;
+}
+
+bool sched_park_expired(int64_t parked_at, int64_t now)
+{
+    return now - parked_at >= SCHED_PARK_MAX_MS;
+}

@@ -201,4 +201,45 @@ void sched_queue_keys(const json_t *pod, int64_t *priority, int64_t *created_ns)
  * podMaxBackoffSeconds). In milliseconds. */
 int64_t sched_backoff_ms(int attempts);
 
+/* ---- the unschedulable pods (upstream's unschedulablePods) ----
+ * A pod no node fits is parked: it is not retried on a timer but when an
+ * event may let it fit (sched_event_unparks), no sooner than its backoff
+ * ends (sched_unpark_due), or when it has been parked SCHED_PARK_MAX_MS
+ * (podMaxInUnschedulablePodsDuration: a missed event cannot strand it). Its
+ * own spec changing retries it at once. Pods blocked on quota or errors are
+ * not parked: quota has its own wake-ups, errors their backoff. */
+#define SCHED_PARK_MAX_MS (5 * 60 * 1000)
+
+/* The cluster events the scheduler follows (upstream's ClusterEvents). */
+typedef enum {
+    SCHED_EV_NODE_ADDED,
+    SCHED_EV_NODE_UPDATED, /* see sched_node_update_unparks */
+    SCHED_EV_NODE_DELETED,
+    SCHED_EV_POD_ASSIGNED,  /* a pod counted on a node (bound, or assumed) */
+    SCHED_EV_POD_FREED,     /* an assigned pod deleted, finished or unbound */
+    SCHED_EV_POD_RESIZED,   /* an assigned pod's spec (so perhaps its requests) changed */
+    SCHED_EV_BIND_FAILED,   /* an assumed pod's bind failed: its room is free again */
+    SCHED_EV_QUOTA_CHANGED, /* a ResourceQuota's spec changed: wakes quota-blocked pods only */
+} sched_event;
+
+/* Whether the event may let a parked pod fit: room freed, or a node added or
+ * changed (for SCHED_EV_NODE_UPDATED only when sched_node_update_unparks says
+ * so). Events that only take room or nodes away never un-park. */
+bool sched_event_unparks(sched_event ev);
+
+/* Whether a node update from `old` to `cur` (v1 Nodes) may let a pod fit that
+ * did not: what the filters and the fit read changed in the permissive
+ * direction - status.allocatable or metadata.labels changed, a NoSchedule or
+ * NoExecute taint removed or changed, spec.unschedulable cleared. Status
+ * heartbeats and conditions never un-park. A NULL old is a new node (true). */
+bool sched_node_update_unparks(const json_t *old, const json_t *cur);
+
+/* When a pod parked with its backoff ending at `backoff_end` is due once an
+ * event un-parks it at `now`: not before its backoff ends, so that a burst of
+ * events does not retry every parked pod at once. */
+int64_t sched_unpark_due(int64_t now, int64_t backoff_end);
+
+/* Whether a pod parked at `parked_at` is flushed (retried once) at `now`. */
+bool sched_park_expired(int64_t parked_at, int64_t now);
+
 #endif

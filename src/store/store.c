@@ -631,13 +631,17 @@ static void fire_list(store_watch *w)
         watch_fire(w);
 }
 
-/* The watches of event e's resource that take it and wait for it. */
+/* The watches of event e's resource that take it: each is clean no more, and
+ * woken if it waits for it. A clean watch busy elsewhere (neither waiting nor
+ * armed) must lose `clean` too: else, should e fall out of the history before
+ * it reads on, watch_take would skip e as none of its business. */
 static void wake_for(store *s, store_watch *w, uint64_t q, const store_event *e)
 {
     for (; w; w = w->next) {
-        if ((!w->waiting && !w->armed) || q < w->next_seq || !watch_takes(w, e)) continue;
+        bool waits = w->waiting || w->armed;
+        if ((!waits && !w->clean) || q < w->next_seq || !watch_takes(w, e)) continue;
         w->clean = false;
-        watch_fire(w);
+        if (waits) watch_fire(w);
     }
 }
 

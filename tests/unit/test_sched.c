@@ -1,7 +1,7 @@
 /* test_sched.c - the scheduler core (core/sched.c): every filter with upstream's
  * exact reasons, toleration and node-affinity rules, least-allocated scoring,
  * the FitError text with its preemption suffix, the quota PreFilter message,
- * queue order and backoff.
+ * queue order and backoff, and which events un-park an unschedulable pod.
  *
  * Objects are written as JSON with single quotes (J() swaps them).
  */
@@ -870,6 +870,90 @@ static void test_pod_ours_gated(void **s)
     json_decref(p);
 }
 
+static void test_event_unparks(void **s)
+{
+    /* room or nodes that may fit: un-park */
+    assert_true(sched_event_unparks(SCHED_EV_NODE_ADDED));
+    assert_true(sched_event_unparks(SCHED_EV_NODE_UPDATED));
+    assert_true(sched_event_unparks(SCHED_EV_POD_FREED));
+    assert_true(sched_event_unparks(SCHED_EV_POD_RESIZED));
+    assert_true(sched_event_unparks(SCHED_EV_BIND_FAILED));
+    /* room or nodes taken away, or quota (its own wake-ups): stay parked */
+    assert_false(sched_event_unparks(SCHED_EV_NODE_DELETED));
+    assert_false(sched_event_unparks(SCHED_EV_POD_ASSIGNED));
+    assert_false(sched_event_unparks(SCHED_EV_QUOTA_CHANGED));
+    assert_true(sched_event_unparks((sched_event)99)); /* unknown: retry rather than strand */
+}
+
+/* Whether the node update from a to b un-parks; a and b are J() texts. */
+static bool node_unparks(const char *a, const char *b)
+{
+    json_t *x = a ? J(a) : NULL, *y = J(b);
+    bool r = sched_node_update_unparks(x, y);
+    json_decref(x);
+    json_decref(y);
+    return r;
+}
+
+static void test_node_update_unparks(void **s)
+{
+#define BASE "'metadata':{'name':'n','labels':{'zone':'a'}},'status':{'allocatable':{'cpu':'2'}"
+    const char *plain = "{" BASE ",'conditions':[{'type':'Ready','status':'False'}]}}";
+    /* a new node */
+    assert_true(node_unparks(NULL, plain));
+    /* heartbeat and condition changes: no */
+    assert_false(node_unparks(plain, plain));
+    assert_false(node_unparks(plain, "{" BASE ",'conditions':[{'type':'Ready','status':'True',"
+                                     "'lastHeartbeatTime':'2024-01-01T00:00:00Z'}]}}"));
+    assert_false(node_unparks(plain, "{" BASE "},'spec':{'taints':[]}}"));
+    /* allocatable changed */
+    assert_true(node_unparks(plain, "{'metadata':{'name':'n','labels':{'zone':'a'}},"
+                                    "'status':{'allocatable':{'cpu':'4'}}}"));
+    assert_true(node_unparks(plain, "{'metadata':{'name':'n','labels':{'zone':'a'}},"
+                                    "'status':{'allocatable':{'cpu':'2','pods':'10'}}}"));
+    /* labels changed, added or removed */
+    assert_true(node_unparks(plain, "{'metadata':{'name':'n','labels':{'zone':'b'}},"
+                                    "'status':{'allocatable':{'cpu':'2'}}}"));
+    assert_true(
+        node_unparks(plain, "{'metadata':{'name':'n'},'status':{'allocatable':{'cpu':'2'}}}"));
+    assert_false(
+        node_unparks("{'metadata':{'name':'n'}}", "{'metadata':{'name':'n','labels':{}}}"));
+    /* cordon: no; uncordon: yes */
+    const char *cordoned = "{" BASE "},'spec':{'unschedulable':true}}";
+    assert_false(node_unparks(plain, cordoned));
+    assert_true(node_unparks(cordoned, plain));
+    assert_true(node_unparks(cordoned, "{" BASE "},'spec':{'unschedulable':false}}"));
+    /* taints: added no; a filtering one removed or changed yes; PreferNoSchedule no */
+    const char *tainted = "{" BASE "},'spec':{'taints':[{'key':'k','value':'v','effect':"
+                          "'NoSchedule'},{'key':'p','effect':'PreferNoSchedule'}]}}";
+    assert_false(node_unparks(plain, tainted));
+    assert_true(node_unparks(tainted, plain));
+    assert_true(node_unparks(tainted, "{" BASE "},'spec':{'taints':[{'key':'k','value':'w',"
+                                      "'effect':'NoSchedule'}]}}"));
+    assert_true(node_unparks(tainted, "{" BASE "},'spec':{'taints':[{'key':'k','value':'v',"
+                                      "'effect':'NoExecute'}]}}"));
+    assert_false(node_unparks(tainted, "{" BASE "},'spec':{'taints':[{'key':'k','value':'v',"
+                                       "'effect':'NoSchedule','timeAdded':'2024-01-01T00:00:00Z'"
+                                       "}]}}"));
+    assert_false(node_unparks(tainted, "{" BASE "},'spec':{'taints':[{'key':'k','value':'v',"
+                                       "'effect':'NoSchedule'}]}}"));
+#undef BASE
+}
+
+static void test_unpark_timing(void **s)
+{
+    /* un-parked: due at once when its backoff is over, else when it ends */
+    assert_int_equal(sched_unpark_due(5000, 0), 5000);
+    assert_int_equal(sched_unpark_due(5000, 5000), 5000);
+    assert_int_equal(sched_unpark_due(5000, 9000), 9000);
+    /* the flush: after SCHED_PARK_MAX_MS (5 minutes), not before */
+    assert_int_equal(SCHED_PARK_MAX_MS, 300000);
+    assert_false(sched_park_expired(1000, 1000));
+    assert_false(sched_park_expired(1000, 1000 + SCHED_PARK_MAX_MS - 1));
+    assert_true(sched_park_expired(1000, 1000 + SCHED_PARK_MAX_MS));
+    assert_true(sched_park_expired(1000, 1000 + 10 * SCHED_PARK_MAX_MS));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -896,6 +980,9 @@ int main(void)
         cmocka_unit_test(test_queue_order),
         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_pod_ours_gated),
+        cmocka_unit_test(test_event_unparks),
+        cmocka_unit_test(test_node_update_unparks),
+        cmocka_unit_test(test_unpark_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
