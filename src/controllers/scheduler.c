@@ -1,19 +1,26 @@
 /* scheduler.c - allot's built-in scheduler (schedulerName "default-scheduler").
  *
- * One scheduling thread and a pool of bind workers, as upstream's
- * assume-then-bind: the scheduling thread picks a node, records the pod as
- * assumed in its caches (node usage, and the namespace's deferred quota usage)
- * and queues the binding; a worker performs reg_bind, whose transaction
- * re-checks quota against the stored usage and charges it atomically. A
- * failed bind undoes the assumption and requeues the pod.
+ * One thread, as upstream's assume-then-bind: the scheduling thread picks a
+ * node, records the pod as assumed in its caches (node usage, and the
+ * namespace's deferred quota usage) and performs the bind, reg_bind, whose
+ * transaction re-checks quota against the stored usage and charges it
+ * atomically. A failed bind undoes the assumption and requeues the pod.
+ *
+ * A bind holds no thread while its write goes to disk, as a request in the
+ * HTTP layer: its commit does not wait (store_defer_durability), and the
+ * store's writer hands the job back (store_when_durable: on_bind_durable) on
+ * a list under jobs_mu once the batch is durable or refused; the scheduling
+ * thread applies it (finish_job) between pods. Until then the pod stays
+ * assumed. The 32 bind workers this replaced cost 4 context switches per bind
+ * (a wake for the job, a sleep and a wake for durability, the hand-back).
+ * The scheduling thread sleeps on its own condition variable, which both its
+ * store watch (a notify watch) and the durability callback signal.
  *
  * Only the scheduling thread touches the caches and the queue (under mu, which
- * /metrics also takes). Workers never take mu: they hand each finished job
- * back on a list under jobs_mu, and the scheduling thread applies it between
- * pods. 32 workers finishing binds would otherwise fight the scheduling
- * thread for mu on every bind. The Scheduled event goes to an event_recorder,
- * which writes events in batches: a transaction (and an fsync wait) per event
- * would cost as much as the bind itself.
+ * /metrics also takes). The store's writer never takes mu. The Scheduled
+ * event goes to an event_recorder, which writes events in batches: a
+ * transaction (and an fsync wait) per event would cost as much as the bind
+ * itself.
  *
  * The queue is event-driven: pods enter it when created or changed, and pods
  * blocked on quota are retried when usage in their namespace drops (a pod
@@ -53,11 +60,8 @@
 #include <string.h>
 #include <time.h>
 
-#define BIND_WORKERS 32
-/* Longest wait for store events while binds are in flight (their results do
- * not wake the scheduling thread), and otherwise (events, stop and the next
- * due time end the wait sooner). */
-#define WAIT_MS 50
+/* Longest wait of the scheduling thread: events, bind results, stop and the
+ * next due time end it sooner. */
 #define IDLE_WAIT_MS 1000
 #define BATCH 2048
 #define BLOCKED_RETRY_MS 30000 /* safety net; retries are event-driven */
@@ -117,40 +121,37 @@ typedef struct assumed_ns {
 } assumed_ns;
 
 typedef struct bind_job {
+    struct scheduler *s;
     char *key, *ns, *name, *node;
     double t0;
-    api_errcode result; /* set by the worker: API_OK bound, else why not */
+    json_t *pod;           /* the bound pod (for its Scheduled event), or NULL */
+    api_errcode result;    /* API_OK bound (once durable), else why not */
+    struct bind_job *next; /* on scheduler.done */
 } bind_job;
-
-/* Jobs in order (FIFO ring): the queue hands pods out best first, so they
- * should bind in that order too. */
-typedef struct jobq {
-    bind_job *v;
-    size_t head, n, cap;
-} jobq;
 
 struct scheduler {
     store *st;
-    pthread_t thread, workers[BIND_WORKERS];
+    pthread_t thread;
     atomic_bool stop;
-    pthread_mutex_t jobs_mu; /* jobs and done only: never waits on mu */
-    pthread_cond_t jobs_cv;
-    jobq jobs;              /* assumed, waiting for a worker */
-    size_t binding;         /* jobs taken by workers, not yet on done */
-    jobq done;              /* bound or failed, for the scheduling thread */
-    event_recorder *events; /* Scheduled events (see the header comment) */
-    pthread_mutex_t mu;     /* everything below */
-    strmap *queue;          /* pod key -> qentry */
-    strmap *nodes;          /* node name -> ncache */
-    sched_node *nvec;       /* the nodes as sched_pick takes them, kept in step with */
-    size_t nvec_len;        /* `nodes` (node_sync); rebuilt only when a node comes */
-    bool nvec_stale;        /* or goes */
-    strmap *placed;         /* pod key -> placed */
-    strmap *assumed;        /* namespace -> assumed_ns */
-    int64_t earliest;       /* no queued pod is due before this (mono ms) */
-    size_t next_start;      /* where the next node search begins */
-    qentry *parked_head;    /* the parked pods, in the order they were parked (so */
-    qentry *parked_tail;    /* the oldest is first: the flush looks at the head) */
+    pthread_mutex_t jobs_mu; /* the fields up to mu only: never waits on mu */
+    pthread_cond_t cv;       /* the scheduling thread's wait (CLOCK_MONOTONIC) */
+    bool kick;               /* the watch has events (its notify came) */
+    size_t binding;          /* binds committed, waiting for durability */
+    bind_job *done_head;     /* bound or failed, for the scheduling thread, */
+    bind_job *done_tail;     /* in the order they finished */
+    event_recorder *events;  /* Scheduled events (see the header comment) */
+    pthread_mutex_t mu;      /* everything below */
+    strmap *queue;           /* pod key -> qentry */
+    strmap *nodes;           /* node name -> ncache */
+    sched_node *nvec;        /* the nodes as sched_pick takes them, kept in step with */
+    size_t nvec_len;         /* `nodes` (node_sync); rebuilt only when a node comes */
+    bool nvec_stale;         /* or goes */
+    strmap *placed;          /* pod key -> placed */
+    strmap *assumed;         /* namespace -> assumed_ns */
+    int64_t earliest;        /* no queued pod is due before this (mono ms) */
+    size_t next_start;       /* where the next node search begins */
+    qentry *parked_head;     /* the parked pods, in the order they were parked (so */
+    qentry *parked_tail;     /* the oldest is first: the flush looks at the head) */
     size_t nparked;
     bool unpark; /* an event that un-parks came: un-park at the end of the loop turn */
 };
@@ -896,58 +897,58 @@ static const sched_node *node_array(scheduler *s, size_t *n)
 
 static void job_free(bind_job *j)
 {
+    if (!j) return;
     free(j->key);
     free(j->ns);
     free(j->name);
     free(j->node);
+    json_decref(j->pod);
+    free(j);
 }
 
-/* ---- the job ring (callers hold jobs_mu) ---- */
+/* ---- bind results coming back (callers hold jobs_mu) ---- */
 
-/* Room for `want` jobs. 0, or -1 (out of memory) with q unchanged. */
-static int jobq_reserve(jobq *q, size_t want)
+static void done_push(scheduler *s, bind_job *j)
 {
-    if (want <= q->cap) return 0;
-    size_t nc = q->cap ? q->cap : 64;
-    while (nc < want)
-        nc *= 2;
-    bind_job *nv = malloc(nc * sizeof *nv);
-    if (!nv) return -1;
-    for (size_t i = 0; i < q->n; i++) /* unwrap into the new array */
-        nv[i] = q->v[(q->head + i) % q->cap];
-    free(q->v);
-    q->v = nv;
-    q->cap = nc;
-    q->head = 0;
-    return 0;
+    j->next = NULL;
+    if (s->done_tail)
+        s->done_tail->next = j;
+    else
+        s->done_head = j;
+    s->done_tail = j;
 }
 
-static int jobq_push(jobq *q, bind_job job)
+static bind_job *done_pop(scheduler *s)
 {
-    if (jobq_reserve(q, q->n + 1) != 0) return -1;
-    q->v[(q->head + q->n++) % q->cap] = job;
-    return 0;
-}
-
-static bind_job jobq_pop(jobq *q)
-{
-    bind_job j = q->v[q->head];
-    q->head = (q->head + 1) % q->cap;
-    q->n--;
+    bind_job *j = s->done_head;
+    if (j && !(s->done_head = j->next)) s->done_tail = NULL;
     return j;
 }
 
-/* Queue a bind. Room for its result on `done` is reserved now, so a worker
- * can always hand the result back: a lost result would leave the pod assumed
- * (and its quota usage counted) forever. */
-static bool push_job(scheduler *s, bind_job job)
+/* store_when_durable's callback, on the store's writer thread: the job goes
+ * back to the scheduling thread, which is woken. Calls nothing of the store
+ * and never waits on mu. */
+static void on_bind_durable(void *arg, bool ok)
 {
+    bind_job *j = arg;
+    scheduler *s = j->s;
+    if (!ok) j->result = API_INTERNAL; /* its batch was refused: nothing of it was published */
     pthread_mutex_lock(&s->jobs_mu);
-    size_t results = s->jobs.n + 1 + s->binding + s->done.n;
-    bool ok = jobq_reserve(&s->done, results) == 0 && jobq_push(&s->jobs, job) == 0;
-    if (ok) pthread_cond_signal(&s->jobs_cv);
+    s->binding--;
+    done_push(s, j);
+    pthread_cond_signal(&s->cv);
     pthread_mutex_unlock(&s->jobs_mu);
-    return ok;
+}
+
+/* The scheduling thread's watch has events to poll (the store's writer
+ * thread, under the store's lock). */
+static void on_watch_notify(void *arg)
+{
+    scheduler *s = arg;
+    pthread_mutex_lock(&s->jobs_mu);
+    s->kick = true;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->jobs_mu);
 }
 
 /* ---- assumed quota usage (holds mu) ---- */
@@ -1019,6 +1020,8 @@ static void assumed_release(scheduler *s, const char *ns, const char *key)
     strmap_del(s->assumed, ns);
     assumed_ns_free(a);
 }
+
+static void start_bind(scheduler *s, bind_job *j);
 
 /* Schedule the stored pod `o` (parsed: pod). */
 static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *pod)
@@ -1107,16 +1110,21 @@ static void schedule_one(scheduler *s, qentry *q, const store_obj *o, json_t *po
         json_string_value(json_object_get(json_object_get(nodes[chosen].node, "metadata"), "name"));
     place_lists(s, q->key, node, req, nonzero, spec_hash(o), true);
     q->in_flight = true;
-    bind_job job = {strdup(q->key), strdup(ns), strdup(name), strdup(node), t0, API_OK};
-    if ((deferred && assume_usage(s, ns, q->key, deferred) != 0) || !job.key || !job.ns ||
-        !job.name || !job.node || !push_job(s, job)) {
+    bind_job *job = calloc(1, sizeof *job);
+    if (job)
+        *job = (bind_job){s,  strdup(q->key), strdup(ns), strdup(name), strdup(node),
+                          t0, NULL,           API_OK,     NULL};
+    if ((deferred && assume_usage(s, ns, q->key, deferred) != 0) || !job || !job->key || !job->ns ||
+        !job->name || !job->node) {
         /* out of memory: undo the assumption, retry later */
         assumed_release(s, ns, q->key);
         unplace(s, q->key);
         q->in_flight = false;
         set_due(s, q, clock_mono_ms() + sched_backoff_ms(++q->attempts));
-        job_free(&job);
+        job_free(job);
+        goto out;
     }
+    start_bind(s, job); /* q may be gone after this (its bind was refused at once) */
 out:
     sched_pod_free(sp);
     rl_free(deferred);
@@ -1173,18 +1181,74 @@ static void finish_job(scheduler *s, const bind_job *j)
     }
 }
 
-/* Apply the results the workers handed back. One at a time, so that a worker
- * finishing a bind never waits for more than one result to be applied. */
+/* The stats and the Scheduled event of a finished bind: only a durable one
+ * counts as scheduled. */
+static void bind_tell(scheduler *s, const bind_job *j)
+{
+    if (j->result == API_OK) {
+        stat_attempt("scheduled", clock_mono_s() - j->t0);
+        char msg[1024];
+        snprintf(msg, sizeof msg, "Successfully assigned %s/%s to %s", j->ns, j->name, j->node);
+        event_recorder_emit(s->events, event_new(j->pod, "Normal", "Scheduled", msg, COMPONENT));
+    } else if (j->result == API_FORBIDDEN) {
+        pthread_mutex_lock(&stats_mu);
+        scheduler_stats.bind_rejected++;
+        pthread_mutex_unlock(&stats_mu);
+    }
+}
+
+/* A bind's result, once it is known: refused at once, or its write durable
+ * (or refused by the store). Frees j. */
+static void bind_finished(scheduler *s, bind_job *j)
+{
+    bind_tell(s, j);
+    finish_job(s, j);
+    job_free(j);
+}
+
+/* Bind j's pod (holds mu, released around the transaction as for a condition
+ * write). The commit does not wait for the disk: the store's writer hands
+ * the job back once it is durable (on_bind_durable) and apply_done finishes
+ * it; a bind refused at once (conflict, quota, pod gone) finishes now. */
+static void start_bind(scheduler *s, bind_job *j)
+{
+    api_err e;
+    api_err_init(&e);
+    pthread_mutex_unlock(&s->mu);
+    store_defer_durability(true);
+    bool ok = reg_bind(s->st, j->ns, j->name, j->node, false, &j->pod, &e) == 0;
+    int64_t rev = store_deferred_rev();
+    store_defer_durability(false);
+    j->result = ok ? API_OK : e.code ? e.code : API_INTERNAL;
+    api_err_clear(&e);
+    int r = 0;
+    if (ok && rev > 0) {
+        /* counted before the callback can come */
+        pthread_mutex_lock(&s->jobs_mu);
+        s->binding++;
+        pthread_mutex_unlock(&s->jobs_mu);
+        r = store_when_durable(s->st, rev, on_bind_durable, j);
+        if (r != 1) {
+            pthread_mutex_lock(&s->jobs_mu);
+            s->binding--;
+            pthread_mutex_unlock(&s->jobs_mu);
+        }
+        if (r == 2 || (r < 0 && store_wait_durable(s->st, rev) != 0)) /* (r < 0: out of memory) */
+            j->result = API_INTERNAL;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (r != 1) bind_finished(s, j);
+}
+
+/* Apply the results the store's writer handed back, in the order they came. */
 static void apply_done(scheduler *s)
 {
     for (;;) {
         pthread_mutex_lock(&s->jobs_mu);
-        bool any = s->done.n > 0;
-        bind_job j = any ? jobq_pop(&s->done) : (bind_job){0};
+        bind_job *j = done_pop(s);
         pthread_mutex_unlock(&s->jobs_mu);
-        if (!any) return;
-        finish_job(s, &j);
-        job_free(&j);
+        if (!j) return;
+        bind_finished(s, j);
     }
 }
 
@@ -1236,99 +1300,71 @@ static void schedule_batch(scheduler *s)
     free(c);
 }
 
-/* ---- bind workers ---- */
+/* ---- main loop ---- */
 
-static void *bind_worker(void *arg)
+/* The events the scheduler reads (handle_event): the others never wake it. */
+static bool watch_filter(void *arg, const store_event *ev)
 {
-    scheduler *s = arg;
-    pthread_setname_np(pthread_self(), "bind-worker");
-    for (;;) {
-        pthread_mutex_lock(&s->jobs_mu);
-        while (!s->jobs.n && !atomic_load(&s->stop))
-            pthread_cond_wait(&s->jobs_cv, &s->jobs_mu);
-        if (atomic_load(&s->stop)) { /* binds not begun are dropped: the pods stay
-                                      * pending and are scheduled at the next start */
-            pthread_mutex_unlock(&s->jobs_mu);
-            return NULL;
-        }
-        bind_job j = jobq_pop(&s->jobs);
-        s->binding++;
-        pthread_mutex_unlock(&s->jobs_mu);
-        api_err e;
-        api_err_init(&e);
-        json_t *pod = NULL;
-        bool ok = reg_bind(s->st, j.ns, j.name, j.node, false, &pod, &e) == 0;
-        j.result = ok ? API_OK : e.code ? e.code : API_INTERNAL;
-        if (ok) {
-            stat_attempt("scheduled", clock_mono_s() - j.t0);
-            char msg[1024];
-            snprintf(msg, sizeof msg, "Successfully assigned %s/%s to %s", j.ns, j.name, j.node);
-            event_recorder_emit(s->events, event_new(pod, "Normal", "Scheduled", msg, COMPONENT));
-        }
-        json_decref(pod);
-        api_err_clear(&e);
-        if (j.result == API_FORBIDDEN) {
-            pthread_mutex_lock(&stats_mu);
-            scheduler_stats.bind_rejected++;
-            pthread_mutex_unlock(&stats_mu);
-        }
-        pthread_mutex_lock(&s->jobs_mu);
-        s->binding--;
-        jobq_push(&s->done, j); /* cannot fail: push_job reserved the room */
-        pthread_mutex_unlock(&s->jobs_mu);
-    }
+    (void)arg;
+    const char *k = ev->obj->key;
+    return !strncmp(k, "pods/", 5) || !strncmp(k, "nodes/", 6) ||
+           !strncmp(k, "resourcequotas/", 15);
 }
 
-/* ---- main loop ---- */
+static store_watch *open_watch(scheduler *s)
+{
+    bool expired = false;
+    return store_watch_open_notify(s->st, "", store_revision(s->st), watch_filter, NULL,
+                                   on_watch_notify, s, &expired);
+}
 
 static void *run(void *arg)
 {
     scheduler *s = arg;
     pthread_setname_np(pthread_self(), "scheduler");
-    bool expired = false;
-    store_watch *w = store_watch_open(s->st, "", store_revision(s->st), &expired);
+    store_watch *w = open_watch(s);
     pthread_mutex_lock(&s->mu);
     initial_sync(s);
     pthread_mutex_unlock(&s->mu);
     while (!atomic_load(&s->stop)) {
+        /* Events first: a poll that finds none arms the watch, whose notify
+         * then ends the wait below. */
         store_event ev;
-        /* Wait for events only while no pod is due (e.g. after the initial sync,
-         * or until the next backoff ends or the oldest parked pod is flushed).
-         * An idle scheduler wakes once a second, not 20 times. */
+        int rc = -1, n = 0;
         pthread_mutex_lock(&s->mu);
-        int64_t until = s->unpark ? 0 : s->earliest;
-        if (s->parked_head && s->parked_head->parked_at + SCHED_PARK_MAX_MS < until)
-            until = s->parked_head->parked_at + SCHED_PARK_MAX_MS;
-        pthread_mutex_unlock(&s->mu);
-        pthread_mutex_lock(&s->jobs_mu);
-        int64_t cap = s->jobs.n || s->binding || s->done.n ? WAIT_MS : IDLE_WAIT_MS;
-        pthread_mutex_unlock(&s->jobs_mu);
-        int64_t wait = until - clock_mono_ms();
-        wait = wait < 0 ? 0 : wait > cap ? cap : wait;
-        int rc = w ? store_watch_next(w, &ev, (int)wait) : -1;
-        pthread_mutex_lock(&s->mu);
-        for (int i = 0; rc == 1 && i < 4096; i++) {
+        while (w && n < 4096 && (rc = store_watch_poll(w, &ev)) == 1) {
             handle_event(s, &ev);
             store_obj_unref(ev.obj);
             store_obj_unref(ev.prev);
-            rc = store_watch_next(w, &ev, 0);
+            n++;
         }
-        if (rc == 1) {
-            handle_event(s, &ev);
-            store_obj_unref(ev.obj);
-            store_obj_unref(ev.prev);
-        }
+        bool more = rc == 1; /* not armed: poll again before waiting */
         if (rc < 0 && !atomic_load(&s->stop)) {
             store_watch_close(w);
-            w = store_watch_open(s->st, "", store_revision(s->st), &expired);
+            w = open_watch(s);
             initial_sync(s);
             s->unpark = true; /* events were missed: a parked pod may fit now */
+            more = w != NULL;
         }
         apply_done(s);
         unpark_all(s);
         flush_parked(s);
         schedule_batch(s);
+        /* Wait while no pod is due (e.g. after the initial sync, or until the
+         * next backoff ends or the oldest parked pod is flushed), for events,
+         * bind results or stop. An idle scheduler wakes once a second. */
+        int64_t until = more || s->unpark ? 0 : s->earliest;
+        if (s->parked_head && s->parked_head->parked_at + SCHED_PARK_MAX_MS < until)
+            until = s->parked_head->parked_at + SCHED_PARK_MAX_MS;
         pthread_mutex_unlock(&s->mu);
+        int64_t wait = until - clock_mono_ms();
+        wait = wait < 0 ? 0 : wait > IDLE_WAIT_MS ? IDLE_WAIT_MS : wait;
+        struct timespec deadline = clock_deadline(CLOCK_MONOTONIC, wait);
+        pthread_mutex_lock(&s->jobs_mu);
+        while (wait > 0 && !s->kick && !s->done_head && !atomic_load(&s->stop))
+            if (pthread_cond_timedwait(&s->cv, &s->jobs_mu, &deadline) != 0) break;
+        s->kick = false;
+        pthread_mutex_unlock(&s->jobs_mu);
     }
     store_watch_close(w);
     return NULL;
@@ -1491,7 +1527,11 @@ scheduler *scheduler_start(store *st, char *err, size_t errlen)
     s->st = st;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->jobs_mu, NULL);
-    pthread_cond_init(&s->jobs_cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
     s->queue = strmap_new();
     s->nodes = strmap_new();
     s->placed = strmap_new();
@@ -1499,8 +1539,6 @@ scheduler *scheduler_start(store *st, char *err, size_t errlen)
     if (!s->queue || !s->nodes || !s->placed || !s->assumed) goto oom;
     s->events = event_recorder_start(st);
     if (!s->events) goto oom;
-    for (int i = 0; i < BIND_WORKERS; i++)
-        pthread_create(&s->workers[i], NULL, bind_worker, s);
     if (pthread_create(&s->thread, NULL, run, s) != 0) {
         snprintf(err, errlen, "cannot start scheduler");
         scheduler_stop(s);
@@ -1526,14 +1564,22 @@ void scheduler_stop(scheduler *s)
     if (!s) return;
     running = NULL;
     atomic_store(&s->stop, true);
-    store_watch_wake_all(s->st); /* the scheduling thread may wait IDLE_WAIT_MS */
-    pthread_mutex_lock(&s->jobs_mu);
-    pthread_cond_broadcast(&s->jobs_cv);
+    pthread_mutex_lock(&s->jobs_mu); /* the scheduling thread may wait IDLE_WAIT_MS */
+    pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->jobs_mu);
     pthread_join(s->thread, NULL);
-    for (int i = 0; i < BIND_WORKERS; i++)
-        pthread_join(s->workers[i], NULL);
-    event_recorder_stop(s->events); /* after the workers: writes what they emitted */
+    /* Binds committed: their callbacks hold s until they come (the store
+     * makes every write durable, or fails it, before it closes). Those bound
+     * still get their Scheduled event; the caches are about to go. */
+    pthread_mutex_lock(&s->jobs_mu);
+    while (s->binding)
+        pthread_cond_wait(&s->cv, &s->jobs_mu);
+    pthread_mutex_unlock(&s->jobs_mu);
+    for (bind_job *j; (j = done_pop(s));) {
+        bind_tell(s, j);
+        job_free(j);
+    }
+    event_recorder_stop(s->events); /* after the binds: writes what they emitted */
     void *v;
     for (size_t it = 0; strmap_next(s->queue, &it, NULL, &v);)
         qentry_free(v);
@@ -1548,13 +1594,7 @@ void scheduler_stop(scheduler *s)
     strmap_free(s->placed);
     strmap_free(s->assumed);
     free(s->nvec);
-    jobq *rings[] = {&s->jobs, &s->done};
-    for (size_t r = 0; r < 2; r++) {
-        while (rings[r]->n) {
-            bind_job j = jobq_pop(rings[r]);
-            job_free(&j);
-        }
-        free(rings[r]->v);
-    }
+    pthread_mutex_destroy(&s->jobs_mu);
+    pthread_cond_destroy(&s->cv);
     free(s);
 }

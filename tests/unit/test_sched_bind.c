@@ -1,7 +1,8 @@
 /* test_sched_bind.c - the scheduler's bind path on a memory store: stored-JSON
  * member scanning (sched_json_member), Events written inside a transaction
  * and by the asynchronous recorder (registry/events.c), and the scheduler
- * binding pods against deferred quota (controllers/scheduler.c).
+ * binding pods against deferred quota (controllers/scheduler.c), also when
+ * the store refuses a bind's batch.
  *
  * Waits are event-driven: a store watch wakes the test on every write, with
  * an overall deadline; no fixed sleeps. */
@@ -376,6 +377,101 @@ static void test_scheduler_follows_resize(void **state)
     store_close(st);
 }
 
+/* ---- a bind whose batch the store refuses ---- */
+
+/* The memory backend, refusing the first batch that binds pods/f/p0. */
+typedef struct refusing_be {
+    store_backend inner;
+    int refused;
+} refusing_be;
+
+static int refusing_load(void *impl, void *ctx,
+                         void (*on_object)(void *, const char *, int64_t, const char *, size_t),
+                         void (*on_event)(void *, const store_op *), int64_t *rev, char *err,
+                         size_t errlen)
+{
+    refusing_be *r = impl;
+    return r->inner.load(r->inner.impl, ctx, on_object, on_event, rev, err, errlen);
+}
+
+static int refusing_write(void *impl, const store_op *ops, size_t n, int64_t rev, char *err,
+                          size_t errlen)
+{
+    refusing_be *r = impl;
+    for (size_t i = 0; i < n && !r->refused; i++)
+        if (!strcmp(ops[i].key, "pods/f/p0") && ops[i].json &&
+            strstr(ops[i].json, "\"nodeName\"")) {
+            r->refused++;
+            snprintf(err, errlen, "refused by the test");
+            return -1;
+        }
+    return r->inner.write_batch(r->inner.impl, ops, n, rev, err, errlen);
+}
+
+static void refusing_compact(void *impl, int64_t rv)
+{
+    refusing_be *r = impl;
+    if (r->inner.compact) r->inner.compact(r->inner.impl, rv);
+}
+
+static void refusing_close(void *impl)
+{
+    refusing_be *r = impl;
+    if (r->inner.close) r->inner.close(r->inner.impl);
+}
+
+static bool refused_case_settled(store *st, void *arg)
+{
+    return count_bound(st, "f", 2) == 2 &&
+           events_about(st, "f", "Scheduled", "p0", NULL, NULL) == 1 &&
+           events_about(st, "f", "Scheduled", "p1", NULL, NULL) == 1;
+}
+
+/* The bind of p0 commits but its batch is refused: it is not reported
+ * scheduled, its assumed quota usage is forgotten (the quota has room for
+ * exactly both pods, so a leak would block it), and it is bound on retry. */
+static void test_scheduler_bind_refused_by_store(void **state)
+{
+    refusing_be r = {0};
+    store_memory_backend(&r.inner);
+    store_backend be = {&r, refusing_load, refusing_write, refusing_compact, refusing_close};
+    char err[256];
+    store *st = store_open(&be, reg_indexer, NULL, err, sizeof err);
+    assert_non_null(st);
+    /* as in allotd: its reset forgets the charges of the refused batch */
+    assert_int_equal(quota_ledger_start(st, QUOTA_LEDGER_FLUSH_MS), 0);
+    create_core(st, "nodes", "",
+                "{'metadata':{'name':'n1'},'status':{'allocatable':{'cpu':'8','memory':'64Gi',"
+                "'pods':'110'}}}");
+    create_core(st, "namespaces", "", "{'metadata':{'name':'f'}}");
+    create_core(st, "resourcequotas", "f",
+                "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'1'}}}");
+    for (int i = 0; i < 2; i++) {
+        char pod[256];
+        snprintf(pod, sizeof pod,
+                 "{'metadata':{'name':'p%d'},'spec':{'containers':[{'name':'c','image':'x',"
+                 "'resources':{'requests':{'cpu':'500m'}}}]}}",
+                 i);
+        create_core(st, "pods", "f", pod);
+    }
+    unsigned long long scheduled = scheduler_stats.scheduled;
+    scheduler *s = scheduler_start(st, err, sizeof err);
+    assert_non_null(s);
+    wait_until(st, refused_case_settled, NULL, "p0 and p1 bound, once each");
+    scheduler_stop(s);
+    quota_ledger_stop();
+    assert_int_equal(r.refused, 1);
+    assert_int_equal(scheduler_stats.scheduled - scheduled, 2);
+    assert_int_equal(events_about(st, "f", "Scheduled", "p0", NULL, NULL), 1);
+    assert_int_equal(quota_ledger_sync(st), 0);
+    json_t *q = get(st, "resourcequotas/f/q");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(q, "status"), "used"), "requests.cpu")),
+                        "1");
+    json_decref(q);
+    store_close(st);
+}
+
 int main(void)
 {
     char err[256];
@@ -389,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_recorder_writes_everything_by_stop),
         cmocka_unit_test(test_scheduler_binds_within_quota),
         cmocka_unit_test(test_scheduler_follows_resize),
+        cmocka_unit_test(test_scheduler_bind_refused_by_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
