@@ -275,25 +275,34 @@ static bool quota_case_settled(store *st, void *arg)
            events_about(st, "a", "FailedScheduling", "p4", P4_MESSAGE, NULL) == 1;
 }
 
+/* Node n1 (8 cpu), namespace ns with quota q of `cpu` requests.cpu, and
+ * pods p0..p<n-1> of 500m each, none bound. */
+static void seed_quota_ns(store *st, const char *ns, const char *cpu, int n)
+{
+    char obj[256];
+    create_core(st, "nodes", "",
+                "{'metadata':{'name':'n1'},'status':{'allocatable':{'cpu':'8','memory':'64Gi',"
+                "'pods':'110'}}}");
+    snprintf(obj, sizeof obj, "{'metadata':{'name':'%s'}}", ns);
+    create_core(st, "namespaces", "", obj);
+    snprintf(obj, sizeof obj, "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'%s'}}}",
+             cpu);
+    create_core(st, "resourcequotas", ns, obj);
+    for (int i = 0; i < n; i++) {
+        snprintf(obj, sizeof obj,
+                 "{'metadata':{'name':'p%d'},'spec':{'containers':[{'name':'c','image':'x',"
+                 "'resources':{'requests':{'cpu':'500m'}}}]}}",
+                 i);
+        create_core(st, "pods", ns, obj);
+    }
+}
+
 /* Four of five pods fit the deferred quota: they are bound and charged, each
  * with its Scheduled event; the fifth waits with the PreFilter's message. */
 static void test_scheduler_binds_within_quota(void **state)
 {
     store *st = open_store();
-    create_core(st, "nodes", "",
-                "{'metadata':{'name':'n1'},'status':{'allocatable':{'cpu':'8','memory':'64Gi',"
-                "'pods':'110'}}}");
-    create_core(st, "namespaces", "", "{'metadata':{'name':'a'}}");
-    create_core(st, "resourcequotas", "a",
-                "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'2'}}}");
-    for (int i = 0; i < 5; i++) {
-        char pod[256];
-        snprintf(pod, sizeof pod,
-                 "{'metadata':{'name':'p%d'},'spec':{'containers':[{'name':'c','image':'x',"
-                 "'resources':{'requests':{'cpu':'500m'}}}]}}",
-                 i);
-        create_core(st, "pods", "a", pod);
-    }
+    seed_quota_ns(st, "a", "2", 5);
     char err[256];
     scheduler *s = scheduler_start(st, err, sizeof err);
     assert_non_null(s);
@@ -440,20 +449,7 @@ static void test_scheduler_bind_refused_by_store(void **state)
     assert_non_null(st);
     /* as in allotd: its reset forgets the charges of the refused batch */
     assert_int_equal(quota_ledger_start(st, QUOTA_LEDGER_FLUSH_MS), 0);
-    create_core(st, "nodes", "",
-                "{'metadata':{'name':'n1'},'status':{'allocatable':{'cpu':'8','memory':'64Gi',"
-                "'pods':'110'}}}");
-    create_core(st, "namespaces", "", "{'metadata':{'name':'f'}}");
-    create_core(st, "resourcequotas", "f",
-                "{'metadata':{'name':'q'},'spec':{'hard':{'requests.cpu':'1'}}}");
-    for (int i = 0; i < 2; i++) {
-        char pod[256];
-        snprintf(pod, sizeof pod,
-                 "{'metadata':{'name':'p%d'},'spec':{'containers':[{'name':'c','image':'x',"
-                 "'resources':{'requests':{'cpu':'500m'}}}]}}",
-                 i);
-        create_core(st, "pods", "f", pod);
-    }
+    seed_quota_ns(st, "f", "1", 2);
     unsigned long long scheduled = scheduler_stats.scheduled;
     scheduler *s = scheduler_start(st, err, sizeof err);
     assert_non_null(s);
