@@ -275,6 +275,16 @@ static bool quota_case_settled(store *st, void *arg)
            events_about(st, "a", "FailedScheduling", "p4", P4_MESSAGE, NULL) == 1;
 }
 
+/* The stored quota at key has status.used requests.cpu `want`. */
+static void assert_cpu_used(store *st, const char *key, const char *want)
+{
+    json_t *q = get(st, key);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(q, "status"), "used"), "requests.cpu")),
+                        want);
+    json_decref(q);
+}
+
 /* Node n1 (8 cpu), namespace ns with quota q of `cpu` requests.cpu, and
  * pods p0..p<n-1> of 500m each, none bound. */
 static void seed_quota_ns(store *st, const char *ns, const char *cpu, int n)
@@ -310,11 +320,7 @@ static void test_scheduler_binds_within_quota(void **state)
     scheduler_stop(s); /* writes the Scheduled events still queued */
 
     assert_int_equal(quota_ledger_sync(st), 0);
-    json_t *q = get(st, "resourcequotas/a/q");
-    assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_object_get(q, "status"), "used"), "requests.cpu")),
-                        "2");
-    json_decref(q);
+    assert_cpu_used(st, "resourcequotas/a/q", "2");
     for (int i = 0; i < 4; i++) {
         char name[16], want[64];
         snprintf(name, sizeof name, "p%d", i);
@@ -460,11 +466,7 @@ static void test_scheduler_bind_refused_by_store(void **state)
     assert_int_equal(scheduler_stats.scheduled - scheduled, 2);
     assert_int_equal(events_about(st, "f", "Scheduled", "p0", NULL, NULL), 1);
     assert_int_equal(quota_ledger_sync(st), 0);
-    json_t *q = get(st, "resourcequotas/f/q");
-    assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_object_get(q, "status"), "used"), "requests.cpu")),
-                        "1");
-    json_decref(q);
+    assert_cpu_used(st, "resourcequotas/f/q", "1");
     store_close(st);
 }
 
