@@ -41,7 +41,7 @@
 #include <time.h>
 
 #define RESCAN_MS (CTRL_RESYNC_SECONDS * 1000)
-#define WAIT_MS 100
+#define WAIT_MAX_MS 60000 /* longest sleep (the rescan and due actions come sooner) */
 #define BATCH_EVENTS 1024 /* events taken before the due actions run */
 #define RETRY_MS                                                                                   \
     10000 /* a failed action is tried again this much later (the kubelet                           \
@@ -468,8 +468,16 @@ static void *run(void *arg)
     store_watch *w = watch_open(a);
     int64_t last_scan = clock_mono_ms();
     while (!atomic_load(&a->stop)) {
+        /* Sleep until an event, the first due action or the next rescan. */
+        int64_t until = a->rescan_due ? 0 : a->next_due;
+        if (last_scan + RESCAN_MS < until) until = last_scan + RESCAN_MS;
+        int64_t left = until - clock_mono_ms();
         store_event ev;
-        int rc = w ? store_watch_next(w, &ev, WAIT_MS) : -1;
+        int rc = w ? store_watch_next(w, &ev,
+                                      left < 0             ? 0
+                                      : left > WAIT_MAX_MS ? WAIT_MAX_MS
+                                                           : (int)left)
+                   : -1;
         /* a burst of events is taken whole, then the due actions run once */
         for (int n = 0; rc == 1; n++) {
             on_event(a, &ev);
@@ -515,6 +523,7 @@ void nodeagent_stop(node_agent *a)
 {
     if (!a) return;
     atomic_store(&a->stop, true);
+    store_watch_wake_all(a->st); /* its wait may be long */
     pthread_join(a->thread, NULL);
     void *v;
     for (size_t it = 0; strmap_next(a->entries, &it, NULL, &v);) {
