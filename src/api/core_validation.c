@@ -531,6 +531,22 @@ static void svc_type_rules(const svc *s, json_t *causes)
         svc_external_name(s, causes);
 }
 
+/* A Service's or an Endpoints' port: its number in range, its protocol one
+ * of `protocols`; `base` is its path ("spec.ports[0]"). */
+static void port_and_protocol(const json_t *p, const char *base, json_t *causes)
+{
+    char path[128];
+    json_int_t port = json_integer_value(jget(p, "port"));
+    snprintf(path, sizeof path, "%s.port", base);
+    if (!port_ok(port)) add_int(causes, FERR_INVALID, path, port, MSG_PORT_RANGE);
+    const char *proto = jtext(p, "protocol");
+    snprintf(path, sizeof path, "%s.protocol", base);
+    if (!*proto)
+        ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
+    else if (!in_list(protocols, proto))
+        not_supported(causes, path, proto, protocols);
+}
+
 /* validateServicePort. targetPort 0 or "" is what upstream's defaulting
  * replaces with `port` (allot's only when absent), so it is not an error. */
 static void svc_port(const json_t *p, size_t i, bool require_name, json_t *names, json_t *causes)
@@ -545,15 +561,9 @@ static void svc_port(const json_t *p, size_t i, bool require_name, json_t *names
         if (json_object_get(names, name)) ferr_add_str(causes, FERR_DUPLICATE, path, name, NULL);
         json_object_set_new(names, name, json_true());
     }
-    json_int_t port = json_integer_value(jget(p, "port"));
-    snprintf(path, sizeof path, "spec.ports[%zu].port", i);
-    if (!port_ok(port)) add_int(causes, FERR_INVALID, path, port, MSG_PORT_RANGE);
-    const char *proto = jtext(p, "protocol");
-    snprintf(path, sizeof path, "spec.ports[%zu].protocol", i);
-    if (!*proto)
-        ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
-    else if (!in_list(protocols, proto))
-        not_supported(causes, path, proto, protocols);
+    char base[64];
+    snprintf(base, sizeof base, "spec.ports[%zu]", i);
+    port_and_protocol(p, base, causes);
     const json_t *tp = jget(p, "targetPort");
     snprintf(path, sizeof path, "spec.ports[%zu].targetPort", i);
     if (json_is_integer(tp) && json_integer_value(tp) != 0 && !port_ok(json_integer_value(tp)))
@@ -990,15 +1000,7 @@ static void ep_port(const json_t *p, bool require_name, const char *base, json_t
         ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
     else if (*name)
         val_dns1123_label(name, path, causes);
-    json_int_t port = json_integer_value(jget(p, "port"));
-    snprintf(path, sizeof path, "%s.port", base);
-    if (!port_ok(port)) add_int(causes, FERR_INVALID, path, port, MSG_PORT_RANGE);
-    const char *proto = jtext(p, "protocol");
-    snprintf(path, sizeof path, "%s.protocol", base);
-    if (!*proto)
-        ferr_add(causes, FERR_REQUIRED, path, NULL, NULL);
-    else if (!in_list(protocols, proto))
-        not_supported(causes, path, proto, protocols);
+    port_and_protocol(p, base, causes);
     const char *app = jstr(p, "appProtocol");
     snprintf(path, sizeof path, "%s.appProtocol", base);
     if (app) val_qualified_name(app, path, causes);
