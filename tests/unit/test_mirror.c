@@ -1,0 +1,212 @@
+/* test_mirror.c - a cluster's objects taken into allot's store
+ * (cluster/mirror.h): local revisions in arrival order, the cluster's kept
+ * beside them, unchanged versions skipped, relists that delete what the
+ * cluster no longer has, and the registry deciding on what was taken in. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "cluster/mirror.h"
+#include "registry/admission.h"
+#include "teststore.h"
+
+#define CM(name, crv, val)                                                                         \
+    "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'" name                              \
+    "','namespace':'t','uid':'u-" name "','resourceVersion':'" crv "'},'data':{'v':'" val "'}}"
+
+static const api_kind *cms(void)
+{
+    return test_kind("", "v1", "configmaps");
+}
+
+static int replace(mirror *m, const api_kind *k, const char *items)
+{
+    json_t *a = J(items);
+    char err[256];
+    int rc = mirror_replace(m, k, a, err, sizeof err);
+    json_decref(a);
+    return rc;
+}
+
+static int event(mirror *m, const api_kind *k, const char *type, const char *obj)
+{
+    json_t *o = J(obj);
+    char err[256];
+    int rc = mirror_event(m, k, type, o, err, sizeof err);
+    json_decref(o);
+    return rc;
+}
+
+/* The stored object under key: its local revision (text and store agree)
+ * and data.v; -1 when absent. */
+static long long stored(store *st, const char *key, char *val, size_t n)
+{
+    store_obj *o = store_get(st, key);
+    if (!o) return -1;
+    json_t *j = store_obj_parse(o);
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(j, "metadata"), "resourceVersion"));
+    assert_non_null(rv);
+    assert_int_equal(atoll(rv), o->rv);
+    snprintf(val, n, "%s", json_string_value(json_object_get(json_object_get(j, "data"), "v")));
+    long long r = o->rv;
+    json_decref(j);
+    store_obj_unref(o);
+    return r;
+}
+
+static void expect_crv(mirror *m, const char *key, const char *want)
+{
+    char buf[64];
+    bool have = mirror_cluster_rv(m, key, buf, sizeof buf);
+    if (!want) {
+        assert_false(have);
+        return;
+    }
+    assert_true(have);
+    assert_string_equal(buf, want);
+}
+
+static void test_list_events_and_relist(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    mirror *m = mirror_new(st);
+    assert_non_null(m);
+    int64_t r0 = store_revision(st);
+    bool expired = false;
+    store_watch *w = store_watch_open(st, "configmaps/", r0, &expired);
+    assert_non_null(w);
+
+    assert_int_equal(replace(m, cms(), "[" CM("a", "900", "1") "," CM("b", "901", "1") "]"), 0);
+    char v[32];
+    assert_int_equal(stored(st, "configmaps/t/a", v, sizeof v), r0 + 1);
+    assert_int_equal(stored(st, "configmaps/t/b", v, sizeof v), r0 + 2);
+    expect_crv(m, "configmaps/t/a", "900");
+
+    /* the same version again (a watch resumed, a relist): nothing happens */
+    assert_int_equal(event(m, cms(), "MODIFIED", CM("a", "900", "1")), 0);
+    assert_int_equal(replace(m, cms(), "[" CM("a", "900", "1") "," CM("b", "901", "1") "]"), 0);
+    assert_int_equal(store_revision(st), r0 + 2);
+
+    /* a change: the next local revision, the cluster's kept beside it */
+    assert_int_equal(event(m, cms(), "MODIFIED", CM("a", "905", "2")), 0);
+    assert_int_equal(stored(st, "configmaps/t/a", v, sizeof v), r0 + 3);
+    assert_string_equal(v, "2");
+    expect_crv(m, "configmaps/t/a", "905");
+
+    /* a delete; deleting what is not held changes nothing */
+    assert_int_equal(event(m, cms(), "DELETED", CM("b", "906", "1")), 0);
+    assert_int_equal(stored(st, "configmaps/t/b", v, sizeof v), -1);
+    expect_crv(m, "configmaps/t/b", NULL);
+    assert_int_equal(event(m, cms(), "DELETED", CM("b", "906", "1")), 0);
+    assert_int_equal(store_revision(st), r0 + 4);
+
+    /* a relist after a 410: what the cluster lost is deleted, what changed
+     * is modified, in one batch */
+    assert_int_equal(replace(m, cms(), "[" CM("c", "910", "3") "]"), 0);
+    assert_int_equal(stored(st, "configmaps/t/a", v, sizeof v), -1);
+    assert_int_equal(stored(st, "configmaps/t/c", v, sizeof v), r0 + 5);
+    assert_int_equal(store_revision(st), r0 + 6);
+
+    /* a watcher saw every change, in order, with local revisions */
+    const char *want[][2] = {{"ADDED", "a"},   {"ADDED", "b"}, {"MODIFIED", "a"},
+                             {"DELETED", "b"}, {"ADDED", "c"}, {"DELETED", "a"}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        store_event ev;
+        assert_int_equal(store_watch_next(w, &ev, 1000), 1);
+        const char *types[] = {"", "ADDED", "MODIFIED", "DELETED"};
+        assert_string_equal(types[ev.type], want[i][0]);
+        assert_string_equal(ev.obj->name, want[i][1]);
+        store_obj_unref(ev.obj);
+        store_obj_unref(ev.prev);
+    }
+    store_watch_close(w);
+
+    mirror_stats s;
+    mirror_get_stats(m, &s);
+    assert_int_equal(s.ingested, 6);
+    assert_true(s.skipped >= 3);
+    mirror_free(m);
+    store_close(st);
+}
+
+static void test_bad_objects_take_nothing(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    mirror *m = mirror_new(st);
+    int64_t r0 = store_revision(st);
+    /* no name; no resourceVersion; no namespace for a namespaced kind */
+    assert_int_equal(replace(m, cms(), "[" CM("a", "1", "1") ",{'metadata':{'namespace':'t'}}]"),
+                     -1);
+    assert_int_equal(event(m, cms(), "ADDED", "{'metadata':{'name':'x','namespace':'t'}}"), -1);
+    assert_int_equal(event(m, cms(), "ADDED", "{'metadata':{'name':'x','resourceVersion':'3'}}"),
+                     -1);
+    assert_int_equal(event(m, cms(), "BOOKMARK", CM("a", "1", "1")), -1);
+    assert_int_equal(store_revision(st), r0);
+    mirror_free(m);
+    store_close(st);
+}
+
+/* The registry decides on what the mirror took in as on its own writes: a
+ * pool and namespaces from the cluster, and a dry-run claim binds or waits
+ * as standalone mode decides, writing nothing. */
+static void test_registry_decides_on_the_mirror(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    mirror *m = mirror_new(st);
+    const api_kind *ns = test_kind("", "v1", "namespaces");
+    const api_kind *pools = test_kind("capsule.clastix.io", "v1beta2", "resourcepools");
+    const api_kind *claims = test_kind("capsule.clastix.io", "v1beta2", "resourcepoolclaims");
+    assert_int_equal(
+        replace(m, ns,
+                "[{'apiVersion':'v1','kind':'Namespace','metadata':{'name':'n1','uid':'n1',"
+                "'resourceVersion':'10','labels':{'team':'a'}}}]"),
+        0);
+    assert_int_equal(replace(m, pools,
+                             "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':'ResourcePool',"
+                             "'metadata':{'name':'p','uid':'p','resourceVersion':'11'},"
+                             "'spec':{'quota':{'hard':{'requests.cpu':'2'}},"
+                             "'selectors':[{'matchLabels':{'team':'a'}}]}}]"),
+                     0);
+    int64_t r = store_revision(st);
+    json_t *c = J("{'apiVersion':'capsule.clastix.io/v1beta2','kind':'ResourcePoolClaim',"
+                  "'metadata':{'name':'c1','namespace':'n1'},"
+                  "'spec':{'pool':'p','claim':{'requests.cpu':'1'}}}");
+    json_t *out = NULL;
+    api_err e;
+    api_err_init(&e);
+    assert_int_equal(reg_create(st, claims, "n1", c, true, &out, &e), 0);
+    const char *bound = NULL;
+    size_t i;
+    json_t *cond;
+    json_array_foreach(json_object_get(json_object_get(out, "status"), "conditions"), i, cond)
+    {
+        if (!strcmp(json_string_value(json_object_get(cond, "type")), "Exhausted"))
+            bound = json_string_value(json_object_get(cond, "status"));
+    }
+    assert_non_null(bound);
+    assert_string_equal(bound, "False");
+    json_decref(out);
+    json_decref(c);
+    api_err_clear(&e);
+    assert_int_equal(store_revision(st), r); /* a dry run wrote nothing */
+    mirror_free(m);
+    store_close(st);
+}
+
+int main(void)
+{
+    if (admission_register_defaults() != 0) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_list_events_and_relist),
+        cmocka_unit_test(test_bad_objects_take_nothing),
+        cmocka_unit_test(test_registry_decides_on_the_mirror),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
