@@ -24,6 +24,7 @@
 #include "registry/svc_alloc.h"
 #include "server/auth.h"
 #include "server/authz.h"
+#include "server/crds_cmd.h"
 #include "server/http.h"
 #include "server/inflight.h"
 #include "server/kubeconfig.h"
@@ -633,6 +634,7 @@ int main(int argc, char **argv)
     store_backend be;
 
     if (argc > 1 && !strcmp(argv[1], "kubeconfig")) return kubeconfig_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "crds")) return crds_cmd_main(argc - 1, argv + 1);
     if (parse_options(argc, argv, &o) != 0) return 2;
 #ifndef ALLOT_JEMALLOC
     /* glibc's malloc (a sanitizer build, or one without jemalloc): one arena

@@ -302,6 +302,26 @@ static void data_row(const api_kind *k, const json_t *obj, int64_t now, json_t *
     }
 }
 
+json_t *table_crd_columns(const char *group, const char *resource)
+{
+    const table_printer *p = table_printer_find(group, resource);
+    if (!p) return NULL;
+    json_t *cols = json_array();
+    for (const table_col *c = p->cols; c->name; c++) {
+        if (!strcmp(c->format, "name")) continue; /* the API server adds Name itself */
+        if (!c->path) goto fail;
+        json_t *col = json_pack("{s:s, s:s, s:s, s:s}", "name", c->name, "type", c->type,
+                                "description", c->desc, "jsonPath", c->path);
+        if (!col) goto fail;
+        if (c->priority) json_object_set_new(col, "priority", json_integer(c->priority));
+        if (json_array_append_new(cols, col) != 0) goto fail;
+    }
+    return cols;
+fail:
+    json_decref(cols);
+    return NULL;
+}
+
 json_t *table_build(const api_kind *k, const json_t *items, const char *include_object, int64_t now,
                     const json_t *list_meta)
 {

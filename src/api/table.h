@@ -49,4 +49,12 @@ const char *table_human_duration(int64_t seconds, char *buf, size_t n);
  * absent, malformed, or Go's zero time (0001-01-01T00:00:00Z). */
 bool table_parse_time(const json_t *v, int64_t *out);
 
+/* The columns of group/resource's printer as a CustomResourceDefinition
+ * declares them (a version's additionalPrinterColumns: name, type,
+ * description, priority when 1, jsonPath), the Name column left out as CRDs
+ * leave it; for the kinds allot also serves as CRDs on a cluster (Capsule's:
+ * `allotd crds`). NULL when the printer does not say where every column's
+ * value lives. New reference, caller owns. */
+json_t *table_crd_columns(const char *group, const char *resource);
+
 #endif

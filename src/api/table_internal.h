@@ -15,6 +15,10 @@ typedef struct table_col {
     const char *format; /* "name" for the object-name column, else "" */
     const char *desc;
     int priority; /* 1: shown by kubectl only with -o wide */
+    /* Where the cell's value lives, as a CRD's additionalPrinterColumns
+     * jsonPath (".status.claimCount"), for the kinds that are also served as
+     * CRDs on a cluster (table_crd_columns); NULL elsewhere. */
+    const char *path;
 } table_col;
 
 /* A printer: the columns of one resource and the function that fills a row.

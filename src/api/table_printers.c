@@ -1588,47 +1588,74 @@ static const table_col cronjob_cols[] = {
 };
 
 /* Capsule's printer columns (types as its CRDs declare them), described in
- * our words. */
-#define COL_CRD_AGE                                                                                \
+ * our words. Each carries the jsonPath its CRD declares (table_crd_columns:
+ * `allotd crds`), where the value the row function prints lives. Where the
+ * row function decides more than a JSONPath can say, the path is the
+ * nearest one and the difference is noted at the column. */
+#define CRD_COL(n, t, d, p)                                                                        \
     {                                                                                              \
-        "Age", "date", "", "How long ago the object was created.", 0                               \
+        n, t, "", d, 0, p                                                                          \
     }
+#define CRD_WIDE(n, t, d, p)                                                                       \
+    {                                                                                              \
+        n, t, "", d, 1, p                                                                          \
+    }
+#define COL_CRD_AGE                                                                                \
+    CRD_COL("Age", "date", "How long ago the object was created.", ".metadata.creationTimestamp")
+#define READY_COND ".status.conditions[?(@.type==\"Ready\")]"
 static const table_col resourcepool_cols[] = {
     COL_NAME,
-    COL("Claims", "integer", "How many claims the pool has allocated."),
-    COL("Namespaces", "integer", "How many namespaces the pool serves."),
-    COL("Ready", "string", "Whether the pool was reconciled: its Ready condition."),
-    COL("Status", "string", "The message of the pool's Ready condition."),
+    CRD_COL("Claims", "integer", "How many claims the pool has allocated.", ".status.claimCount"),
+    CRD_COL("Namespaces", "integer", "How many namespaces the pool serves.",
+            ".status.namespaceCount"),
+    CRD_COL("Ready", "string", "Whether the pool was reconciled: its Ready condition.",
+            READY_COND ".status"),
+    CRD_COL("Status", "string", "The message of the pool's Ready condition.",
+            READY_COND ".message"),
     COL_CRD_AGE,
     COL_END,
 };
 
+/* As a CRD, a claim's columns read status.condition only (allot writes it
+ * on every claim it acts on; the fallback to the claim's conditions is for
+ * claims stored before it did), and In Use is the Bound condition's status
+ * whatever its reason. */
 static const table_col resourcepoolclaim_cols[] = {
     COL_NAME,
-    COL("Pool", "string", "The ResourcePool being claimed from."),
-    COL("Status", "string",
-        "The claim's state: Assigned (False: in no pool) or Bound (its status.condition)."),
-    COL("Reason", "string",
-        "Why: Failed, Succeeded, PoolExhausted or QueueExhausted (its status.condition)."),
-    COL("Message", "string", "The message of the claim's status.condition."),
+    CRD_COL("Pool", "string", "The ResourcePool being claimed from.", ".status.pool.name"),
+    CRD_COL("Status", "string",
+            "The claim's state: Assigned (False: in no pool) or Bound (its status.condition).",
+            ".status.condition.type"),
+    CRD_COL("Reason", "string",
+            "Why: Failed, Succeeded, PoolExhausted or QueueExhausted (its status.condition).",
+            ".status.condition.reason"),
+    CRD_COL("Message", "string", "The message of the claim's status.condition.",
+            ".status.condition.message"),
     COL_CRD_AGE,
-    WIDE("In Use", "string",
-         "Whether pods use the claimed resources, so that the claim cannot be released: its "
-         "Bound condition."),
+    CRD_WIDE("In Use", "string",
+             "Whether pods use the claimed resources, so that the claim cannot be released: its "
+             "Bound condition.",
+             ".status.conditions[?(@.type==\"Bound\")].status"),
     COL_END,
 };
 
+/* As a CRD, Status is the Ready condition's message whatever its status
+ * (a JSONPath cannot choose the reason when it is False, as the row
+ * function does). */
 static const table_col customquota_cols[] = {
     COL_NAME,
-    COL("Limit", "string", "The most the quota lets its objects add up to."),
-    COL("Used", "string", "What the objects the quota counts add up to."),
-    COL("Available", "string", "What is left below the limit."),
-    COL("Ready", "string", "Whether the quota was reconciled: its Ready condition."),
-    COL("Status", "string",
-        "The message of the quota's Ready condition while it is True, else its reason."),
+    CRD_COL("Limit", "string", "The most the quota lets its objects add up to.", ".spec.limit"),
+    CRD_COL("Used", "string", "What the objects the quota counts add up to.", ".status.usage.used"),
+    CRD_COL("Available", "string", "What is left below the limit.", ".status.usage.available"),
+    CRD_COL("Ready", "string", "Whether the quota was reconciled: its Ready condition.",
+            READY_COND ".status"),
+    CRD_COL("Status", "string",
+            "The message of the quota's Ready condition while it is True, else its reason.",
+            READY_COND ".message"),
     COL_CRD_AGE,
     COL_END,
 };
+#undef READY_COND
 
 static const table_col rbac_role_cols[] = {
     COL_NAME,
