@@ -25,8 +25,8 @@
 #include "server/authz.h"
 #include "server/filter.h"
 #include "server/metrics.h"
-#include "server/webhook.h"
 #include "server/tokenrequest.h"
+#include "server/webhook.h"
 
 #include <stdarg.h>
 #include <stdint.h>
