@@ -51,14 +51,15 @@ static int dry_create(store *st, const api_kind *k, const char *ns, const json_t
     return rc;
 }
 
-/* Whether e is the registry's 404 for ns/name of k itself (not, say, a
- * missing namespace). */
+/* Whether e is the registry's 404 for the object `name` of k itself (not,
+ * say, for a missing namespace): api_err_not_found's details name it. */
 static bool object_missing(const api_err *e, const api_kind *k, const char *name)
 {
-    char want[AR_MAX_NAME * 2 + 64];
-    snprintf(want, sizeof want, "%s%s%s \"%s\" not found", k->resource, *k->group ? "." : "",
-             k->group, name);
-    return e->code == API_NOT_FOUND && !strcmp(e->message, want);
+    const char *dn = json_string_value(json_object_get(e->details, "name"));
+    const char *dk = json_string_value(json_object_get(e->details, "kind"));
+    const char *dg = json_string_value(json_object_get(e->details, "group"));
+    return e->code == API_NOT_FOUND && dn && !strcmp(dn, name) && dk && !strcmp(dk, k->resource) &&
+           !strcmp(dg ? dg : "", k->group);
 }
 
 static int dry_update(store *st, const api_kind *k, const char *ns, const ar_request *r, api_err *e)
