@@ -878,13 +878,13 @@ static bool is_system_namespace(const char *name)
 /* Admission of `marked` (the object with deletionTimestamp set) as an update
  * of its stored version. */
 static int admit_marking(store_txn *t, const api_kind *k, const char *ns, const char *name,
-                         json_t *marked, api_err *e)
+                         json_t *marked, bool dry_run, api_err *e)
 {
     store_obj *so = txn_get_obj(t, k, ns, name);
     json_t *old = so ? store_obj_parse(so) : NULL;
     if (so) store_obj_unref(so);
     if (!old) return api_err_set(e, API_INTERNAL, "stored object is corrupt");
-    int rc = run_admission(t, k, REG_UPDATE, "", marked, old, false, e);
+    int rc = run_admission(t, k, REG_UPDATE, "", marked, old, dry_run, e);
     json_decref(old);
     return rc;
 }
@@ -947,28 +947,35 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
                 json_object_set_new(json_object_ensure(cur, "status"), "phase",
                                     json_string("Terminating"));
         }
+        /* A namespace marked for deletion turns Terminating: admission sees
+         * that change as the update it is (a namespace's pools let it go);
+         * a dry run is admitted too, as upstream admits one. */
+        if (marking && is_ns &&
+            admit_marking(t, api_kind_storage_row(k), ns, name, cur, o->dry_run, e) != 0)
+            goto fail;
         if (o->dry_run || !marking) {
             store_abort(t);
             api_kind_to_version(k, cur);
             *out = cur;
             return 0;
         }
-        /* A namespace marked for deletion turns Terminating: admission sees
-         * that change as the update it is (a namespace's pools let it go). */
-        if (is_ns && admit_marking(t, api_kind_storage_row(k), ns, name, cur, e) != 0) goto fail;
         /* (a mark for deletion sheds managedFields too: upstream answers
          * 500 there, and an object must stay deletable) */
         if (put_obj(t, k, ns, name, cur, true, NULL, e) != 0) goto fail;
     } else {
+        /* A dry run is admitted as the delete would be (upstream runs
+         * validating admission before it skips the write): deleting a
+         * claim in use is refused either way. Whatever admission staged
+         * goes with the aborted transaction. */
+        if (run_write_hooks(t, k, REG_DELETE, "", cur, NULL, o->dry_run, e) != 0 ||
+            run_admission(t, api_kind_storage_row(k), REG_DELETE, "", cur, cur, o->dry_run, e) != 0)
+            goto fail;
         if (o->dry_run) {
             store_abort(t);
             api_kind_to_version(k, cur);
             *out = cur;
             return 0;
         }
-        if (run_write_hooks(t, k, REG_DELETE, "", cur, NULL, false, e) != 0 ||
-            run_admission(t, api_kind_storage_row(k), REG_DELETE, "", cur, cur, false, e) != 0)
-            goto fail;
         if (delete_now(t, k, ns, name, cur, e) != 0) goto fail;
     }
     if (commit(t, e) != 0) {

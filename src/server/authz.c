@@ -201,9 +201,10 @@ int authz_check(const rbac_attrs *a, resp *rs)
 int authz_request(req *rq, const rbac_attrs *a, resp *rs)
 {
     rq->authz = *a;
-    const char *src[3] = {a->ns, a->name, a->subresource};
-    const char **dst[3] = {&rq->authz.ns, &rq->authz.name, &rq->authz.subresource};
-    for (int i = 0; i < 3; i++) {
+    const char *src[5] = {a->ns, a->name, a->subresource, a->api_group, a->resource};
+    const char **dst[5] = {&rq->authz.ns, &rq->authz.name, &rq->authz.subresource,
+                           &rq->authz.api_group, &rq->authz.resource};
+    for (int i = 0; i < 5; i++) {
         snprintf(rq->authz_str[i], sizeof rq->authz_str[i], "%s", src[i] ? src[i] : "");
         *dst[i] = rq->authz_str[i];
     }

@@ -54,8 +54,10 @@ typedef struct req {
     char resource[128];
     /* Filled by authorization, for the audit log: what was asked, and the
      * decision ("allow"/"forbid", NULL when none was taken) and its reason. */
-    rbac_attrs authz;       /* its strings point into the kind table, rq, or authz_str */
-    char authz_str[3][256]; /* namespace, name, subresource (the route's are gone by then) */
+    rbac_attrs authz; /* its strings point into the kind table, rq, or authz_str */
+    /* namespace, name, subresource, API group, resource: the route's (the
+     * path's segments, on rest_handle's stack) are gone by the audit */
+    char authz_str[5][256];
     bool authz_set;
     const char *decision;
     char reason[256];
