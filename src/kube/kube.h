@@ -79,7 +79,9 @@ kube_reflector *kube_reflector_start(kube_client *c, const char *path, const cha
                                      const kube_reflector_ops *ops, void *arg, char *err,
                                      size_t errlen);
 bool kube_reflector_synced(const kube_reflector *r); /* its first list has been replaced */
-void kube_reflector_stop(kube_reflector *r);         /* joins its thread; no callback after */
+/* Joins its thread; no callback after. Prompt: it wakes the blocked transfer or backoff sleep.
+ * Never from its own callbacks (the thread would join itself). */
+void kube_reflector_stop(kube_reflector *r);
 
 /* Reflector counters for metrics (monotonic since start). */
 typedef struct kube_reflector_stats {

@@ -2,14 +2,13 @@
  * server on its own thread (kube.h).
  *
  * The thread alternates LIST and WATCH as client-go's reflector does:
- *   LIST   paged (limit/continue); the items and the list's resourceVersion
- *          go to ops->replace. A continue token that expired (410) restarts
- *          the list from the first page.
- *   WATCH  from the last resourceVersion seen, with bookmarks and a
- *          jittered timeoutSeconds. Events go to ops->event as they arrive;
- *          a clean end resumes at once; 410 (as the HTTP status or an ERROR
- *          event) means the resourceVersion is gone: relist; anything else
- *          backs off (100 ms doubling to 30 s, jittered) and resumes.
+ *   LIST   paged (limit/continue), a consistent read (no resourceVersion:
+ *          etcd's latest, never the API server's possibly older cache);
+ *          the items and the list's resourceVersion go to ops->replace. A continue token that
+ * expired (410) restarts the list from the first page. WATCH  from the last resourceVersion seen,
+ * with bookmarks and a jittered timeoutSeconds. Events go to ops->event as they arrive; a clean end
+ * resumes at once; 410 (as the HTTP status or an ERROR event) means the resourceVersion is gone:
+ * relist; anything else backs off (100 ms doubling to 30 s, jittered) and resumes.
  *
  * Sleeping: transfers run on the reflector's own curl multi handle and
  * block in curl_multi_poll, which returns when bytes arrive, when one of
@@ -358,9 +357,10 @@ static watch_result judge(kube_reflector *r, CURLcode rc, int64_t ms)
 
 static watch_result do_watch(kube_reflector *r, bool *healthy)
 {
-    char q[512], rv[256];
-    kube_reflector_rv(r, rv, sizeof rv);
-    char *erv = curl_easy_escape(NULL, rv, 0);
+    char q[512];
+    pthread_mutex_lock(&r->mu);
+    char *erv = curl_easy_escape(NULL, r->rv, 0);
+    pthread_mutex_unlock(&r->mu);
     long secs = WATCH_MIN_S + (long)(rand01(r) * WATCH_SPREAD_S);
     snprintf(q, sizeof q, "watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld",
              erv ? erv : "", secs);
@@ -395,7 +395,7 @@ static void *thread_main(void *arg)
 {
     kube_reflector *r = arg;
     bool need_list = true;
-    unsigned attempt = 0;
+    unsigned attempt = 0, expired_in_row = 0;
     char err[256];
     while (!atomic_load(&r->stopping)) {
         if (need_list) {
@@ -414,7 +414,7 @@ static void *thread_main(void *arg)
         watch_result w = do_watch(r, &healthy);
         if (w == W_STOPPED) break;
         atomic_fetch_add(&r->watch_restarts, 1);
-        if (healthy) attempt = 0;
+        if (healthy) attempt = expired_in_row = 0;
         switch (w) {
         case W_ENDED:
             break;
@@ -423,6 +423,11 @@ static void *thread_main(void *arg)
             log_msg(LOG_INFO, "kube watch expired, relisting", "\"path\":\"%s\",\"error\":\"%s\"",
                     r->path, r->w.err);
             need_list = true;
+            /* the first 410 relists at once; a watch gone again right after
+             * its relist (a server or proxy out of step) backs off, so the
+             * reflector cannot LIST in a tight loop */
+            if (expired_in_row++ > 0)
+                nap(r, kube_backoff_ms(attempt++, BACKOFF_BASE_MS, BACKOFF_CAP_MS, rand01(r)));
             break;
         default:
             atomic_fetch_add(&r->failures, 1);
