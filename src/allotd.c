@@ -15,6 +15,7 @@
 #include "controllers/nodeagent.h"
 #include "controllers/quota.h"
 #include "controllers/scheduler.h"
+#include "cluster/cluster.h"
 #include "registry/admission.h"
 #include "registry/quota_admission.h"
 #include "registry/pool_admission.h"
@@ -44,6 +45,7 @@
 #include <malloc.h> /* mallopt */
 #endif
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,13 @@ typedef struct options {
     const char *service_ip_range, *node_port_range;
     const char *advertise_address; /* NULL: from --bind-address */
     long max_object_bytes;
+    /* Cluster mode (docs/cluster-mode.md): */
+    bool cluster_mode;
+    const char *cluster_kubeconfig; /* NULL: in-cluster config */
+    const char *webhook_address;    /* host:port the cluster reaches allotd at */
+    const char *own_namespace;
+    bool port_set, bind_set;
+    char webhook_host[256]; /* webhook_address's host, unbracketed */
 } options;
 
 static void usage(FILE *out)
@@ -132,6 +141,17 @@ static void usage(FILE *out)
                  "  --max-object-bytes N    the largest object stored, in bytes of JSON\n"
                  "                          managedFields included; a write past it is a 413\n"
                  "                          (default 1572864, etcd's --max-request-bytes)\n"
+                 "  --cluster-kubeconfig FILE\n"
+                 "                          cluster mode: enforce pools, claims and custom\n"
+                 "                          quotas on the existing cluster FILE names, through\n"
+                 "                          admission webhooks (docs/cluster-mode.md)\n"
+                 "  --cluster-mode          cluster mode with the in-cluster config (the pod's\n"
+                 "                          ServiceAccount)\n"
+                 "  --webhook-address HOST:PORT\n"
+                 "                          cluster mode out of the cluster: install the CRDs\n"
+                 "                          and webhooks pointing at HOST:PORT, and serve there\n"
+                 "  --namespace NAME        allot's own namespace, never sent to its webhooks\n"
+                 "                          (default: the pod's, else allot-system)\n"
                  "  --resource-quota-sync-period DURATION\n"
                  "                          how often every quota is fully recounted\n"
                  "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
@@ -164,6 +184,33 @@ static int parse_duration(const char *s)
     return (int)total;
 }
 
+/* --webhook-address HOST:PORT ([V6]:PORT): needs cluster mode; allotd
+ * serves there unless --bind-address or --port say otherwise. */
+static int parse_webhook_address(options *o)
+{
+    const char *a = o->webhook_address, *colon = strrchr(a, ':');
+    char *end;
+    long port = colon ? strtol(colon + 1, &end, 10) : 0;
+    size_t hl = colon ? (size_t)(colon - a) : 0;
+    if (*a == '[' && hl >= 2 && a[hl - 1] == ']') a++, hl -= 2;
+    if (!o->cluster_mode) {
+        fprintf(stderr, "allotd: --webhook-address needs --cluster-kubeconfig or --cluster-mode\n");
+        return -1;
+    }
+    if (!colon || !hl || hl >= sizeof o->webhook_host || *end || port < 1 || port > 65535) {
+        fprintf(stderr, "allotd: --webhook-address takes HOST:PORT\n");
+        return -1;
+    }
+    memcpy(o->webhook_host, a, hl);
+    o->webhook_host[hl] = '\0';
+    unsigned char ip[16];
+    bool is_ip = inet_pton(AF_INET, o->webhook_host, ip) == 1 ||
+                 inet_pton(AF_INET6, o->webhook_host, ip) == 1;
+    if (!o->port_set) o->port = (int)port;
+    if (!o->bind_set && is_ip) o->bind_address = o->webhook_host;
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, options *o)
 {
     static const struct option longopts[] = {
@@ -188,6 +235,10 @@ static int parse_options(int argc, char **argv, options *o)
         {"service-cluster-ip-range", required_argument, NULL, 'R'},
         {"service-node-port-range", required_argument, NULL, 'O'},
         {"advertise-address", required_argument, NULL, 'V'},
+        {"cluster-kubeconfig", required_argument, NULL, 'K'},
+        {"cluster-mode", no_argument, NULL, 'C'},
+        {"webhook-address", required_argument, NULL, 'H'},
+        {"namespace", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -206,6 +257,20 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         case 'b':
             o->bind_address = optarg;
+            o->bind_set = true;
+            break;
+        case 'K':
+            o->cluster_kubeconfig = optarg;
+            o->cluster_mode = true;
+            break;
+        case 'C':
+            o->cluster_mode = true;
+            break;
+        case 'H':
+            o->webhook_address = optarg;
+            break;
+        case 'X':
+            o->own_namespace = optarg;
             break;
         case 'p': {
             char *end;
@@ -215,6 +280,7 @@ static int parse_options(int argc, char **argv, options *o)
                 return -1;
             }
             o->port = (int)p;
+            o->port_set = true;
             break;
         }
         case 't':
@@ -333,6 +399,11 @@ static int parse_options(int argc, char **argv, options *o)
     if (optind < argc) {
         fprintf(stderr, "allotd: unexpected argument %s\n", argv[optind]);
         return -1;
+    }
+    if (o->webhook_address && parse_webhook_address(o) != 0) return -1;
+    if (!o->own_namespace) {
+        const char *pod_ns = getenv("POD_NAMESPACE");
+        o->own_namespace = pod_ns && *pod_ns ? pod_ns : "allot-system";
     }
     /* Simulated nodes exist only for the node agent: without it their pods
      * would be bound and never run. */
@@ -614,6 +685,99 @@ static int kubeconfig_main(int argc, char **argv)
     return rc;
 }
 
+/* Cluster mode's readiness: the cluster's collections listed once. The
+ * cluster is started after the listener (its webhooks point here), so
+ * /readyz may ask before there is one. */
+static _Atomic(cluster *) the_cluster;
+
+static bool cluster_ready(void *arg)
+{
+    (void)arg;
+    cluster *c = atomic_load(&the_cluster);
+    return c && cluster_synced(c);
+}
+
+/* Cluster mode (docs/cluster-mode.md): the store is a memory mirror of the
+ * cluster that nothing here writes; no controllers, scheduler or node
+ * agent (the cluster has its own); the listener serves the webhooks,
+ * metrics and reads of the mirror. */
+static int run_cluster(const options *o, const sigset_t *sigs)
+{
+    char err[1024], token[256];
+    char *cert = NULL, *key = NULL, *ca = NULL;
+    int rc = 1;
+    server srv = {0};
+    http_server *http = NULL;
+    cluster *cl = NULL;
+    store_backend be;
+
+    if (secure_data_dir(o->data_dir) != 0) return 1;
+    const char *sans[] = {o->bind_address, *o->webhook_host ? o->webhook_host : NULL, NULL};
+    if (tls_ensure(o->data_dir, sans, err, sizeof err) != 0 ||
+        tls_load(o->data_dir, &cert, &key, &ca, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "tls setup failed", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    srv.auth = auth_new();
+    if (!srv.auth || auth_ensure_admin_token(o->data_dir, token, sizeof token, err, sizeof err) ||
+        auth_add_admin_token(srv.auth, token) != 0 ||
+        auth_set_client_ca(srv.auth, ca, err, sizeof err) != 0) {
+        log_msg(LOG_ERROR, "auth setup failed", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    if (admission_register_defaults() != 0 || authz_init() != 0) {
+        log_msg(LOG_ERROR, "cannot register admission plugins", NULL);
+        goto out;
+    }
+    store_memory_backend(&be);
+    store_config scfg = {.event_history = (size_t)o->watch_history};
+    if (!(srv.st = store_open(&be, reg_indexer, &scfg, err, sizeof err))) {
+        log_msg(LOG_ERROR, "cannot open the mirror", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    srv.mirror = true;
+    srv.ready = cluster_ready;
+    srv.m = metrics_new();
+    srv.inflight = inflight_new(INFLIGHT_DEFAULT_LIMIT);
+    srv.watches = inflight_new((unsigned)o->max_watches);
+    if (!srv.m || !srv.inflight || !srv.watches) goto out;
+    snprintf(srv.address, sizeof srv.address, strchr(o->bind_address, ':') ? "[%s]:%d" : "%s:%d",
+             o->bind_address, o->port);
+    if (!(http = http_start(&srv, o->bind_address, o->port, cert, key, err, sizeof err))) {
+        log_msg(LOG_ERROR, "cannot serve", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    cluster_opts co = {o->cluster_kubeconfig, o->webhook_address, ca, o->own_namespace};
+    if (!(cl = cluster_start(srv.st, &co, err, sizeof err))) {
+        log_msg(LOG_ERROR, "cannot start cluster mode", "\"error\":\"%s\"", err);
+        goto out;
+    }
+    atomic_store(&the_cluster, cl);
+    if (write_kubeconfig(o, ca, token) != 0) goto out;
+
+    int sig = 0;
+    sigwait(sigs, &sig);
+    log_msg(LOG_INFO, "shutting down", "\"signal\":%d", sig);
+    rc = 0;
+out:
+    srv.stopping = 1;
+    if (srv.st) store_watch_wake_all(srv.st);
+    http_stop(http);
+    atomic_store(&the_cluster, NULL);
+    cluster_stop(cl); /* (no reflector feeds the mirror after this) */
+    store_close(srv.st);
+    metrics_free(srv.m);
+    authz_cleanup();
+    inflight_free(srv.inflight);
+    inflight_free(srv.watches);
+    auth_free(srv.auth);
+    quota_admission_cleanup();
+    free(cert);
+    free(key);
+    free(ca);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -653,6 +817,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     raise_fd_limit();
+    if (o.cluster_mode) return run_cluster(&o, &sigs);
     if (!(svcs = svc_alloc_new(o.service_ip_range, o.node_port_range, err, sizeof err))) {
         log_msg(LOG_ERROR, "invalid service ranges", "\"error\":\"%s\"", err);
         goto out;

@@ -458,6 +458,9 @@ static bool query_has_nul(struct MHD_Connection *c)
     return nul;
 }
 
+static const char *const unauthenticated[] = {"system:unauthenticated"};
+static const auth_user anonymous = {"system:anonymous", "", unauthenticated, 1, NULL, 0};
+
 static bool is_health(const char *url)
 {
     return !strcmp(url, "/healthz") || !strcmp(url, "/livez") || !strcmp(url, "/readyz") ||
@@ -565,10 +568,14 @@ static void handle(http_server *h, struct MHD_Connection *c, waker *w, const cha
 
     if (is_health(url)) {
         rq->verb = "HEALTH";
-        rs->raw = strdup(srv->stopping ? "shutting down" : "ok");
+        /* Not ready until the caches a mirror decides on are synced
+         * (cluster mode); alive meanwhile. */
+        bool unsynced = srv->ready && strncmp(url, "/livez", 6) && strncmp(url, "/healthz", 8) &&
+                        !srv->ready(srv->ready_arg);
+        rs->raw = strdup(srv->stopping ? "shutting down" : unsynced ? "caches not synced" : "ok");
         rs->raw_len = rs->raw ? strlen(rs->raw) : 0;
         rs->content_type = "text/plain; charset=utf-8";
-        if (srv->stopping) rs->code = 503;
+        if (srv->stopping || unsynced) rs->code = 503;
         return;
     }
     if (ui_path(url)) {
@@ -578,6 +585,9 @@ static void handle(http_server *h, struct MHD_Connection *c, waker *w, const cha
     const char *authz =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     rq->user = authenticate(srv, c, authz, ident);
+    /* In cluster mode the cluster's API server calls the webhook, and by
+     * default it presents no credentials (docs/cluster-mode.md). */
+    if (!rq->user && srv->mirror && !strncmp(url, "/admission/", 11)) rq->user = &anonymous;
     if (!rq->user) {
         resp_errf(rs, API_UNAUTHORIZED, "Unauthorized");
         return;

@@ -1342,6 +1342,14 @@ void rest_handle(req *rq, resp *rs)
     if (authz_request(rq, &a, rs) != 0) return;
 
     const char *m = rq->method;
+    /* In cluster mode the store is a mirror of the cluster: what it holds
+     * is written through the cluster's API server, never here. */
+    if (rq->srv->mirror && strcmp(m, "GET")) {
+        resp_errf(rs, API_METHOD_NOT_ALLOWED,
+                  "allotd is in cluster mode: write %s through the cluster's API server",
+                  rt.kind->resource);
+        return;
+    }
     if (!strcmp(m, "GET")) {
         if (rt.watch) {
             rq->verb = "WATCH";

@@ -31,6 +31,12 @@ typedef struct server {
     char address[300]; /* host:port clients reach us at (discovery) */
     volatile int stopping;
     int64_t started_at;
+    /* Cluster mode: the store mirrors a cluster (writes are refused), and
+     * /readyz answers ready only once ready(ready_arg) says its caches are
+     * synced. */
+    bool mirror;
+    bool (*ready)(void *arg);
+    void *ready_arg;
 } server;
 
 /* What a handler needs from the HTTP request. */

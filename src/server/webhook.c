@@ -184,7 +184,14 @@ bool webhook_serve(req *rq, resp *rs, char segs[][256], int n)
                   "the server does not allow this method on the requested resource");
         return true;
     }
-    if (authz_request(rq, &a, rs) != 0) return true;
+    /* Standalone: who may ask is RBAC's to say. In cluster mode anyone who
+     * reaches the listener may (the API server calls anonymously), but
+     * nothing is decided before the mirror holds the whole cluster. */
+    if (!rq->srv->mirror && authz_request(rq, &a, rs) != 0) return true;
+    if (rq->srv->mirror && (!rq->srv->ready || !rq->srv->ready(rq->srv->ready_arg))) {
+        resp_errf(rs, API_UNAVAILABLE, "allot's caches of the cluster are not synced yet");
+        return true;
+    }
     if (!json_body(rq)) {
         resp_errf(rs, API_UNSUPPORTED_MEDIA,
                   "the body of an AdmissionReview must be "

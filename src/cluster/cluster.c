@@ -1,0 +1,291 @@
+/* cluster.c - cluster mode (see cluster.h and docs/cluster-mode.md). */
+#include "cluster/cluster.h"
+
+#include "api/crd_gen.h"
+#include "api/kinds.h"
+#include "cluster/mirror.h"
+#include "core/b64.h"
+#include "core/jdump.h"
+#include "kube/kube.h"
+#include "util/log.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The path the webhooks are served at (server/webhook.c). */
+#define WEBHOOK_PATH "/admission/v1/validate"
+#define WEBHOOK_CONFIG_NAME "allot.dev"
+/* How long the API server waits for an answer: short, so that a replica
+ * that is gone costs a tenant write little (upstream's default is 10 s). */
+#define WEBHOOK_TIMEOUT_S 5
+#define REQUEST_TIMEOUT_MS 30000
+
+/* What allot's decisions read, as the cluster serves it. */
+static const struct {
+    const char *group, *version, *resource;
+} watched[] = {
+    {"", "v1", "namespaces"},
+    {"", "v1", "resourcequotas"},
+    {"", "v1", "pods"},
+    {"", "v1", "limitranges"},
+    {"capsule.clastix.io", "v1beta2", "resourcepools"},
+    {"capsule.clastix.io", "v1beta2", "resourcepoolclaims"},
+    {"capsule.clastix.io", "v1beta2", "customquotas"},
+    {"capsule.clastix.io", "v1beta2", "globalcustomquotas"},
+};
+#define NWATCHED (sizeof watched / sizeof *watched)
+
+/* One watched collection: what its reflector calls back with. */
+typedef struct feed {
+    cluster *c;
+    const api_kind *k;
+    kube_reflector *r;
+} feed;
+
+struct cluster {
+    store *st;
+    mirror *m;
+    kube_client *kc;
+    feed feeds[NWATCHED];
+};
+
+static void feed_replace(void *arg, json_t *items, const char *rv)
+{
+    feed *f = arg;
+    char err[256];
+    if (mirror_replace(f->c->m, f->k, items, err, sizeof err) != 0)
+        log_msg(LOG_ERROR, "cannot take in a cluster list", "\"resource\":\"%s\",\"error\":\"%s\"",
+                f->k->resource, err);
+    else
+        log_msg(LOG_DEBUG, "cluster list taken in",
+                "\"resource\":\"%s\",\"items\":%zu,\"resourceVersion\":\"%s\"", f->k->resource,
+                json_array_size(items), rv ? rv : "");
+}
+
+static void feed_event(void *arg, const char *type, json_t *obj)
+{
+    feed *f = arg;
+    char err[256];
+    if (mirror_event(f->c->m, f->k, type, obj, err, sizeof err) != 0)
+        log_msg(LOG_ERROR, "cannot take in a cluster event",
+                "\"resource\":\"%s\",\"type\":\"%s\",\"error\":\"%s\"", f->k->resource, type, err);
+}
+
+static const kube_reflector_ops feed_ops = {feed_replace, feed_event};
+
+/* The collection path of kind k across namespaces. */
+static void collection_path(const api_kind *k, char *buf, size_t n)
+{
+    if (!*k->group)
+        snprintf(buf, n, "/api/%s/%s", k->version, k->resource);
+    else
+        snprintf(buf, n, "/apis/%s/%s/%s", k->group, k->version, k->resource);
+}
+
+/* Create obj at collection path `coll`, or replace the object of that name
+ * (its current resourceVersion as precondition). 0 or -1 with err. */
+static int apply_object(kube_client *kc, const char *coll, json_t *obj, char *err, size_t errlen)
+{
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    char *body = jdump(obj, NULL), *resp = NULL, path[512];
+    long status = 0;
+    if (!body || !name) return snprintf(err, errlen, "out of memory"), -1;
+    int rc =
+        kube_request(kc, "POST", coll, body, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err, errlen);
+    if (rc == 0 && status == 409) {
+        /* There already: replace it, at the version read. */
+        free(resp);
+        resp = NULL;
+        snprintf(path, sizeof path, "%s/%s", coll, name);
+        rc = kube_request(kc, "GET", path, NULL, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
+                          errlen);
+        json_t *cur = rc == 0 && status == 200 ? json_loads(resp ? resp : "", 0, NULL) : NULL;
+        const char *rv =
+            json_string_value(json_object_get(json_object_get(cur, "metadata"), "resourceVersion"));
+        if (rv) {
+            json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion",
+                                json_string(rv));
+            free(body);
+            body = jdump(obj, NULL);
+            free(resp);
+            resp = NULL;
+            rc = body ? kube_request(kc, "PUT", path, body, NULL, REQUEST_TIMEOUT_MS, &status,
+                                     &resp, err, errlen)
+                      : -1;
+        }
+        json_decref(cur);
+    }
+    if (rc == 0 && (status < 200 || status > 299)) {
+        snprintf(err, errlen, "%s %s: HTTP %ld: %.200s", coll, name, status, resp ? resp : "");
+        rc = -1;
+    }
+    free(resp);
+    free(body);
+    return rc;
+}
+
+json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *own_namespace)
+{
+    size_t calen = ca_pem ? strlen(ca_pem) : 0;
+    char *ca64 = malloc(b64_encoded_len(calen) + 1);
+    if (!ca64) return NULL;
+    b64_encode((const unsigned char *)(ca_pem ? ca_pem : ""), calen, ca64);
+    json_t *client = url ? json_pack("{s:s, s:s}", "url", url, "caBundle", ca64)
+                         : json_pack("{s:{s:s, s:s, s:s}, s:s}", "service", "namespace",
+                                     own_namespace ? own_namespace : "allot-system", "name",
+                                     "allot", "path", WEBHOOK_PATH, "caBundle", ca64);
+    free(ca64);
+    /* Never kube-system, the other system namespaces or allot's own:
+     * allot being down must not stop what heals the cluster. The label is
+     * set by the API server from 1.21 (on 1.20, by allot: see
+     * docs/cluster-mode.md). */
+    json_t *skip = json_pack("[s,s,s,s]", "kube-system", "kube-public", "kube-node-lease",
+                             own_namespace ? own_namespace : "allot-system");
+    json_t *ns_sel = json_pack("{s:[{s:s, s:s, s:o}]}", "matchExpressions", "key",
+                               "kubernetes.io/metadata.name", "operator", "NotIn", "values", skip);
+    json_t *hooks = json_array();
+    static const struct {
+        const char *name, *group, *resource, *scope;
+    } rules[] = {
+        {"resourcepoolclaims.allot.dev", "capsule.clastix.io", "resourcepoolclaims", "Namespaced"},
+        {"resourcepools.allot.dev", "capsule.clastix.io", "resourcepools", "Cluster"},
+        {"customquotas.allot.dev", "capsule.clastix.io", "customquotas", "Namespaced"},
+        {"globalcustomquotas.allot.dev", "capsule.clastix.io", "globalcustomquotas", "Cluster"},
+        {"namespaces.allot.dev", "", "namespaces", "Cluster"},
+    };
+    for (size_t i = 0; client && ns_sel && hooks && i < sizeof rules / sizeof *rules; i++) {
+        bool ns = !strcmp(rules[i].resource, "namespaces");
+        json_t *h = json_pack(
+            "{s:s, s:O, s:[{s:[s], s:[s], s:[s], s:o, s:s}], s:s, s:s, s:i, s:[s,s], s:s}", "name",
+            rules[i].name, "clientConfig", client, "rules", "apiGroups", rules[i].group,
+            "apiVersions", *rules[i].group ? "v1beta2" : "v1", "resources", rules[i].resource,
+            "operations",
+            ns ? json_pack("[s]", "UPDATE") : json_pack("[s,s,s]", "CREATE", "UPDATE", "DELETE"),
+            "scope", rules[i].scope, "failurePolicy", "Fail", "sideEffects", "None",
+            "timeoutSeconds", WEBHOOK_TIMEOUT_S, "admissionReviewVersions", "v1", "v1beta1",
+            "matchPolicy", "Equivalent");
+        if (!h) continue;
+        /* A namespaced rule is scoped by its namespace; a namespace update
+         * by the namespace itself (its own labels). */
+        if (!strcmp(rules[i].scope, "Namespaced"))
+            json_object_set(h, "namespaceSelector", ns_sel);
+        else if (ns)
+            json_object_set(h, "objectSelector", ns_sel);
+        json_array_append_new(hooks, h);
+    }
+    json_t *cfg =
+        client && ns_sel && hooks
+            ? json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:O}", "apiVersion",
+                        "admissionregistration.k8s.io/v1", "kind", "ValidatingWebhookConfiguration",
+                        "metadata", "name", WEBHOOK_CONFIG_NAME, "labels",
+                        "app.kubernetes.io/managed-by", "allot", "webhooks", hooks)
+            : NULL;
+    json_decref(client);
+    json_decref(ns_sel);
+    json_decref(hooks);
+    return cfg;
+}
+
+/* On Kubernetes before 1.21 the API server does not label namespaces with
+ * their names; the webhooks' selectors need it on the namespaces they must
+ * never be sent (a merge patch: idempotent, harmless on newer clusters). */
+static void label_system_namespaces(kube_client *kc, const char *own)
+{
+    const char *names[] = {"kube-system", "kube-public", "kube-node-lease", own};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (!names[i]) continue;
+        char path[300], body[400], err[256], *resp = NULL;
+        long status = 0;
+        snprintf(path, sizeof path, "/api/v1/namespaces/%s", names[i]);
+        snprintf(body, sizeof body,
+                 "{\"metadata\":{\"labels\":{\"kubernetes.io/metadata.name\":\"%s\"}}}", names[i]);
+        if (kube_request(kc, "PATCH", path, body, "application/merge-patch+json",
+                         REQUEST_TIMEOUT_MS, &status, &resp, err, sizeof err) != 0 ||
+            (status != 200 && status != 404))
+            log_msg(LOG_WARN, "cannot label a system namespace",
+                    "\"namespace\":\"%s\",\"status\":%ld", names[i], status);
+        free(resp);
+    }
+}
+
+/* Out of the cluster: the CRDs and the webhook configuration, pointing at
+ * this allotd. */
+static int install(cluster *c, const cluster_opts *o, char *err, size_t errlen)
+{
+    json_t *crds = crd_gen_all(err, errlen);
+    if (!crds) return -1;
+    int rc = 0;
+    size_t i;
+    json_t *crd;
+    json_array_foreach(json_object_get(crds, "items"), i, crd)
+    {
+        if (rc == 0)
+            rc = apply_object(c->kc, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd,
+                              err, errlen);
+    }
+    json_decref(crds);
+    if (rc != 0) return -1;
+    label_system_namespaces(c->kc, o->own_namespace);
+    char url[400];
+    snprintf(url, sizeof url, "https://%s%s", o->webhook_address, WEBHOOK_PATH);
+    json_t *cfg = cluster_webhook_config(url, o->ca_pem, o->own_namespace);
+    rc = cfg ? apply_object(c->kc,
+                            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+                            cfg, err, errlen)
+             : (snprintf(err, errlen, "out of memory"), -1);
+    json_decref(cfg);
+    return rc;
+}
+
+cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errlen)
+{
+    kube_config kcfg = {0};
+    if (kube_config_load(o->kubeconfig, &kcfg, err, errlen) != 0) return NULL;
+    cluster *c = calloc(1, sizeof *c);
+    if (!c) {
+        kube_config_free(&kcfg);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    c->st = st;
+    c->kc = kube_client_new(&kcfg, err, errlen);
+    kube_config_free(&kcfg);
+    if (!c->kc || !(c->m = mirror_new(st))) goto fail;
+    if (o->webhook_address && install(c, o, err, errlen) != 0) goto fail;
+    for (size_t i = 0; i < NWATCHED; i++) {
+        feed *f = &c->feeds[i];
+        f->c = c;
+        f->k = api_kind_find(watched[i].group, watched[i].version, watched[i].resource);
+        if (!f->k) {
+            snprintf(err, errlen, "no kind %s", watched[i].resource);
+            goto fail;
+        }
+        char path[256];
+        collection_path(f->k, path, sizeof path);
+        if (!(f->r = kube_reflector_start(c->kc, path, NULL, &feed_ops, f, err, errlen))) goto fail;
+    }
+    log_msg(LOG_INFO, "cluster mode started", "\"watched\":%zu", NWATCHED);
+    return c;
+fail:
+    cluster_stop(c);
+    return NULL;
+}
+
+bool cluster_synced(const cluster *c)
+{
+    for (size_t i = 0; i < NWATCHED; i++)
+        if (!c->feeds[i].r || !kube_reflector_synced(c->feeds[i].r)) return false;
+    return true;
+}
+
+void cluster_stop(cluster *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < NWATCHED; i++)
+        kube_reflector_stop(c->feeds[i].r);
+    mirror_free(c->m);
+    kube_client_free(c->kc);
+    free(c);
+}

@@ -1,0 +1,47 @@
+/* cluster.h - cluster mode: allot's books kept for an existing Kubernetes
+ * cluster (issue 28; docs/cluster-mode.md).
+ *
+ * The cluster is the truth. allotd lists and watches what its decisions
+ * read (namespaces, quotas, pods, pools, claims, custom quotas) into a
+ * mirror (cluster/mirror.h) in a memory store, where the same registry,
+ * ledger and pure core as standalone mode decide; it writes only through
+ * the cluster's API. Out of the cluster (development), it installs its
+ * CustomResourceDefinitions and a ValidatingWebhookConfiguration pointing
+ * at itself.
+ */
+#ifndef ALLOT_CLUSTER_CLUSTER_H
+#define ALLOT_CLUSTER_CLUSTER_H
+
+#include "store/store.h"
+
+#include <jansson.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct cluster_opts {
+    const char *kubeconfig;      /* NULL: the in-cluster config (ServiceAccount) */
+    const char *webhook_address; /* "host:port" the cluster reaches allotd at: install
+                                    the CRDs and webhooks pointing there; NULL: the
+                                    manifests installed them (deploy/cluster) */
+    const char *ca_pem;          /* allot's CA (the webhook's caBundle) */
+    const char *own_namespace;   /* allot's own namespace, never sent to its webhooks */
+} cluster_opts;
+
+typedef struct cluster cluster;
+
+/* Connect, install what webhook_address asks for, and start keeping st (a
+ * memory store nobody else writes) in step with the cluster. Returns at
+ * once: the caches fill in the background (cluster_synced). NULL with err. */
+cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errlen);
+/* Every watched collection has been listed once (readiness). */
+bool cluster_synced(const cluster *c);
+void cluster_stop(cluster *c);
+
+/* The ValidatingWebhookConfiguration allot installs (or the manifests
+ * carry) for a webhook served at url (NULL: the Service allot/allot in
+ * own_namespace) with CA bundle ca_pem: pure, for tests and `allotd
+ * webhook-config`. Caller owns. */
+json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *own_namespace);
+
+#endif
