@@ -3,13 +3,17 @@
 
 #include "api/crd_gen.h"
 #include "api/kinds.h"
+#include "cluster/leader.h"
 #include "cluster/mirror.h"
+#include "cluster/pool_sync.h"
 #include "core/b64.h"
 #include "core/jdump.h"
+#include "registry/registry.h"
 #include "kube/kube.h"
 #include "util/log.h"
 
 #include <stdatomic.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +21,8 @@
 /* The path the webhooks are served at (server/webhook.c). */
 #define WEBHOOK_PATH "/admission/v1/validate"
 #define WEBHOOK_CONFIG_NAME "allot.dev"
+/* The Lease the replicas elect a writer through, in allot's namespace. */
+#define LEASE_NAME "allot"
 /* How long the API server waits for an answer: short, so that a replica
  * that is gone costs a tenant write little (upstream's default is 10 s). */
 #define WEBHOOK_TIMEOUT_S 5
@@ -49,6 +55,8 @@ struct cluster {
     mirror *m;
     kube_client *kc;
     feed feeds[NWATCHED];
+    leader *lead;
+    _Atomic(pool_sync *) ps;
 };
 
 static void feed_replace(void *arg, json_t *items, const char *rv)
@@ -227,6 +235,20 @@ static int install(cluster *c, const cluster_opts *o, char *err, size_t errlen)
     }
     json_decref(crds);
     if (rc != 0) return -1;
+    /* allot's own namespace holds its Lease. */
+    char nsbody[400], *resp = NULL;
+    long status = 0;
+    snprintf(nsbody, sizeof nsbody,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+             o->own_namespace ? o->own_namespace : "allot-system");
+    if (kube_request(c->kc, "POST", "/api/v1/namespaces", nsbody, NULL, REQUEST_TIMEOUT_MS, &status,
+                     &resp, err, errlen) != 0 ||
+        (status != 201 && status != 409)) {
+        free(resp);
+        if (status) snprintf(err, errlen, "cannot create namespace: HTTP %ld", status);
+        return -1;
+    }
+    free(resp);
     label_system_namespaces(c->kc, o->own_namespace);
     char url[400];
     snprintf(url, sizeof url, "https://%s%s", o->webhook_address, WEBHOOK_PATH);
@@ -237,6 +259,18 @@ static int install(cluster *c, const cluster_opts *o, char *err, size_t errlen)
              : (snprintf(err, errlen, "out of memory"), -1);
     json_decref(cfg);
     return rc;
+}
+
+static void on_leading(void *arg, bool leading)
+{
+    cluster *c = arg;
+    (void)leading;
+    pool_sync_kick(atomic_load(&c->ps));
+}
+
+static bool synced_arg(void *arg)
+{
+    return cluster_synced(arg);
 }
 
 cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errlen)
@@ -266,7 +300,19 @@ cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errle
         collection_path(f->k, path, sizeof path);
         if (!(f->r = kube_reflector_start(c->kc, path, NULL, &feed_ops, f, err, errlen))) goto fail;
     }
-    log_msg(LOG_INFO, "cluster mode started", "\"watched\":%zu", NWATCHED);
+    /* One replica writes what the books decide: the Lease's holder. */
+    char identity[254], host[200] = "allotd", uid[37];
+    gethostname(host, sizeof host - 1);
+    reg_new_uid(uid);
+    snprintf(identity, sizeof identity, "%.200s_%.36s", host, uid);
+    const char *ns = o->own_namespace ? o->own_namespace : "allot-system";
+    if (!(c->lead = leader_start(c->kc, ns, LEASE_NAME, identity, on_leading, c, err, errlen)))
+        goto fail;
+    pool_sync *ps = pool_sync_start(st, c->m, c->kc, c->lead, synced_arg, c, err, errlen);
+    if (!ps) goto fail;
+    atomic_store(&c->ps, ps);
+    log_msg(LOG_INFO, "cluster mode started", "\"watched\":%zu,\"identity\":\"%s\"", NWATCHED,
+            identity);
     return c;
 fail:
     cluster_stop(c);
@@ -283,6 +329,8 @@ bool cluster_synced(const cluster *c)
 void cluster_stop(cluster *c)
 {
     if (!c) return;
+    pool_sync_stop(atomic_load(&c->ps));
+    leader_stop(c->lead); /* (gives the Lease up) */
     for (size_t i = 0; i < NWATCHED; i++)
         kube_reflector_stop(c->feeds[i].r);
     mirror_free(c->m);

@@ -1550,9 +1550,20 @@ static void run_hooks(store_txn *t, bool committed)
     t->nhooks = 0;
 }
 
+static _Thread_local store_capture_fn capture_fn;
+static _Thread_local void *capture_arg;
+
+void store_capture_aborts(store_capture_fn fn, void *arg)
+{
+    capture_fn = fn;
+    capture_arg = arg;
+}
+
 void store_abort(store_txn *t)
 {
     if (!t) return;
+    for (size_t i = 0; capture_fn && i < t->n; i++)
+        capture_fn(capture_arg, t->w[i].type, t->w[i].obj);
     run_hooks(t, false);
     pthread_mutex_unlock(&t->s->txn_lock);
     txn_free(t);

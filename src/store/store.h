@@ -263,6 +263,13 @@ int store_commit(store_txn *t);
  * thread resumes it. Turning it on or off resets store_deferred_rev to 0. */
 void store_defer_durability(bool on);
 int64_t store_deferred_rev(void);
+/* While set on a thread, the writes of every transaction that thread
+ * aborts are handed to fn first, in order (type, key, the value: for a
+ * delete the last one): what a dry run would have written. Cluster mode
+ * turns a dry run's writes on its mirror into writes to the cluster. NULL
+ * stops it. */
+typedef void (*store_capture_fn)(void *arg, store_ev_type type, const store_obj *obj);
+void store_capture_aborts(store_capture_fn fn, void *arg);
 /* fn(arg, ok) once revision rev is durable (ok true), or its batch was
  * refused by the backend or the store closed without making it durable (ok
  * false): on the writer's thread with no store lock held; fn must not block.

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "cluster/mirror.h"
+#include "cluster/reconcile.h"
 #include "registry/admission.h"
 #include "teststore.h"
 
@@ -200,6 +201,110 @@ static void test_registry_decides_on_the_mirror(void **state)
     store_close(st);
 }
 
+/* The reconciler's plan: a pool and a claim the cluster holds without
+ * statuses become the pool's status (first: where the allocation is
+ * recorded), the claim's, and the namespace's capsule-pool quota, each at
+ * the cluster's resourceVersion of what was decided on; once the mirror
+ * holds them as decided, nothing more. */
+static void test_reconcile_plan(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    mirror *m = mirror_new(st);
+    const api_kind *ns = test_kind("", "v1", "namespaces");
+    const api_kind *pools = test_kind("capsule.clastix.io", "v1beta2", "resourcepools");
+    const api_kind *claims = test_kind("capsule.clastix.io", "v1beta2", "resourcepoolclaims");
+    const api_kind *rqs = test_kind("", "v1", "resourcequotas");
+    assert_int_equal(
+        replace(m, ns,
+                "[{'apiVersion':'v1','kind':'Namespace','metadata':{'name':'n1','uid':'n1',"
+                "'resourceVersion':'10','labels':{'team':'a'}}}]"),
+        0);
+    assert_int_equal(replace(m, pools,
+                             "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':'ResourcePool',"
+                             "'metadata':{'name':'p','uid':'p','resourceVersion':'11',"
+                             "'creationTimestamp':'2026-12-07T10:00:00Z'},"
+                             "'spec':{'quota':{'hard':{'requests.cpu':'2'}},"
+                             "'selectors':[{'matchLabels':{'team':'a'}}]}}]"),
+                     0);
+    assert_int_equal(replace(m, claims,
+                             "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':"
+                             "'ResourcePoolClaim','metadata':{'name':'c1','namespace':'n1',"
+                             "'uid':'c1','resourceVersion':'12',"
+                             "'creationTimestamp':'2026-12-07T10:00:01Z'},"
+                             "'spec':{'pool':'p','claim':{'requests.cpu':'1'}}}]"),
+                     0);
+    int64_t r = store_revision(st);
+    cw_list plan = {0};
+    char err[256];
+    assert_int_equal(reconcile_pool_plan(st, m, "p", &plan, err, sizeof err), 0);
+    assert_int_equal(store_revision(st), r); /* planning writes nothing */
+    assert_true(plan.n >= 3);
+    assert_string_equal(plan.v[0].method, "PUT");
+    assert_string_equal(plan.v[0].path, "/apis/capsule.clastix.io/v1beta2/resourcepools/p/status");
+    json_t *pool = J(plan.v[0].body);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(pool, "metadata"), "resourceVersion")),
+        "11");
+    assert_non_null(json_object_get(pool, "status"));
+    bool claim_put = false, rq_post = false;
+    for (size_t i = 1; i < plan.n; i++) {
+        json_t *b = J(plan.v[i].body);
+        if (!strcmp(plan.v[i].path, "/apis/capsule.clastix.io/v1beta2/namespaces/n1/"
+                                    "resourcepoolclaims/c1/status")) {
+            assert_string_equal(plan.v[i].method, "PUT");
+            assert_string_equal(json_string_value(json_object_get(json_object_get(b, "metadata"),
+                                                                  "resourceVersion")),
+                                "12");
+            claim_put = true;
+        } else if (!strcmp(plan.v[i].path, "/api/v1/namespaces/n1/resourcequotas")) {
+            assert_string_equal(plan.v[i].method, "POST");
+            json_t *hard = json_object_get(json_object_get(b, "spec"), "hard");
+            assert_string_equal(json_string_value(json_object_get(hard, "requests.cpu")), "1");
+            /* a create carries no identity the dry run made up */
+            assert_null(json_object_get(json_object_get(b, "metadata"), "uid"));
+            assert_null(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
+            rq_post = true;
+        }
+        json_decref(b);
+    }
+    assert_true(claim_put);
+    assert_true(rq_post);
+
+    /* The cluster takes the writes; the mirror sees them come back: then
+     * the plan is empty. */
+    json_t *claim = NULL, *rq = NULL;
+    for (size_t i = 0; i < plan.n; i++) {
+        json_t *b = J(plan.v[i].body);
+        json_t *meta = json_object_get(b, "metadata");
+        json_object_set_new(meta, "resourceVersion", json_string("20"));
+        if (strstr(plan.v[i].path, "resourcequotas")) {
+            json_object_set_new(meta, "uid", json_string("rq1"));
+            rq = b;
+        } else if (strstr(plan.v[i].path, "resourcepoolclaims")) {
+            claim = b;
+        } else {
+            char e2[256];
+            assert_int_equal(mirror_event(m, pools, "MODIFIED", b, e2, sizeof e2), 0);
+            json_decref(b);
+        }
+    }
+    char e2[256];
+    assert_int_equal(mirror_event(m, claims, "MODIFIED", claim, e2, sizeof e2), 0);
+    assert_int_equal(mirror_event(m, rqs, "ADDED", rq, e2, sizeof e2), 0);
+    json_decref(claim);
+    json_decref(rq);
+    json_decref(pool);
+    cw_list_free(&plan);
+    assert_int_equal(reconcile_pool_plan(st, m, "p", &plan, err, sizeof err), 0);
+    for (size_t i = 0; i < plan.n; i++)
+        print_message("still: %s %s %s\n", plan.v[i].method, plan.v[i].path, plan.v[i].body);
+    assert_int_equal(plan.n, 0);
+    cw_list_free(&plan);
+    mirror_free(m);
+    store_close(st);
+}
+
 int main(void)
 {
     if (admission_register_defaults() != 0) return 1;
@@ -207,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_list_events_and_relist),
         cmocka_unit_test(test_bad_objects_take_nothing),
         cmocka_unit_test(test_registry_decides_on_the_mirror),
+        cmocka_unit_test(test_reconcile_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,189 @@
+/* pool_sync.c - the books' pool decisions written to the cluster (see
+ * pool_sync.h). */
+#include "cluster/pool_sync.h"
+
+#include "cluster/reconcile.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POOLS_PREFIX "resourcepools.capsule.clastix.io//"
+#define REQUEST_TIMEOUT_MS 10000
+/* After a round that could not finish, or between rounds under a stream of
+ * changes (every pod a quota counts changes its status): what coalesces. */
+#define RETRY_MS 1000
+#define MIN_GAP_MS 200
+
+struct pool_sync {
+    store *st;
+    mirror *m;
+    kube_client *kc;
+    leader *l;
+    bool (*ready)(void *arg);
+    void *ready_arg;
+    pthread_t thread;
+    atomic_bool stop, kicked;
+    pthread_mutex_t mu; /* stats */
+    pool_sync_stats stats;
+};
+
+/* Whether a change of key can change what a pool decides. */
+static bool relevant(const char *key)
+{
+    return !strncmp(key, "resourcepools.", 14) || !strncmp(key, "resourcepoolclaims.", 19) ||
+           !strncmp(key, "namespaces/", 11) || !strncmp(key, "resourcequotas/", 15);
+}
+
+/* Write one pool's plan, in order. false when it did not all go through
+ * (a conflict: the mirror is behind; or a failure): plan again later. */
+static bool apply(pool_sync *p, const cw_list *plan)
+{
+    bool ok = true;
+    for (size_t i = 0; i < plan->n; i++) {
+        const cluster_write *w = &plan->v[i];
+        char err[256], *resp = NULL;
+        long status = 0;
+        int rc = kube_request(p->kc, w->method, w->path, w->body, NULL, REQUEST_TIMEOUT_MS, &status,
+                              &resp, err, sizeof err);
+        bool done = rc == 0 && ((status >= 200 && status <= 299) ||
+                                (status == 404 && !strcmp(w->method, "DELETE")));
+        pthread_mutex_lock(&p->mu);
+        if (done)
+            p->stats.writes++;
+        else if (status == 409)
+            p->stats.conflicts++;
+        else
+            p->stats.failures++;
+        pthread_mutex_unlock(&p->mu);
+        if (!done && status != 409)
+            log_msg(LOG_WARN, "cannot write a pool decision to the cluster",
+                    "\"method\":\"%s\",\"path\":\"%s\",\"status\":%ld,\"error\":\"%s\"", w->method,
+                    w->path, status, rc == 0 ? "" : err);
+        free(resp);
+        if (!done) {
+            ok = false;
+            /* Nothing is handed out that the pool's status has not
+             * recorded: the rest waits for the status to go through. */
+            if (i == 0) break;
+        }
+    }
+    return ok;
+}
+
+/* Plan and write every pool. false when any needs another round. */
+static bool round_all(pool_sync *p)
+{
+    store_obj **pools = NULL;
+    size_t n = 0;
+    int64_t rev;
+    bool more, ok = true;
+    if (store_list(p->st, POOLS_PREFIX, NULL, 0, &pools, &n, &rev, &more) != 0) return false;
+    for (size_t i = 0; i < n; i++) {
+        cw_list plan = {0};
+        char err[256];
+        if (leader_is(p->l) &&
+            reconcile_pool_plan(p->st, p->m, pools[i]->name, &plan, err, sizeof err) == 0) {
+            if (plan.n) ok &= apply(p, &plan);
+        } else {
+            ok = false;
+        }
+        cw_list_free(&plan);
+        store_obj_unref(pools[i]);
+    }
+    free(pools);
+    pthread_mutex_lock(&p->mu);
+    p->stats.rounds++;
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
+static void *run(void *arg)
+{
+    pool_sync *p = arg;
+    bool expired = false, dirty = true;
+    store_watch *w = store_watch_open(p->st, "", store_revision(p->st), &expired);
+    int64_t next_resync = clock_mono_ms() + POOL_SYNC_RESYNC_MS, last_round = 0;
+    while (!atomic_load(&p->stop)) {
+        int64_t now = clock_mono_ms();
+        bool can = leader_is(p->l) && p->ready(p->ready_arg);
+        if (dirty && can && now - last_round >= MIN_GAP_MS) {
+            dirty = !round_all(p);
+            last_round = clock_mono_ms();
+            now = last_round;
+        }
+        /* Sleep until something changes; only a round left to retry, or a
+         * mirror still filling, wakes it sooner. */
+        int64_t timeout = next_resync - now;
+        if (dirty && can) timeout = RETRY_MS;
+        if (!p->ready(p->ready_arg)) timeout = RETRY_MS;
+        if (dirty && can && now - last_round < MIN_GAP_MS) timeout = MIN_GAP_MS;
+        if (timeout < 0) timeout = 0;
+        store_event ev;
+        int rc = w ? store_watch_next(w, &ev, (int)timeout) : 0;
+        if (rc == 1) {
+            if (relevant(ev.obj->key)) dirty = true;
+            store_obj_unref(ev.obj);
+            store_obj_unref(ev.prev);
+            /* take what else has come without sleeping again */
+            continue;
+        }
+        if (rc < 0 || !w) {
+            /* Fell behind the mirror's history: start again from now. */
+            store_watch_close(w);
+            w = store_watch_open(p->st, "", store_revision(p->st), &expired);
+            dirty = true;
+        }
+        if (atomic_exchange(&p->kicked, false)) dirty = true;
+        if (clock_mono_ms() >= next_resync) {
+            dirty = true;
+            next_resync = clock_mono_ms() + POOL_SYNC_RESYNC_MS;
+        }
+    }
+    store_watch_close(w);
+    return NULL;
+}
+
+pool_sync *pool_sync_start(store *st, mirror *m, kube_client *kc, leader *l,
+                           bool (*ready)(void *arg), void *arg, char *err, size_t errlen)
+{
+    pool_sync *p = calloc(1, sizeof *p);
+    if (!p) return snprintf(err, errlen, "out of memory"), NULL;
+    *p = (pool_sync){.st = st, .m = m, .kc = kc, .l = l, .ready = ready, .ready_arg = arg};
+    pthread_mutex_init(&p->mu, NULL);
+    if (pthread_create(&p->thread, NULL, run, p) != 0) {
+        pthread_mutex_destroy(&p->mu);
+        free(p);
+        snprintf(err, errlen, "cannot start the pool writer");
+        return NULL;
+    }
+    return p;
+}
+
+void pool_sync_kick(pool_sync *p)
+{
+    if (!p) return;
+    atomic_store(&p->kicked, true);
+    store_watch_wake_all(p->st);
+}
+
+void pool_sync_get_stats(pool_sync *p, pool_sync_stats *out)
+{
+    pthread_mutex_lock(&p->mu);
+    *out = p->stats;
+    pthread_mutex_unlock(&p->mu);
+}
+
+void pool_sync_stop(pool_sync *p)
+{
+    if (!p) return;
+    atomic_store(&p->stop, true);
+    store_watch_wake_all(p->st);
+    pthread_join(p->thread, NULL);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}

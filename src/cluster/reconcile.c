@@ -1,0 +1,228 @@
+/* reconcile.c - the books' decisions as writes to the cluster (see
+ * reconcile.h). */
+#include "cluster/reconcile.h"
+
+#include "api/kinds.h"
+#include "core/jdump.h"
+#include "registry/registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POOL_GROUP "capsule.clastix.io"
+#define POOL_VERSION "v1beta2"
+
+void cw_list_free(cw_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].body);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static cluster_write *cw_add(cw_list *l)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        cluster_write *v = realloc(l->v, cap * sizeof *v);
+        if (!v) return NULL;
+        l->v = v;
+        l->cap = cap;
+    }
+    cluster_write *w = &l->v[l->n++];
+    memset(w, 0, sizeof *w);
+    return w;
+}
+
+/* One would-be write of the dry run, the last for its key. */
+typedef struct captured {
+    store_ev_type type;
+    store_obj *obj;
+} captured;
+
+typedef struct capture {
+    captured *v;
+    size_t n, cap;
+    bool failed;
+} capture;
+
+static void on_capture(void *arg, store_ev_type type, const store_obj *obj)
+{
+    capture *c = arg;
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->v[i].obj->key, obj->key)) {
+            store_obj_unref(c->v[i].obj);
+            store_obj_ref((store_obj *)obj);
+            c->v[i] = (captured){type, (store_obj *)obj};
+            return;
+        }
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        captured *v = realloc(c->v, cap * sizeof *v);
+        if (!v) {
+            c->failed = true;
+            return;
+        }
+        c->v = v;
+        c->cap = cap;
+    }
+    store_obj_ref((store_obj *)obj);
+    c->v[c->n++] = (captured){type, (store_obj *)obj};
+}
+
+static json_t *identity(const json_t *cur, void *ctx, api_err *e)
+{
+    (void)ctx;
+    json_t *o = jcopy(cur);
+    if (!o) api_err_set(e, API_INTERNAL, "out of memory");
+    return o;
+}
+
+/* The served row of stored object key's kind: capsule kinds at v1beta2,
+ * the core group at v1. NULL for a kind the reconciler does not write. */
+static const api_kind *served_kind(const char *key)
+{
+    if (!strncmp(key, "resourcequotas/", 15)) return api_kind_find("", "v1", "resourcequotas");
+    if (!strncmp(key, "resourcepoolclaims." POOL_GROUP "/", 19 + sizeof POOL_GROUP))
+        return api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepoolclaims");
+    if (!strncmp(key, "resourcepools." POOL_GROUP "/", 14 + sizeof POOL_GROUP))
+        return api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepools");
+    return NULL;
+}
+
+static const char *meta_str(const json_t *o, const char *f)
+{
+    return json_string_value(json_object_get(json_object_get(o, "metadata"), f));
+}
+
+/* The API path of object ns/name of kind k ("" name: the collection),
+ * with subresource sub ("" none). */
+static void api_path(const api_kind *k, const char *ns, const char *name, const char *sub,
+                     char *buf, size_t n)
+{
+    int l = *k->group ? snprintf(buf, n, "/apis/%s/%s", k->group, k->version)
+                      : snprintf(buf, n, "/api/%s", k->version);
+    if (l < 0 || (size_t)l >= n) return;
+    snprintf(buf + l, n - (size_t)l, "%s%s/%s%s%s%s%s", *ns ? "/namespaces/" : "", ns, k->resource,
+             *name ? "/" : "", name, *sub ? "/" : "", sub);
+}
+
+/* What the cluster is sent: obj in k's version, without what the API
+ * server owns (managedFields: it records its own), at the cluster's
+ * resourceVersion crv (NULL for a create, which also drops the identity
+ * the dry run made up). */
+static char *body_of(const api_kind *k, const json_t *obj, const char *crv)
+{
+    json_t *o = jcopy(obj);
+    if (!o) return NULL;
+    api_kind_to_version(k, o);
+    json_t *meta = json_object_get(o, "metadata");
+    json_object_del(meta, "managedFields");
+    if (crv) {
+        json_object_set_new(meta, "resourceVersion", json_string(crv));
+    } else {
+        static const char *const made_up[] = {"resourceVersion", "uid", "creationTimestamp",
+                                              "generation", "selfLink"};
+        for (size_t i = 0; i < sizeof made_up / sizeof *made_up; i++)
+            json_object_del(meta, made_up[i]);
+    }
+    char *t = jdump(o, NULL);
+    json_decref(o);
+    return t;
+}
+
+/* Whether the cluster already holds `want` as the reconciler would write it:
+ * the member it writes (`status` for pools and claims, `spec` and the
+ * labels for quotas) equal in the mirror's version. */
+static bool already(store *st, const char *key, const json_t *want, bool quota)
+{
+    store_obj *o = store_get(st, key);
+    if (!o) return false;
+    json_t *cur = store_obj_parse(o);
+    store_obj_unref(o);
+    bool same = quota ? json_equal(json_object_get(cur, "spec"), json_object_get(want, "spec")) &&
+                            json_equal(json_object_get(json_object_get(cur, "metadata"), "labels"),
+                                       json_object_get(json_object_get(want, "metadata"), "labels"))
+                      : json_equal(json_object_get(cur, "status"), json_object_get(want, "status"));
+    json_decref(cur);
+    return same;
+}
+
+/* The write of one decided object (obj, at mirror key `key`). */
+static int plan_one(store *st, mirror *m, const char *key, store_ev_type type, const json_t *obj,
+                    cw_list *out)
+{
+    const api_kind *k = served_kind(key);
+    if (!k) return 0; /* (nothing else is the reconciler's to write) */
+    bool quota = !strncmp(key, "resourcequotas/", 15);
+    char crv[64];
+    bool held = mirror_cluster_rv(m, key, crv, sizeof crv);
+    if (type != STORE_EV_DELETED && held && already(st, key, obj, quota)) return 0;
+    if (type == STORE_EV_DELETED && !held) return 0;
+    if (!quota && !held) return 0; /* a pool or claim the cluster no longer has */
+    const char *ns = k->namespaced ? meta_str(obj, "namespace") : "", *name = meta_str(obj, "name");
+    if (!ns || !name) return -1;
+    cluster_write *w = cw_add(out);
+    if (!w) return -1;
+    snprintf(w->key, sizeof w->key, "%s", key);
+    if (type == STORE_EV_DELETED) {
+        snprintf(w->method, sizeof w->method, "DELETE");
+        api_path(k, ns, name, "", w->path, sizeof w->path);
+        json_t *opts = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "DeleteOptions",
+                                 "preconditions", "resourceVersion", crv);
+        w->body = opts ? jdump(opts, NULL) : NULL;
+        json_decref(opts);
+    } else if (!held) {
+        snprintf(w->method, sizeof w->method, "POST");
+        api_path(k, ns, "", "", w->path, sizeof w->path);
+        w->body = body_of(k, obj, NULL);
+    } else {
+        snprintf(w->method, sizeof w->method, "PUT");
+        api_path(k, ns, name, quota ? "" : "status", w->path, sizeof w->path);
+        w->body = body_of(k, obj, crv);
+    }
+    if (!w->body) {
+        out->n--;
+        return -1;
+    }
+    return 0;
+}
+
+int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, char *err,
+                        size_t errlen)
+{
+    if (errlen) *err = '\0';
+    const api_kind *pools = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepools");
+    if (!pools) return snprintf(err, errlen, "no resourcepools kind"), -1;
+    capture c = {0};
+    json_t *decided = NULL;
+    api_err e;
+    api_err_init(&e);
+    store_capture_aborts(on_capture, &c);
+    int rc = reg_update(st, pools, "", name, "", identity, NULL, true, &decided, &e);
+    store_capture_aborts(NULL, NULL);
+    if (rc != 0 || c.failed) {
+        snprintf(err, errlen, "%s", rc != 0 ? e.message : "out of memory");
+        rc = -1;
+    }
+    api_err_clear(&e);
+    /* The pool's status first (the dry run hands the pool back rather than
+     * writing it), then what it hands out. */
+    char key[512];
+    if (rc == 0 && api_kind_key(pools, "", name, key, sizeof key) > 0) {
+        api_kind_to_storage(pools, decided);
+        rc = plan_one(st, m, key, STORE_EV_MODIFIED, decided, out);
+    }
+    for (size_t i = 0; rc == 0 && i < c.n; i++) {
+        json_t *o = store_obj_parse(c.v[i].obj);
+        rc = o ? plan_one(st, m, c.v[i].obj->key, c.v[i].type, o, out) : -1;
+        json_decref(o);
+    }
+    if (rc != 0 && !*err) snprintf(err, errlen, "out of memory");
+    for (size_t i = 0; i < c.n; i++)
+        store_obj_unref(c.v[i].obj);
+    free(c.v);
+    json_decref(decided);
+    return rc;
+}

@@ -1,0 +1,44 @@
+/* reconcile.h - what the books decide on the mirror, as writes to the
+ * cluster (cluster mode's reconciler; the leader runs it).
+ *
+ * The decision is standalone mode's own: the registry reconciles a pool
+ * in full (its claims bound or queued in Capsule's order, each selected
+ * namespace's capsule-pool-<pool> ResourceQuota), run as a dry run on the
+ * mirror with its would-be writes captured (store_capture_aborts). Each
+ * becomes a write to the cluster carrying the cluster's resourceVersion of
+ * the version decided on, so a write decided on a stale mirror fails with
+ * 409 instead of overwriting (docs/cluster-mode.md). Objects the cluster
+ * already holds as decided produce no write, so the reconciler settles.
+ */
+#ifndef ALLOT_CLUSTER_RECONCILE_H
+#define ALLOT_CLUSTER_RECONCILE_H
+
+#include "cluster/mirror.h"
+#include "store/store.h"
+
+#include <stddef.h>
+
+typedef struct cluster_write {
+    char method[8]; /* "POST", "PUT" or "DELETE" */
+    char path[600]; /* the API path written */
+    char *body;     /* JSON (malloc'd), or NULL */
+    char key[512];  /* the mirror's key of the object */
+} cluster_write;
+
+typedef struct cw_list {
+    cluster_write *v;
+    size_t n, cap;
+} cw_list;
+
+void cw_list_free(cw_list *l);
+
+/* The writes that bring pool `name`, its claims and its namespaces' quotas
+ * in the cluster to what the books decide on st (the mirror m feeds), the
+ * pool's status first: it is where an allocation is recorded, so it must
+ * commit before the quota that hands the allocation out. Appended to out.
+ * 0, or -1 with err (the pool is not in the mirror, or the decision
+ * failed). */
+int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, char *err,
+                        size_t errlen);
+
+#endif
