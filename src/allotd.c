@@ -697,6 +697,14 @@ static bool cluster_ready(void *arg)
     return c && cluster_synced(c);
 }
 
+static int cluster_guard(void *arg, const struct ar_request *r, api_err *e)
+{
+    (void)arg;
+    cluster *c = atomic_load(&the_cluster);
+    return c ? cluster_admit_guard(c, r, e)
+             : api_err_set(e, API_UNAVAILABLE, "allot's caches of the cluster are not synced yet");
+}
+
 /* Cluster mode (docs/cluster-mode.md): the store is a memory mirror of the
  * cluster that nothing here writes; no controllers, scheduler or node
  * agent (the cluster has its own); the listener serves the webhooks,
@@ -737,6 +745,7 @@ static int run_cluster(const options *o, const sigset_t *sigs)
     }
     srv.mirror = true;
     srv.ready = cluster_ready;
+    srv.guard = (webhook_guard){cluster_guard, NULL};
     srv.m = metrics_new();
     srv.inflight = inflight_new(INFLIGHT_DEFAULT_LIMIT);
     srv.watches = inflight_new((unsigned)o->max_watches);

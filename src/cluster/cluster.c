@@ -6,6 +6,7 @@
 #include "cluster/leader.h"
 #include "cluster/mirror.h"
 #include "cluster/pool_sync.h"
+#include "cluster/release_guard.h"
 #include "core/b64.h"
 #include "core/jdump.h"
 #include "registry/registry.h"
@@ -171,7 +172,7 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
             "apiVersions", *rules[i].group ? "v1beta2" : "v1", "resources", rules[i].resource,
             "operations",
             ns ? json_pack("[s]", "UPDATE") : json_pack("[s,s,s]", "CREATE", "UPDATE", "DELETE"),
-            "scope", rules[i].scope, "failurePolicy", "Fail", "sideEffects", "None",
+            "scope", rules[i].scope, "failurePolicy", "Fail", "sideEffects", "NoneOnDryRun",
             "timeoutSeconds", WEBHOOK_TIMEOUT_S, "admissionReviewVersions", "v1", "v1beta1",
             "matchPolicy", "Equivalent");
         if (!h) continue;
@@ -317,6 +318,11 @@ cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errle
 fail:
     cluster_stop(c);
     return NULL;
+}
+
+int cluster_admit_guard(cluster *c, const struct ar_request *r, api_err *e)
+{
+    return release_guard(c->kc, r, e);
 }
 
 bool cluster_synced(const cluster *c)

@@ -12,6 +12,7 @@
 #ifndef ALLOT_CLUSTER_CLUSTER_H
 #define ALLOT_CLUSTER_CLUSTER_H
 
+#include "api/status.h"
 #include "store/store.h"
 
 #include <jansson.h>
@@ -34,6 +35,10 @@ typedef struct cluster cluster;
  * memory store nobody else writes) in step with the cluster. Returns at
  * once: the caches fill in the background (cluster_synced). NULL with err. */
 cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errlen);
+/* The webhook's check after its dry run allows a review
+ * (cluster/release_guard.h): 0, or -1 with e. */
+struct ar_request;
+int cluster_admit_guard(cluster *c, const struct ar_request *r, api_err *e);
 /* Every watched collection has been listed once (readiness). */
 bool cluster_synced(const cluster *c);
 void cluster_stop(cluster *c);

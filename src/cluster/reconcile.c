@@ -3,12 +3,15 @@
 #include "cluster/reconcile.h"
 
 #include "api/kinds.h"
+#include "cluster/release_guard.h"
+#include "core/rlist.h"
 #include "core/jdump.h"
 #include "registry/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define POOL_GROUP "capsule.clastix.io"
 #define POOL_VERSION "v1beta2"
@@ -141,13 +144,67 @@ static bool already(store *st, const char *key, const json_t *want, bool quota)
     if (!o) return false;
     json_t *cur = store_obj_parse(o);
     store_obj_unref(o);
-    bool same = quota ? json_equal(json_object_get(cur, "spec"), json_object_get(want, "spec")) &&
-                            json_equal(json_object_get(json_object_get(cur, "metadata"), "labels"),
-                                       json_object_get(json_object_get(want, "metadata"), "labels"))
-                      : json_equal(json_object_get(cur, "status"), json_object_get(want, "status"));
+    const json_t *cm = json_object_get(cur, "metadata"), *wm = json_object_get(want, "metadata");
+    bool same =
+        quota
+            ? json_equal(json_object_get(cur, "spec"), json_object_get(want, "spec")) &&
+                  json_equal(json_object_get(cm, "labels"), json_object_get(wm, "labels")) &&
+                  json_equal(json_object_get(cm, "annotations"), json_object_get(wm, "annotations"))
+            : json_equal(json_object_get(cur, "status"), json_object_get(want, "status"));
     json_decref(cur);
     return same;
 }
+
+/* A capsule-pool quota as the books decide it (want, changed in place),
+ * less what claims being released keep back (cluster/release_guard.h):
+ * their holds, recorded on the quota the cluster holds, are kept while
+ * they are in flight and dropped after. 0 or -1. */
+static int keep_holds(store *st, const char *key, json_t *want)
+{
+    store_obj *o = store_get(st, key);
+    json_t *cur = o ? store_obj_parse(o) : NULL;
+    store_obj_unref(o);
+    json_t *wm = json_object_get(want, "metadata"), *wa = json_object_get(wm, "annotations");
+    /* the books' version carries the holds it was copied with, or none */
+    const char *k;
+    json_t *v, *tmp;
+    json_object_foreach_safe(wa, tmp, k, v)
+    {
+        if (!strncmp(k, RELEASE_HOLD_PREFIX, strlen(RELEASE_HOLD_PREFIX))) json_object_del(wa, k);
+    }
+    rlist *held = cur ? release_holds(st, cur, (int64_t)time(NULL)) : rl_new();
+    int rc = held ? 0 : -1;
+    if (rc == 0 && !rl_is_zero(held)) {
+        json_t *hard = json_object_get(json_object_get(want, "spec"), "hard");
+        rlist *h = rl_new(), *m = NULL, *nh = NULL;
+        const char *bad;
+        rc = h && rl_from_json(hard, h, &bad) == 0 && (m = rl_mask(held, h)) &&
+                     (nh = rl_subtract_nonneg(h, m))
+                 ? 0
+                 : -1;
+        if (rc == 0)
+            rc = json_object_set_new(json_object_get(want, "spec"), "hard", rl_to_json(nh));
+        if (rc == 0 && !json_is_object(wa)) {
+            wa = json_object();
+            rc = json_object_set_new(wm, "annotations", wa);
+        }
+        json_object_foreach(json_object_get(json_object_get(cur, "metadata"), "annotations"), k, v)
+        {
+            if (rc == 0 && !strncmp(k, RELEASE_HOLD_PREFIX, strlen(RELEASE_HOLD_PREFIX)))
+                rc = json_object_set(wa, k, v);
+        }
+        rl_free(h);
+        rl_free(m);
+        rl_free(nh);
+    }
+    if (json_is_object(wa) && !json_object_size(wa)) json_object_del(wm, "annotations");
+    rl_free(held);
+    json_decref(cur);
+    return rc;
+}
+
+static int plan_write(store *st, const char *key, const api_kind *k, bool quota, bool held,
+                      const char *crv, store_ev_type type, const json_t *obj, cw_list *out);
 
 /* The write of one decided object (obj, at mirror key `key`). */
 static int plan_one(store *st, mirror *m, const char *key, store_ev_type type, const json_t *obj,
@@ -158,6 +215,23 @@ static int plan_one(store *st, mirror *m, const char *key, store_ev_type type, c
     bool quota = !strncmp(key, "resourcequotas/", 15);
     char crv[64];
     bool held = mirror_cluster_rv(m, key, crv, sizeof crv);
+    json_t *adj = NULL;
+    if (quota && type != STORE_EV_DELETED) {
+        if (!(adj = jcopy(obj)) || keep_holds(st, key, adj) != 0) {
+            json_decref(adj);
+            return -1;
+        }
+        obj = adj;
+    }
+    int rc = plan_write(st, key, k, quota, held, crv, type, obj, out);
+    json_decref(adj);
+    return rc;
+}
+
+/* plan_one's write, obj as it is to be written. */
+static int plan_write(store *st, const char *key, const api_kind *k, bool quota, bool held,
+                      const char *crv, store_ev_type type, const json_t *obj, cw_list *out)
+{
     if (type != STORE_EV_DELETED && held && already(st, key, obj, quota)) return 0;
     if (type == STORE_EV_DELETED && !held) return 0;
     if (!quota && !held) return 0; /* a pool or claim the cluster no longer has */

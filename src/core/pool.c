@@ -1468,6 +1468,27 @@ int pool_check_claim_delete(bool in_use, const char *pool, char **msg)
                 pool ? pool : "");
 }
 
+int pool_release_hard(const rlist *hard, const rlist *used, const rlist *give, const char *pool,
+                      rlist **out, char **msg)
+{
+    *out = NULL;
+    *msg = NULL;
+    /* (a resource the quota does not limit stays unlimited) */
+    rlist *g = rl_mask(give, hard), *h = g ? rl_subtract_nonneg(hard, g) : NULL;
+    rl_free(g);
+    if (!h) return POOL_ENOMEM;
+    for (size_t i = 0; i < rl_len(give); i++) {
+        const char *r = rl_name(give, i);
+        const qty *u = rl_get(used, r), *nh = rl_get(h, r);
+        if (u && !qty_is_zero(u) && (!nh || qty_cmp(u, nh) > 0)) {
+            rl_free(h);
+            return pool_check_claim_delete(true, pool, msg);
+        }
+    }
+    *out = h;
+    return POOL_OK;
+}
+
 int pool_check_claim_update(bool in_use, const char *pool, const char *old_spec_pool,
                             const char *new_spec_pool, const rlist *old_claim,
                             const rlist *new_claim, char **msg)

@@ -242,6 +242,15 @@ int pool_select_covering(const rlist *used, const rlist *hard, const pool_claim 
  * *out: malloc'd array of borrowed statuses in claim order (caller free()s). */
 int pool_in_use(const pool_state *s, const pool_view *pool, const char *ns, const rlist *rq_used,
                 const pool_status ***out, size_t *n);
+/* Cluster mode's release of `give` (what a bound claim gives, or the part
+ * a shrink gives back) from a namespace's capsule-pool-<pool> quota whose
+ * spec.hard is `hard` and status.used `used`, read at one version: *out
+ * (caller frees) is the hard to write back at that version, hard - give
+ * for give's resources (clamped at 0), when every used amount still fits;
+ * else POOL_DENIED via pool_check_claim_delete's text (the claim is in
+ * use) and *out NULL. POOL_ENOMEM when out of memory. */
+int pool_release_hard(const rlist *hard, const rlist *used, const rlist *give, const char *pool,
+                      rlist **out, char **msg);
 /* Whether the claim (ns, uid) is in use (false when it is not bound). */
 int pool_claim_in_use(const pool_state *s, const pool_view *pool, const char *ns, const char *uid,
                       const rlist *rq_used, bool *in_use);

@@ -20,6 +20,14 @@
 typedef struct metrics metrics;
 struct reg_explain;
 
+/* A check the webhook runs after its dry run allows a review: 0, or -1
+ * with e to refuse (server/webhook.h). */
+struct ar_request;
+typedef struct webhook_guard {
+    int (*fn)(void *arg, const struct ar_request *r, api_err *e);
+    void *arg;
+} webhook_guard;
+
 typedef struct server {
     store *st;
     auth_t *auth;
@@ -37,6 +45,9 @@ typedef struct server {
     bool mirror;
     bool (*ready)(void *arg);
     void *ready_arg;
+    /* What the webhook checks after the dry run allows (server/webhook.h;
+     * cluster mode's release guard). */
+    webhook_guard guard;
 } server;
 
 /* What a handler needs from the HTTP request. */

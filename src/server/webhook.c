@@ -139,7 +139,8 @@ static int status_text(const api_err *e, char **out, size_t *len)
     return *out ? api_errcode_http(e->code) : 500;
 }
 
-int webhook_review(store *st, const char *body, size_t len, char **resp_json, size_t *resp_len)
+int webhook_review(store *st, const webhook_guard *g, const char *body, size_t len,
+                   char **resp_json, size_t *resp_len)
 {
     ar_request r;
     api_err e;
@@ -152,7 +153,8 @@ int webhook_review(store *st, const char *body, size_t len, char **resp_json, si
         return code;
     }
     int code = 200;
-    ar_answer a = {.allowed = decide(st, &r, &e) == 0, .denial = &e};
+    bool allowed = decide(st, &r, &e) == 0 && (!g || !g->fn || g->fn(g->arg, &r, &e) == 0);
+    ar_answer a = {.allowed = allowed, .denial = &e};
     json_t *review = ar_response(&r, &a);
     *resp_json = review ? json_dumps(review, JSON_COMPACT) : NULL;
     *resp_len = *resp_json ? strlen(*resp_json) : 0;
@@ -200,7 +202,7 @@ bool webhook_serve(req *rq, resp *rs, char segs[][256], int n)
     }
     char *text = NULL;
     size_t len = 0;
-    rs->code = webhook_review(rq->srv->st, rq->body, rq->body_len, &text, &len);
+    rs->code = webhook_review(rq->srv->st, &rq->srv->guard, rq->body, rq->body_len, &text, &len);
     if (!text) {
         resp_errf(rs, API_INTERNAL, "out of memory");
         return true;

@@ -12,17 +12,22 @@
 #ifndef ALLOT_SERVER_WEBHOOK_H
 #define ALLOT_SERVER_WEBHOOK_H
 
+#include "api/admission_review.h"
 #include "server/server.h"
 #include "store/store.h"
 
 #include <stddef.h>
 
-/* Decide the AdmissionReview `body` (len bytes) on st. *resp_json (caller
+/* Decide the AdmissionReview `body` (len bytes) on st, then g (may be NULL). *resp_json (caller
  * frees, *resp_len bytes, NUL-terminated) is the response review, or a
  * Status when the review could not be read. Returns the HTTP status to
  * answer with: 200 for a decided review (allowed or not), 400 or 413 for a
  * malformed one, 500 when out of memory (*resp_json may then be NULL). */
-int webhook_review(store *st, const char *body, size_t len, char **resp_json, size_t *resp_len);
+/* g (server.h's webhook_guard, may be NULL): what must hold before a
+ * review the dry run allows is answered allowed (cluster mode: a claim's
+ * release recorded on its quota first, cluster/release_guard.h). */
+int webhook_review(store *st, const webhook_guard *g, const char *body, size_t len,
+                   char **resp_json, size_t *resp_len);
 
 /* The route: POST /admission/v1/validate (segs, n: the decoded path). True
  * when the path is the webhook's, with rs filled. The caller must be

@@ -245,7 +245,7 @@ static int review(store *st, const char *s, json_t **out)
 {
     char *t = text_of(s), *resp = NULL;
     size_t len = 0;
-    int code = webhook_review(st, t, strlen(t), &resp, &len);
+    int code = webhook_review(st, NULL, t, strlen(t), &resp, &len);
     assert_non_null(resp);
     assert_int_equal(strlen(resp), len);
     *out = json_loadb(resp, len, 0, NULL);

@@ -1377,6 +1377,34 @@ static void test_bulk(void **state)
     rl_free(req);
 }
 
+/* Cluster mode's release: a claim's amounts leave the namespace quota's
+ * hard only while what is used still fits; a resource the quota does not
+ * limit stays unlimited. */
+static void test_release_hard(void **state)
+{
+    (void)state;
+    rlist *hard = L("requests.cpu=2,limits.cpu=2"), *out = NULL;
+    char *msg = NULL;
+    rlist *used = L("requests.cpu=1,limits.cpu=500m"),
+          *give = L("requests.cpu=1,requests.memory=1Gi");
+    assert_int_equal(pool_release_hard(hard, used, give, "solar", &out, &msg), POOL_OK);
+    assert_null(msg);
+    rlist *want = L("requests.cpu=1,limits.cpu=2");
+    assert_true(rl_equal(out, want));
+    rl_free(want);
+    rl_free(out);
+    rl_free(used);
+    /* 1500m used of 2: giving back 1 would leave 1 < 1500m */
+    used = L("requests.cpu=1500m");
+    assert_int_equal(pool_release_hard(hard, used, give, "solar", &out, &msg), POOL_DENIED);
+    assert_null(out);
+    assert_string_equal(msg, "cannot delete the pool while claim is used in resourcepool solar");
+    free(msg);
+    rl_free(used);
+    rl_free(give);
+    rl_free(hard);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1402,6 +1430,7 @@ int main(void)
         cmocka_unit_test(test_atomic_on_error),
         cmocka_unit_test(test_random_incremental_equals_full),
         cmocka_unit_test(test_bulk),
+        cmocka_unit_test(test_release_hard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
