@@ -3,8 +3,13 @@
  *
  *   loadgen --data-dir DIR --url https://127.0.0.1:6443 [--connections 16]
  *           [--requests 20000] [--namespaces 1] [--ns-prefix bench]
- *           [--resource pods|configmaps|nodes|resourcepoolclaims|buckets]
- *           [--pid SERVER_PID[,PID...]] [--label NAME] [--cpu QUANTITY]
+ *           [--resource pods|configmaps|nodes|resourcepoolclaims|buckets|admissionreviews]
+ *           [--pid SERVER_PID[,PID...]] [--label NAME] [--cpu QUANTITY] [--rate PER_SECOND]
+ *
+ * admissionreviews: AdmissionReviews (a claim's create) posted to allotd's
+ * webhook, /admission/v1/validate (answered 200). --rate sends open loop:
+ * request i is due at start + i/rate, and its latency counts from then, so
+ * a server that falls behind shows it in the tail (no coordinated omission).
  *
  * Each connection is one thread with one curl handle, so the TLS session and
  * the TCP connection are reused for every request (as client-go does). The
@@ -15,6 +20,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +31,7 @@ typedef struct config {
     const char *data_dir, *url, *resource, *ns_prefix, *label;
     int connections, namespaces;
     int cpu_mix;     /* pods request ((i % 9) + 1) * 100m cpu instead of 10m */
+    double rate;     /* --rate: requests per second in all, open loop (0: closed loop) */
     const char *cpu; /* --cpu: what every pod requests (e.g. 1000: fits no node) */
     long requests;
     long pid;     /* the server (the first of --pid's list) */
@@ -42,6 +49,7 @@ typedef struct worker {
 } worker;
 
 static atomic_long next_request;
+static double start_time; /* when the run began (open loop's clock) */
 
 static double now(void)
 {
@@ -81,6 +89,20 @@ static void body_for(const config *c, long i, char *buf, size_t n)
                  "\"metadata\":{\"name\":\"claim-%ld\"},\"spec\":{\"pool\":\"bench\","
                  "\"claim\":{\"requests.cpu\":\"1m\"}}}",
                  i);
+    else if (!strcmp(c->resource, "admissionreviews"))
+        snprintf(buf, n,
+                 "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                 "\"request\":{\"uid\":\"review-%ld\",\"kind\":{\"group\":"
+                 "\"capsule.clastix.io\",\"version\":\"v1beta2\",\"kind\":"
+                 "\"ResourcePoolClaim\"},\"resource\":{\"group\":\"capsule.clastix.io\","
+                 "\"version\":\"v1beta2\",\"resource\":\"resourcepoolclaims\"},\"name\":"
+                 "\"claim-%ld\",\"namespace\":\"%s-%ld\",\"operation\":\"CREATE\","
+                 "\"userInfo\":{\"username\":\"bench\"},\"object\":{\"apiVersion\":"
+                 "\"capsule.clastix.io/v1beta2\",\"kind\":\"ResourcePoolClaim\",\"metadata\":{"
+                 "\"name\":\"claim-%ld\",\"namespace\":\"%s-%ld\",\"uid\":\"u-%ld\"},"
+                 "\"spec\":{\"pool\":\"bench\",\"claim\":{\"requests.cpu\":\"1m\"}}},"
+                 "\"oldObject\":null,\"dryRun\":false}}",
+                 i, i, c->ns_prefix, i % c->namespaces, i, c->ns_prefix, i % c->namespaces, i);
     else if (!strcmp(c->resource, "buckets")) /* bench/crd.sh's custom resource */
         snprintf(buf, n,
                  "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Bucket\",\"metadata\":{"
@@ -109,10 +131,20 @@ static void *run(void *arg)
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    bool review = !strcmp(c->resource, "admissionreviews");
     for (;;) {
         long i = atomic_fetch_add(&next_request, 1);
         if (i >= c->requests) break;
-        if (!strcmp(c->resource, "nodes")) /* cluster-scoped */
+        double due = c->rate > 0 ? start_time + (double)i / c->rate : 0;
+        if (due > 0) {
+            double wait = due - now();
+            if (wait > 0)
+                nanosleep(&(struct timespec){(time_t)wait, (long)((wait - (long)wait) * 1e9)},
+                          NULL);
+        }
+        if (review)
+            snprintf(url, sizeof url, "%s/admission/v1/validate", c->url);
+        else if (!strcmp(c->resource, "nodes")) /* cluster-scoped */
             snprintf(url, sizeof url, "%s/api/v1/nodes", c->url);
         else
             snprintf(url, sizeof url, "%s/%s/namespaces/%s-%ld/%s", c->url,
@@ -123,11 +155,12 @@ static void *run(void *arg)
         body_for(c, i, body, sizeof body);
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-        double t0 = now();
+        double t0 = due > 0 ? due : now();
         CURLcode rc = curl_easy_perform(h);
         double dt = now() - t0;
         long code = 0;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        if (review && code == 200) code = 201; /* a decided review */
         if (rc != CURLE_OK || (code != 201 && code != 409 && code != 403)) {
             if (w->errors++ < 3)
                 fprintf(stderr, "request %ld: %s (HTTP %ld)\n", i, curl_easy_strerror(rc), code);
@@ -259,6 +292,8 @@ static int parse_args(int argc, char **argv, config *c)
             c->cpu = v;
         else if (!strcmp(k, "--token-file"))
             c->token_file = v;
+        else if (!strcmp(k, "--rate"))
+            c->rate = atof(v);
         else {
             fprintf(stderr, "loadgen: unknown flag %s\n", k);
             return -1;
@@ -331,6 +366,7 @@ int main(int argc, char **argv)
     double cpu0 = c.pid ? cpu_all(&c) : -1;
     long cs0 = c.pid ? ctx_all(&c) : -1;
     double t0 = now();
+    start_time = t0;
     for (int i = 0; i < c.connections; i++)
         pthread_create(&th[i], NULL, run, &w[i]);
     for (int i = 0; i < c.connections; i++)
