@@ -34,7 +34,9 @@
 #include "server/satoken.h"
 #include "util/secfile.h"
 #include "server/tls.h"
+#include "server/tls_cmd.h"
 #include "server/tokenrequest.h"
+#include "server/webhook_cmd.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -79,6 +81,7 @@ typedef struct options {
     const char *cluster_kubeconfig; /* NULL: in-cluster config */
     const char *webhook_address;    /* host:port the cluster reaches allotd at */
     const char *own_namespace;
+    const char *tls_dir; /* NULL: the data directory's own CA and serving pair */
     bool port_set, bind_set;
     char webhook_host[256]; /* webhook_address's host, unbracketed */
 } options;
@@ -152,6 +155,9 @@ static void usage(FILE *out)
                  "                          and webhooks pointing at HOST:PORT, and serve there\n"
                  "  --namespace NAME        allot's own namespace, never sent to its webhooks\n"
                  "                          (default: the pod's, else allot-system)\n"
+                 "  --tls-dir DIR           cluster mode: serve with DIR's ca.crt, server.crt\n"
+                 "                          and server.key (allotd tls; the Secret every\n"
+                 "                          replica mounts) instead of the data directory's\n"
                  "  --resource-quota-sync-period DURATION\n"
                  "                          how often every quota is fully recounted\n"
                  "                          (Go duration: 30s, 5m, 1h; default 5m)\n"
@@ -163,7 +169,13 @@ static void usage(FILE *out)
                  "                  [--out FILE] [--days N] [--server URL]\n"
                  "  issues a client certificate (CN=NAME, O=GROUP...) signed by DIR's CA and\n"
                  "  writes a kubeconfig using it (mode 0600; default FILE NAME.kubeconfig,\n"
-                 "  N 365, URL the one in DIR/kubeconfig).\n");
+                 "  N 365, URL the one in DIR/kubeconfig).\n"
+                 "\n"
+                 "allotd crds [--output yaml|json]      the CustomResourceDefinitions\n"
+                 "allotd tls --out DIR [--namespace NS] [--san NAME]...\n"
+                 "  a CA and a serving certificate for the Service allot in NS (--tls-dir)\n"
+                 "allotd webhook-config [--ca FILE] [--namespace NS]\n"
+                 "  the ValidatingWebhookConfiguration for the Service allot in NS\n");
 }
 
 /* A Go-style duration made of whole units: "90s", "5m", "1h30m". Seconds, or -1. */
@@ -239,6 +251,7 @@ static int parse_options(int argc, char **argv, options *o)
         {"cluster-mode", no_argument, NULL, 'C'},
         {"webhook-address", required_argument, NULL, 'H'},
         {"namespace", required_argument, NULL, 'X'},
+        {"tls-dir", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -271,6 +284,9 @@ static int parse_options(int argc, char **argv, options *o)
             break;
         case 'X':
             o->own_namespace = optarg;
+            break;
+        case 'T':
+            o->tls_dir = optarg;
             break;
         case 'p': {
             char *end;
@@ -401,6 +417,10 @@ static int parse_options(int argc, char **argv, options *o)
         return -1;
     }
     if (o->webhook_address && parse_webhook_address(o) != 0) return -1;
+    if (o->tls_dir && !o->cluster_mode) {
+        fprintf(stderr, "allotd: --tls-dir needs --cluster-kubeconfig or --cluster-mode\n");
+        return -1;
+    }
     if (!o->own_namespace) {
         const char *pod_ns = getenv("POD_NAMESPACE");
         o->own_namespace = pod_ns && *pod_ns ? pod_ns : "allot-system";
@@ -721,8 +741,10 @@ static int run_cluster(const options *o, const sigset_t *sigs)
 
     if (secure_data_dir(o->data_dir) != 0) return 1;
     const char *sans[] = {o->bind_address, *o->webhook_host ? o->webhook_host : NULL, NULL};
-    if (tls_ensure(o->data_dir, sans, err, sizeof err) != 0 ||
-        tls_load(o->data_dir, &cert, &key, &ca, err, sizeof err) != 0) {
+    /* Replicas behind one Service share one CA (the webhook's caBundle):
+     * --tls-dir's files are read as they are, never made or renewed here. */
+    if ((!o->tls_dir && tls_ensure(o->data_dir, sans, err, sizeof err) != 0) ||
+        tls_load(o->tls_dir ? o->tls_dir : o->data_dir, &cert, &key, &ca, err, sizeof err) != 0) {
         log_msg(LOG_ERROR, "tls setup failed", "\"error\":\"%s\"", err);
         goto out;
     }
@@ -808,6 +830,8 @@ int main(int argc, char **argv)
 
     if (argc > 1 && !strcmp(argv[1], "kubeconfig")) return kubeconfig_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "crds")) return crds_cmd_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "tls")) return tls_cmd_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "webhook-config")) return webhook_cmd_main(argc - 1, argv + 1);
     if (parse_options(argc, argv, &o) != 0) return 2;
 #ifndef ALLOT_JEMALLOC
     /* glibc's malloc (a sanitizer build, or one without jemalloc): one arena

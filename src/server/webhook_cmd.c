@@ -1,0 +1,120 @@
+/* webhook_cmd.c - `allotd webhook-config` (see webhook_cmd.h). */
+#include "server/webhook_cmd.h"
+
+#include "api/yaml_emit.h"
+#include "cluster/cluster.h"
+#include "util/secfile.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A CA bundle of a few certificates is a few KiB; this bounds the read. */
+#define CA_MAX_BYTES (256 * 1024)
+
+static void webhook_usage(FILE *f)
+{
+    fputs("usage: allotd webhook-config [--ca FILE] [--namespace NS]\n"
+          "Print the ValidatingWebhookConfiguration allot.dev of an in-cluster allotd (the\n"
+          "Service allot in NS, default allot-system) as YAML, with the CA certificate(s) in\n"
+          "FILE as its caBundle; without --ca the caBundle is left out (deploy/cluster's\n"
+          "manifest). Put the CA into an installed configuration with:\n"
+          "  kubectl patch validatingwebhookconfiguration allot.dev \\\n"
+          "      -p \"$(allotd webhook-config --ca ca.crt)\"\n",
+          f);
+}
+
+/* The PEM in path, which must hold a certificate and no private key: the
+ * caBundle is readable by anyone who may read webhook configurations, so
+ * a ca.key given by mistake must never reach it. NULL with a message. */
+static char *read_ca(const char *path)
+{
+    char err[512], *pem = NULL;
+    int rc = secfile_read(path, CA_MAX_BYTES, &pem, NULL, err, sizeof err);
+    if (rc == SECFILE_ENOENT) {
+        fprintf(stderr, "allotd webhook-config: %s does not exist\n", path);
+        return NULL;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "allotd webhook-config: %s\n", err);
+        return NULL;
+    }
+    if (!strstr(pem, "-----BEGIN CERTIFICATE-----") || strstr(pem, "PRIVATE KEY")) {
+        fprintf(stderr, "allotd webhook-config: %s is not a PEM CA certificate%s\n", path,
+                strstr(pem, "PRIVATE KEY") ? " (it holds a private key)" : "");
+        free(pem);
+        return NULL;
+    }
+    return pem;
+}
+
+/* Leave every webhook's caBundle out (see webhook_cmd.h for why). */
+static void drop_ca_bundles(json_t *cfg)
+{
+    size_t i;
+    json_t *h;
+    json_array_foreach(json_object_get(cfg, "webhooks"), i, h)
+    {
+        json_object_del(json_object_get(h, "clientConfig"), "caBundle");
+    }
+}
+
+int webhook_cmd_main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"ca", required_argument, NULL, 'c'},
+        {"namespace", required_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *ca_path = NULL, *ns = "allot-system";
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "c:n:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            ca_path = optarg;
+            break;
+        case 'n':
+            ns = optarg;
+            break;
+        case 'h':
+            webhook_usage(stdout);
+            return 0;
+        default:
+            webhook_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc || !*ns) {
+        webhook_usage(stderr);
+        return 2;
+    }
+    char *ca = NULL, *text = NULL;
+    json_t *cfg = NULL, *docs = NULL;
+    int rc = 1;
+    if (ca_path && !(ca = read_ca(ca_path))) goto out;
+    if (!(cfg = cluster_webhook_config(NULL, ca, ns)) || !(docs = json_pack("[O]", cfg))) {
+        fprintf(stderr, "allotd webhook-config: out of memory\n");
+        goto out;
+    }
+    if (!ca) drop_ca_bundles(json_array_get(docs, 0));
+    if (!(text = yaml_emit_stream(docs, NULL))) {
+        fprintf(stderr, "allotd webhook-config: cannot write the configuration as YAML\n");
+        goto out;
+    }
+    size_t n = strlen(text);
+    if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0) {
+        perror("allotd webhook-config: stdout");
+        goto out;
+    }
+    rc = 0;
+out:
+    free(text);
+    json_decref(docs);
+    json_decref(cfg);
+    free(ca);
+    return rc;
+}
