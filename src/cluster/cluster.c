@@ -6,6 +6,7 @@
 #include "cluster/leader.h"
 #include "cluster/mirror.h"
 #include "cluster/pool_sync.h"
+#include "cluster/reconcile.h"
 #include "cluster/release_guard.h"
 #include "core/b64.h"
 #include "core/jdump.h"
@@ -154,6 +155,12 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
                              own_namespace ? own_namespace : "allot-system");
     json_t *ns_sel = json_pack("{s:[{s:s, s:s, s:o}]}", "matchExpressions", "key",
                                "kubernetes.io/metadata.name", "operator", "NotIn", "values", skip);
+    /* Claims and namespace updates: only in namespaces some pool selects
+     * (marked by the pool writer, cluster/reconcile.h), so that allot down
+     * stops no write outside any tenant's selection. */
+    json_t *pooled = json_deep_copy(ns_sel);
+    if (pooled)
+        json_object_set_new(pooled, "matchLabels", json_pack("{s:s}", POOLED_LABEL, "true"));
     json_t *hooks = json_array();
     static const struct {
         const char *name, *group, *resource, *scope;
@@ -164,7 +171,8 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
         {"globalcustomquotas.allot.dev", "capsule.clastix.io", "globalcustomquotas", "Cluster"},
         {"namespaces.allot.dev", "", "namespaces", "Cluster"},
     };
-    for (size_t i = 0; client && ns_sel && hooks && i < sizeof rules / sizeof *rules; i++) {
+    for (size_t i = 0; client && ns_sel && pooled && hooks && i < sizeof rules / sizeof *rules;
+         i++) {
         bool ns = !strcmp(rules[i].resource, "namespaces");
         json_t *h = json_pack(
             "{s:s, s:O, s:[{s:[s], s:[s], s:[s], s:o, s:s}], s:s, s:s, s:i, s:[s,s], s:s}", "name",
@@ -178,14 +186,15 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
         if (!h) continue;
         /* A namespaced rule is scoped by its namespace; a namespace update
          * by the namespace itself (its own labels). */
+        bool claims = !strcmp(rules[i].resource, "resourcepoolclaims");
         if (!strcmp(rules[i].scope, "Namespaced"))
-            json_object_set(h, "namespaceSelector", ns_sel);
+            json_object_set(h, "namespaceSelector", claims ? pooled : ns_sel);
         else if (ns)
-            json_object_set(h, "objectSelector", ns_sel);
+            json_object_set(h, "objectSelector", pooled);
         json_array_append_new(hooks, h);
     }
     json_t *cfg =
-        client && ns_sel && hooks
+        client && ns_sel && pooled && hooks
             ? json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:O}", "apiVersion",
                         "admissionregistration.k8s.io/v1", "kind", "ValidatingWebhookConfiguration",
                         "metadata", "name", WEBHOOK_CONFIG_NAME, "labels",
@@ -193,6 +202,7 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
             : NULL;
     json_decref(client);
     json_decref(ns_sel);
+    json_decref(pooled);
     json_decref(hooks);
     return cfg;
 }
@@ -335,7 +345,8 @@ bool cluster_synced(const cluster *c)
 void cluster_stop(cluster *c)
 {
     if (!c) return;
-    pool_sync_stop(atomic_load(&c->ps));
+    /* (the leader's last on_change, at its stop, must find no writer) */
+    pool_sync_stop(atomic_exchange(&c->ps, NULL));
     leader_stop(c->lead); /* (gives the Lease up) */
     for (size_t i = 0; i < NWATCHED; i++)
         kube_reflector_stop(c->feeds[i].r);

@@ -48,7 +48,8 @@ static bool apply(pool_sync *p, const cw_list *plan)
         const cluster_write *w = &plan->v[i];
         char err[256], *resp = NULL;
         long status = 0;
-        int rc = kube_request(p->kc, w->method, w->path, w->body, NULL, REQUEST_TIMEOUT_MS, &status,
+        const char *ct = !strcmp(w->method, "PATCH") ? "application/merge-patch+json" : NULL;
+        int rc = kube_request(p->kc, w->method, w->path, w->body, ct, REQUEST_TIMEOUT_MS, &status,
                               &resp, err, sizeof err);
         bool done = rc == 0 && ((status >= 200 && status <= 299) ||
                                 (status == 404 && !strcmp(w->method, "DELETE")));
@@ -82,12 +83,16 @@ static bool round_all(pool_sync *p)
     size_t n = 0;
     int64_t rev;
     bool more, ok = true;
-    if (store_list(p->st, POOLS_PREFIX, NULL, 0, &pools, &n, &rev, &more) != 0) return false;
+    json_t *selected = json_object();
+    if (!selected || store_list(p->st, POOLS_PREFIX, NULL, 0, &pools, &n, &rev, &more) != 0) {
+        json_decref(selected);
+        return false;
+    }
     for (size_t i = 0; i < n; i++) {
         cw_list plan = {0};
         char err[256];
-        if (leader_is(p->l) &&
-            reconcile_pool_plan(p->st, p->m, pools[i]->name, &plan, err, sizeof err) == 0) {
+        if (leader_is(p->l) && reconcile_pool_plan(p->st, p->m, pools[i]->name, &plan, selected,
+                                                   err, sizeof err) == 0) {
             if (plan.n) ok &= apply(p, &plan);
         } else {
             ok = false;
@@ -96,6 +101,13 @@ static bool round_all(pool_sync *p)
         store_obj_unref(pools[i]);
     }
     free(pools);
+    /* Only once every pool was decided: a namespace is unmarked only when
+     * no pool selects it. */
+    cw_list labels = {0};
+    if (ok && leader_is(p->l) && reconcile_pooled_labels(p->st, selected, &labels) == 0 && labels.n)
+        ok &= apply(p, &labels);
+    cw_list_free(&labels);
+    json_decref(selected);
     pthread_mutex_lock(&p->mu);
     p->stats.rounds++;
     pthread_mutex_unlock(&p->mu);

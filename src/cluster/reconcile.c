@@ -263,8 +263,8 @@ static int plan_write(store *st, const char *key, const api_kind *k, bool quota,
     return 0;
 }
 
-int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, char *err,
-                        size_t errlen)
+int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, json_t *selected,
+                        char *err, size_t errlen)
 {
     if (errlen) *err = '\0';
     const api_kind *pools = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepools");
@@ -284,6 +284,14 @@ int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, ch
     /* The pool's status first (the dry run hands the pool back rather than
      * writing it), then what it hands out. */
     char key[512];
+    size_t i;
+    json_t *ns;
+    json_array_foreach(json_object_get(json_object_get(decided, "status"), "namespaces"), i, ns)
+    {
+        if (rc == 0 && selected && json_is_string(ns) &&
+            json_object_set(selected, json_string_value(ns), json_true()) != 0)
+            rc = -1;
+    }
     if (rc == 0 && api_kind_key(pools, "", name, key, sizeof key) > 0) {
         api_kind_to_storage(pools, decided);
         rc = plan_one(st, m, key, STORE_EV_MODIFIED, decided, out);
@@ -298,5 +306,48 @@ int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, ch
         store_obj_unref(c.v[i].obj);
     free(c.v);
     json_decref(decided);
+    return rc;
+}
+
+int reconcile_pooled_labels(store *st, const json_t *selected, cw_list *out)
+{
+    store_obj **objs = NULL;
+    size_t n = 0;
+    int64_t rev;
+    bool more;
+    if (store_list(st, "namespaces/", NULL, 0, &objs, &n, &rev, &more) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *labels =
+            rc == 0 ? store_obj_parse_parts(objs[i], (const char *const[]){"metadata.labels", NULL})
+                    : NULL;
+        const char *have = json_string_value(json_object_get(
+            json_object_get(json_object_get(labels, "metadata"), "labels"), POOLED_LABEL));
+        bool want = json_object_get(selected, objs[i]->name) != NULL;
+        bool is = have && !strcmp(have, "true");
+        json_decref(labels);
+        if (rc != 0 || want == is) {
+            store_obj_unref(objs[i]);
+            continue;
+        }
+        cluster_write *w = cw_add(out);
+        if (!w) {
+            rc = -1;
+        } else {
+            snprintf(w->method, sizeof w->method, "PATCH");
+            snprintf(w->path, sizeof w->path, "/api/v1/namespaces/%s", objs[i]->name);
+            snprintf(w->key, sizeof w->key, "%s", objs[i]->key);
+            json_t *patch = json_pack("{s:{s:{s:o}}}", "metadata", "labels", POOLED_LABEL,
+                                      want ? json_string("true") : json_null());
+            w->body = patch ? jdump(patch, NULL) : NULL;
+            json_decref(patch);
+            if (!w->body) {
+                out->n--;
+                rc = -1;
+            }
+        }
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
     return rc;
 }

@@ -16,6 +16,8 @@
 #include "cluster/mirror.h"
 #include "store/store.h"
 
+#include <jansson.h>
+
 #include <stddef.h>
 
 typedef struct cluster_write {
@@ -37,8 +39,18 @@ void cw_list_free(cw_list *l);
  * pool's status first: it is where an allocation is recorded, so it must
  * commit before the quota that hands the allocation out. Appended to out.
  * 0, or -1 with err (the pool is not in the mirror, or the decision
- * failed). */
-int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, char *err,
-                        size_t errlen);
+ * failed). The namespaces the pool selects, as decided, are added to
+ * `selected` (an object used as a set) when it is not NULL. */
+int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, json_t *selected,
+                        char *err, size_t errlen);
+
+/* The label allot keeps on every namespace some pool selects, so that its
+ * webhooks can be scoped to them (docs/cluster-mode.md, "Safe failure"). */
+#define POOLED_LABEL "allot.dev/pooled"
+
+/* The label writes that make POOLED_LABEL mark exactly the namespaces of
+ * `selected` among those st holds (merge patches: a label is the same
+ * whoever writes it). Appended to out. 0 or -1. */
+int reconcile_pooled_labels(store *st, const json_t *selected, cw_list *out);
 
 #endif

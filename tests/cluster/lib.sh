@@ -127,3 +127,10 @@ kill9_cluster_allotd() {
 
 # ms_since START_NS: milliseconds since START_NS (date +%s%N).
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+# pooled NS: the pool writer has marked namespace NS as one a pool selects
+# (allot.dev/pooled=true): from then on claims there and its own updates go
+# to allot's webhooks.
+pooled() {
+  [ "$(kc get namespace "$1" -o jsonpath='{.metadata.labels.allot\.dev/pooled}')" = true ]
+}

@@ -30,6 +30,8 @@ POOL='{"apiVersion": "'$G'", "kind": "ResourcePool", "metadata": {"name": "solar
 for c in kc ks; do $c create -f - >/dev/null <<<"$POOL"; done
 # Allot decides on its mirror: the pool must be there before a claim on it.
 wait_until 30 km get resourcepool solar || fail "the pool never reached allot's mirror"
+# Claims go to allot's webhook in the namespaces a pool selects, once marked.
+wait_until 30 pooled solar-test || fail "allot never marked solar-test as selected by a pool"
 
 claim() { # NAME CLAIM-JSON
   printf '{"apiVersion": "%s", "kind": "ResourcePoolClaim",

@@ -121,7 +121,7 @@ for r in resourcepools resourcepoolclaims customquotas globalcustomquotas; do
   can no create "$r.capsule.clastix.io" -n tenant
   can no delete "$r.capsule.clastix.io" -n tenant
 done
-for v in create update patch delete; do can yes "$v" resourcequotas/capsule-pool-solar -n tenant; done
+for v in get create update patch delete; do can yes "$v" resourcequotas/capsule-pool-solar -n tenant; done
 can no update resourcequotas --subresource=status -n tenant
 can yes create events -n tenant
 for v in get create update; do can yes "$v" leases.coordination.k8s.io -n allot-system; done
@@ -134,7 +134,8 @@ can no list configmaps -A
 can no get pods -n tenant
 for v in create update patch delete; do can no "$v" pods -n tenant; done
 can no create pods/eviction -n tenant
-for v in create update patch delete; do can no "$v" namespaces; done
+can yes patch namespaces/tenant # the allot.dev/pooled label
+for v in create update delete; do can no "$v" namespaces; done
 can no create customresourcedefinitions.apiextensions.k8s.io
 can no patch validatingwebhookconfigurations.admissionregistration.k8s.io
 can no update events -n tenant

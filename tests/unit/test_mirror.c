@@ -237,7 +237,7 @@ static void test_reconcile_plan(void **state)
     int64_t r = store_revision(st);
     cw_list plan = {0};
     char err[256];
-    assert_int_equal(reconcile_pool_plan(st, m, "p", &plan, err, sizeof err), 0);
+    assert_int_equal(reconcile_pool_plan(st, m, "p", &plan, NULL, err, sizeof err), 0);
     assert_int_equal(store_revision(st), r); /* planning writes nothing */
     assert_true(plan.n >= 3);
     assert_string_equal(plan.v[0].method, "PUT");
@@ -296,7 +296,7 @@ static void test_reconcile_plan(void **state)
     json_decref(rq);
     json_decref(pool);
     cw_list_free(&plan);
-    assert_int_equal(reconcile_pool_plan(st, m, "p", &plan, err, sizeof err), 0);
+    assert_int_equal(reconcile_pool_plan(st, m, "p", &plan, NULL, err, sizeof err), 0);
     for (size_t i = 0; i < plan.n; i++)
         print_message("still: %s %s %s\n", plan.v[i].method, plan.v[i].path, plan.v[i].body);
     assert_int_equal(plan.n, 0);
