@@ -15,9 +15,16 @@
 #define POOLS_PREFIX "resourcepools.capsule.clastix.io//"
 #define REQUEST_TIMEOUT_MS 10000
 /* After a round that could not finish, or between rounds under a stream of
- * changes (every pod a quota counts changes its status): what coalesces. */
+ * changes (every pod a quota counts changes its status): what coalesces. A
+ * round holds the mirror's writer lock while it decides (the webhooks'
+ * dry runs wait for it) and costs in proportion to the claims of its
+ * pools, so rounds are spaced at least GAP_FACTOR times their own length
+ * apart: the writer takes at most about a fifth of the time, and more
+ * changes are decided per round as pools grow. */
 #define RETRY_MS 1000
 #define MIN_GAP_MS 200
+#define MAX_GAP_MS 5000
+#define GAP_FACTOR 4
 
 struct pool_sync {
     store *st;
@@ -119,13 +126,15 @@ static void *run(void *arg)
     pool_sync *p = arg;
     bool expired = false, dirty = true;
     store_watch *w = store_watch_open(p->st, "", store_revision(p->st), &expired);
-    int64_t next_resync = clock_mono_ms() + POOL_SYNC_RESYNC_MS, last_round = 0;
+    int64_t next_resync = clock_mono_ms() + POOL_SYNC_RESYNC_MS, last_round = 0, gap = MIN_GAP_MS;
     while (!atomic_load(&p->stop)) {
         int64_t now = clock_mono_ms();
         bool can = leader_is(p->l) && p->ready(p->ready_arg);
-        if (dirty && can && now - last_round >= MIN_GAP_MS) {
+        if (dirty && can && now - last_round >= gap) {
             dirty = !round_all(p);
             last_round = clock_mono_ms();
+            gap = (last_round - now) * GAP_FACTOR;
+            gap = gap < MIN_GAP_MS ? MIN_GAP_MS : gap > MAX_GAP_MS ? MAX_GAP_MS : gap;
             now = last_round;
         }
         /* Sleep until something changes; only a round left to retry, or a
@@ -133,7 +142,7 @@ static void *run(void *arg)
         int64_t timeout = next_resync - now;
         if (dirty && can) timeout = RETRY_MS;
         if (!p->ready(p->ready_arg)) timeout = RETRY_MS;
-        if (dirty && can && now - last_round < MIN_GAP_MS) timeout = MIN_GAP_MS;
+        if (dirty && can && now - last_round < gap) timeout = gap - (now - last_round);
         if (timeout < 0) timeout = 0;
         store_event ev;
         int rc = w ? store_watch_next(w, &ev, (int)timeout) : 0;
