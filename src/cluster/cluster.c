@@ -12,8 +12,10 @@
 #include "core/jdump.h"
 #include "registry/registry.h"
 #include "kube/kube.h"
+#include "util/clock.h"
 #include "util/log.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -56,6 +58,15 @@ struct cluster {
     store *st;
     mirror *m;
     kube_client *kc;
+    /* Out of the cluster: what is installed, retried until it is (the
+     * installer thread; its own copies of the options it needs). */
+    char *webhook_address, *ca_pem, *own_namespace;
+    pthread_t installer;
+    bool has_installer;
+    pthread_mutex_t mu; /* stop, for the installer's waits */
+    pthread_cond_t cv;
+    bool stop;
+    atomic_bool installed;
     feed feeds[NWATCHED];
     leader *lead;
     _Atomic(pool_sync *) ps;
@@ -231,7 +242,7 @@ static void label_system_namespaces(kube_client *kc, const char *own)
 
 /* Out of the cluster: the CRDs and the webhook configuration, pointing at
  * this allotd. */
-static int install(cluster *c, const cluster_opts *o, char *err, size_t errlen)
+static int install(cluster *c, char *err, size_t errlen)
 {
     json_t *crds = crd_gen_all(err, errlen);
     if (!crds) return -1;
@@ -251,7 +262,7 @@ static int install(cluster *c, const cluster_opts *o, char *err, size_t errlen)
     long status = 0;
     snprintf(nsbody, sizeof nsbody,
              "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
-             o->own_namespace ? o->own_namespace : "allot-system");
+             c->own_namespace);
     if (kube_request(c->kc, "POST", "/api/v1/namespaces", nsbody, NULL, REQUEST_TIMEOUT_MS, &status,
                      &resp, err, errlen) != 0 ||
         (status != 201 && status != 409)) {
@@ -260,10 +271,10 @@ static int install(cluster *c, const cluster_opts *o, char *err, size_t errlen)
         return -1;
     }
     free(resp);
-    label_system_namespaces(c->kc, o->own_namespace);
+    label_system_namespaces(c->kc, c->own_namespace);
     char url[400];
-    snprintf(url, sizeof url, "https://%s%s", o->webhook_address, WEBHOOK_PATH);
-    json_t *cfg = cluster_webhook_config(url, o->ca_pem, o->own_namespace);
+    snprintf(url, sizeof url, "https://%s%s", c->webhook_address, WEBHOOK_PATH);
+    json_t *cfg = cluster_webhook_config(url, c->ca_pem, c->own_namespace);
     rc = cfg ? apply_object(c->kc,
                             "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
                             cfg, err, errlen)
@@ -284,6 +295,34 @@ static bool synced_arg(void *arg)
     return cluster_synced(arg);
 }
 
+/* Install until it is done, backing off (1 s doubling to 30 s) while the
+ * cluster cannot be reached: allotd serves (not ready) meanwhile, as a
+ * replica in the cluster waits for its API server. */
+static void *install_loop(void *arg)
+{
+    cluster *c = arg;
+    int64_t wait_ms = 1000;
+    for (;;) {
+        char err[512];
+        if (install(c, err, sizeof err) == 0) {
+            atomic_store(&c->installed, true);
+            log_msg(LOG_INFO, "CRDs and webhooks installed", "\"webhookAddress\":\"%s\"",
+                    c->webhook_address);
+            return NULL;
+        }
+        log_msg(LOG_WARN, "cannot install the CRDs and webhooks yet",
+                "\"error\":\"%s\",\"retryMs\":%lld", err, (long long)wait_ms);
+        pthread_mutex_lock(&c->mu);
+        struct timespec due = clock_deadline(CLOCK_MONOTONIC, wait_ms);
+        while (!c->stop && pthread_cond_timedwait(&c->cv, &c->mu, &due) == 0) {
+        }
+        bool stop = c->stop;
+        pthread_mutex_unlock(&c->mu);
+        if (stop) return NULL;
+        wait_ms = wait_ms * 2 > 30000 ? 30000 : wait_ms * 2;
+    }
+}
+
 cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errlen)
 {
     kube_config kcfg = {0};
@@ -295,10 +334,30 @@ cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errle
         return NULL;
     }
     c->st = st;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cv, &ca);
+    pthread_condattr_destroy(&ca);
     c->kc = kube_client_new(&kcfg, err, errlen);
     kube_config_free(&kcfg);
-    if (!c->kc || !(c->m = mirror_new(st))) goto fail;
-    if (o->webhook_address && install(c, o, err, errlen) != 0) goto fail;
+    if (!c->kc) goto fail;
+    if (!(c->m = mirror_new(st))) goto oom;
+    c->own_namespace = strdup(o->own_namespace ? o->own_namespace : "allot-system");
+    if (!c->own_namespace) goto oom;
+    if (!o->webhook_address) {
+        atomic_store(&c->installed, true); /* (the manifests did) */
+    } else {
+        if (!(c->webhook_address = strdup(o->webhook_address)) ||
+            !(c->ca_pem = strdup(o->ca_pem ? o->ca_pem : "")))
+            goto oom;
+        if (pthread_create(&c->installer, NULL, install_loop, c) != 0) {
+            snprintf(err, errlen, "cannot start the installer");
+            goto fail;
+        }
+        c->has_installer = true;
+    }
     for (size_t i = 0; i < NWATCHED; i++) {
         feed *f = &c->feeds[i];
         f->c = c;
@@ -316,8 +375,8 @@ cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errle
     gethostname(host, sizeof host - 1);
     reg_new_uid(uid);
     snprintf(identity, sizeof identity, "%.200s_%.36s", host, uid);
-    const char *ns = o->own_namespace ? o->own_namespace : "allot-system";
-    if (!(c->lead = leader_start(c->kc, ns, LEASE_NAME, identity, on_leading, c, err, errlen)))
+    if (!(c->lead = leader_start(c->kc, c->own_namespace, LEASE_NAME, identity, on_leading, c, err,
+                                 errlen)))
         goto fail;
     pool_sync *ps = pool_sync_start(st, c->m, c->kc, c->lead, synced_arg, c, err, errlen);
     if (!ps) goto fail;
@@ -325,6 +384,8 @@ cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errle
     log_msg(LOG_INFO, "cluster mode started", "\"watched\":%zu,\"identity\":\"%s\"", NWATCHED,
             identity);
     return c;
+oom:
+    snprintf(err, errlen, "out of memory");
 fail:
     cluster_stop(c);
     return NULL;
@@ -337,6 +398,7 @@ int cluster_admit_guard(cluster *c, const struct ar_request *r, api_err *e)
 
 bool cluster_synced(const cluster *c)
 {
+    if (!atomic_load(&((cluster *)c)->installed)) return false;
     for (size_t i = 0; i < NWATCHED; i++)
         if (!c->feeds[i].r || !kube_reflector_synced(c->feeds[i].r)) return false;
     return true;
@@ -345,6 +407,13 @@ bool cluster_synced(const cluster *c)
 void cluster_stop(cluster *c)
 {
     if (!c) return;
+    if (c->has_installer) {
+        pthread_mutex_lock(&c->mu);
+        c->stop = true;
+        pthread_cond_signal(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        pthread_join(c->installer, NULL);
+    }
     /* (the leader's last on_change, at its stop, must find no writer) */
     pool_sync_stop(atomic_exchange(&c->ps, NULL));
     leader_stop(c->lead); /* (gives the Lease up) */
@@ -352,5 +421,10 @@ void cluster_stop(cluster *c)
         kube_reflector_stop(c->feeds[i].r);
     mirror_free(c->m);
     kube_client_free(c->kc);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c->webhook_address);
+    free(c->ca_pem);
+    free(c->own_namespace);
     free(c);
 }
