@@ -335,11 +335,7 @@ cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errle
     }
     c->st = st;
     pthread_mutex_init(&c->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&c->cv);
     c->kc = kube_client_new(&kcfg, err, errlen);
     kube_config_free(&kcfg);
     if (!c->kc) goto fail;

@@ -132,11 +132,7 @@ leader *leader_start(kube_client *kc, const char *ns, const char *name, const ch
     snprintf(l->coll, sizeof l->coll, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", ns);
     snprintf(l->path, sizeof l->path, "%s/%s", l->coll, name);
     pthread_mutex_init(&l->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&l->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&l->cv);
     if (pthread_create(&l->thread, NULL, campaign, l) != 0) {
         pthread_cond_destroy(&l->cv);
         pthread_mutex_destroy(&l->mu);

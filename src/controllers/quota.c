@@ -173,11 +173,7 @@ quota_controller *quota_controller_start(store *st, int period_s, char *err, siz
     c->st = st;
     c->period_s = period_s > 0 ? period_s : 300;
     pthread_mutex_init(&c->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&c->wake);
     if (pthread_create(&c->thread, NULL, run, c) != 0) {
         snprintf(err, errlen, "cannot start quota controller");
         free(c);

@@ -1527,11 +1527,7 @@ scheduler *scheduler_start(store *st, char *err, size_t errlen)
     s->st = st;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->jobs_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&s->cv);
     s->queue = strmap_new();
     s->nodes = strmap_new();
     s->placed = strmap_new();

@@ -469,11 +469,7 @@ kube_reflector *kube_reflector_start(kube_client *c, const char *path, const cha
     r->ops = *ops;
     r->arg = arg;
     pthread_mutex_init(&r->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&r->cv);
     kube_watch_init(&r->dec, 0);
     r->rng = (uint64_t)clock_wall_ms() ^ ((uint64_t)(uintptr_t)r << 16) ^ 0x9E3779B97F4A7C15ULL;
     if (!(r->path = strdup(path)) || !(r->rv = strdup("")) || !(r->multi = curl_multi_init()) ||

@@ -720,11 +720,7 @@ int ledger_start(store *st, unsigned flush_ms)
 {
     if (L.running) return -1;
     if (store_on_reset(st, ledger_reset, NULL) != 0) return -1;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&L.wake, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&L.wake);
     L.st = st;
     L.flush_ms = flush_ms ? flush_ms : 1;
     L.stop = false;

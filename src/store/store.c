@@ -1064,12 +1064,8 @@ store *store_open(store_backend *be, store_indexer indexer, const store_config *
     pthread_mutexattr_destroy(&ma);
     pthread_rwlock_init(&s->index_lock, NULL);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* clock_mono_s() deadlines */
-    pthread_cond_init(&s->work, &ca);
-    pthread_cond_init(&s->done, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&s->work);
+    clock_cond_init(&s->done);
 
     int64_t rev = 0;
     s->history_start = -1;
@@ -1831,11 +1827,7 @@ static store_watch *watch_open(store *s, const char *prefix, int64_t after,
     w->filter_arg = arg;
     w->notify = notify;
     w->notify_arg = notify_arg;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&w->cv);
     if (!w->prefix || (w->prefix_len && strchr(prefix, '/') > prefix && !w->res)) {
         watch_free_struct(w);
         return NULL;

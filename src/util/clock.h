@@ -8,6 +8,7 @@
 #ifndef ALLOT_UTIL_CLOCK_H
 #define ALLOT_UTIL_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -24,5 +25,10 @@ int64_t clock_wall_ms(void);
  * ms counts as 0), normalized (tv_nsec below one second): the deadline for
  * pthread_cond_timedwait on a condition variable using that clock. */
 struct timespec clock_deadline(clockid_t clk, int64_t ms);
+
+/* Initialize cv to wait against CLOCK_MONOTONIC (deadlines from
+ * clock_deadline(CLOCK_MONOTONIC, ...)), so a change of the wall clock
+ * never stretches or cuts a wait. 0, or an errno. */
+int clock_cond_init(pthread_cond_t *cv);
 
 #endif
