@@ -811,7 +811,10 @@ static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_
     const char *pname = pb_str(pb_get(obj, "spec"), "pool");
     /* Released: the claim lets go of what it holds (waiting claims take it
      * first) and queues again behind them, from now. */
-    if (old && leave_old(t, old, release ? "" : pname, e) != 0) return -1;
+    /* (A verdict-only dry run leaves the books alone: what follows a check
+     * that may refuse only shapes the claim's status.) */
+    bool verdict = reg_verdict_only();
+    if (old && !verdict && leave_old(t, old, release ? "" : pname, e) != 0) return -1;
     if (release) {
         const char *from = pb_str(pb_get(pb_get(old, "status"), "pool"), "name");
         json_object_set_new(status_of(obj), "releasedAt", json_string(now));
@@ -837,6 +840,7 @@ static int claim_write(store_txn *t, const api_kind *k, json_t *obj, const json_
     int d = req ? pool_check_claim_resources(pname, b->hard, req, &msg) : POOL_ENOMEM;
     rl_free(req);
     if (d != POOL_OK) return refuse(e, k, name, d, msg);
+    if (verdict) return 0;
     if (!pool_book_selects(b, ns)) {
         status_out(obj, "resourcepool not available", now);
         return book_leave(t, en, ns, uid, e);
@@ -863,7 +867,8 @@ static int admit_claim(store_txn *t, const api_kind *k, reg_op op, json_t *obj, 
     char *msg = NULL;
     if (op == REG_DELETE) {
         int d = pool_check_claim_delete(in_use, old_pool, &msg);
-        return d != POOL_OK ? refuse(e, k, name, d, msg) : leave_old(t, old, "", e);
+        if (d != POOL_OK) return refuse(e, k, name, d, msg);
+        return reg_verdict_only() ? 0 : leave_old(t, old, "", e);
     }
     bool release = false;
     if (op == REG_UPDATE) {

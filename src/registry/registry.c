@@ -851,6 +851,18 @@ static int check_preconditions(const api_kind *k, const char *name, const json_t
     return 0;
 }
 
+static _Thread_local bool verdict_only;
+
+void reg_set_verdict_only(bool on)
+{
+    verdict_only = on;
+}
+
+bool reg_verdict_only(void)
+{
+    return verdict_only;
+}
+
 static bool graceful_pods;
 
 void reg_set_graceful_pod_deletion(bool on)

@@ -148,6 +148,15 @@ int reg_delete(store *st, const api_kind *k, const char *ns, const char *name,
 int reg_bind(store *st, const char *ns, const char *name, const char *node, bool dry_run,
              json_t **out, api_err *e);
 
+/* While set on a thread, its dry runs are asked for a verdict only
+ * (allowed, or refused and why), not for the object as it would be: an
+ * admission plugin may then skip what only shapes the result, such as a
+ * claim's binding, whose books a dry run would change and, aborting, drop
+ * (the next write reloads them: O(claims) per review). For the admission
+ * webhook (server/webhook.c). */
+void reg_set_verdict_only(bool on);
+bool reg_verdict_only(void);
+
 /* With a node agent (or kubelets), deleting a running pod bound to a node is
  * graceful: it gets deletionTimestamp and the node's agent removes it once it
  * has stopped. Without one, deletion is immediate. Set once at startup. */

@@ -153,7 +153,11 @@ int webhook_review(store *st, const webhook_guard *g, const char *body, size_t l
         return code;
     }
     int code = 200;
-    bool allowed = decide(st, &r, &e) == 0 && (!g || !g->fn || g->fn(g->arg, &r, &e) == 0);
+    /* A verdict is all a review asks for (registry.h). */
+    reg_set_verdict_only(true);
+    bool allowed = decide(st, &r, &e) == 0;
+    reg_set_verdict_only(false);
+    allowed = allowed && (!g || !g->fn || g->fn(g->arg, &r, &e) == 0);
     ar_answer a = {.allowed = allowed, .denial = &e};
     json_t *review = ar_response(&r, &a);
     *resp_json = review ? json_dumps(review, JSON_COMPACT) : NULL;
