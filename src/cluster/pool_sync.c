@@ -6,6 +6,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -46,6 +47,33 @@ static bool relevant(const char *key)
            !strncmp(key, "namespaces/", 11) || !strncmp(key, "resourcequotas/", 15);
 }
 
+/* Whether the mirror holds namespace NS of quota key "resourcequotas/NS/..."
+ * at the version the API server has now (a quorum read). */
+static bool namespace_current(pool_sync *p, const char *key)
+{
+    const char *ns = key + 15, *slash = strchr(ns, '/');
+    char name[256], nskey[300], have[64], path[300], err[256], *resp = NULL;
+    if (!slash || (size_t)(slash - ns) >= sizeof name) return false;
+    memcpy(name, ns, (size_t)(slash - ns));
+    name[slash - ns] = '\0';
+    snprintf(nskey, sizeof nskey, "namespaces//%s", name);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s", name);
+    long status = 0;
+    bool held = mirror_cluster_rv(p->m, nskey, have, sizeof have);
+    if (kube_request(p->kc, "GET", path, NULL, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
+                     sizeof err) != 0) {
+        free(resp);
+        return false;
+    }
+    json_t *o = status == 200 ? json_loads(resp ? resp : "", 0, NULL) : NULL;
+    free(resp);
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(o, "metadata"), "resourceVersion"));
+    bool same = status == 404 ? !held : held && rv && !strcmp(rv, have);
+    json_decref(o);
+    return same;
+}
+
 /* Write one pool's plan, in order. false when it did not all go through
  * (a conflict: the mirror is behind; or a failure): plan again later. */
 static bool apply(pool_sync *p, const cw_list *plan)
@@ -55,6 +83,14 @@ static bool apply(pool_sync *p, const cw_list *plan)
         const cluster_write *w = &plan->v[i];
         char err[256], *resp = NULL;
         long status = 0;
+        if (!strcmp(w->method, "DELETE") && !strncmp(w->key, "resourcequotas/", 15) &&
+            !namespace_current(p, w->key)) {
+            /* Deleting a quota lifts every limit on its namespace: only on
+             * a mirror that is current for that namespace (it may be back
+             * in the pool's selection since). */
+            ok = false;
+            break;
+        }
         const char *ct = !strcmp(w->method, "PATCH") ? "application/merge-patch+json" : NULL;
         int rc = kube_request(p->kc, w->method, w->path, w->body, ct, REQUEST_TIMEOUT_MS, &status,
                               &resp, err, sizeof err);
@@ -74,10 +110,11 @@ static bool apply(pool_sync *p, const cw_list *plan)
                     w->path, status, rc == 0 ? "" : err);
         free(resp);
         if (!done) {
+            /* Nothing is handed out that is not recorded first (the pool's
+             * status, then the claims' statuses, then the quotas): the
+             * rest is planned again from a newer mirror. */
             ok = false;
-            /* Nothing is handed out that the pool's status has not
-             * recorded: the rest waits for the status to go through. */
-            if (i == 0) break;
+            break;
         }
     }
     return ok;

@@ -267,6 +267,7 @@ int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, js
                         char *err, size_t errlen)
 {
     if (errlen) *err = '\0';
+    size_t first = out->n;
     const api_kind *pools = api_kind_find(POOL_GROUP, POOL_VERSION, "resourcepools");
     if (!pools) return snprintf(err, errlen, "no resourcepools kind"), -1;
     capture c = {0};
@@ -300,6 +301,23 @@ int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, js
         json_t *o = store_obj_parse(c.v[i].obj);
         rc = o ? plan_one(st, m, c.v[i].obj->key, c.v[i].type, o, out) : -1;
         json_decref(o);
+    }
+    /* Quotas last: a namespace is handed capacity only after the claims
+     * it comes from are recorded bound (pool_sync stops at the first write
+     * that fails, so a claim deleted meanwhile never raises a quota). A
+     * stable partition of what this call appended. */
+    size_t added = out->n - first;
+    cluster_write *tmp = rc == 0 && added > 1 ? malloc(added * sizeof *tmp) : NULL;
+    if (tmp) {
+        size_t k = 0;
+        for (int quota = 0; quota < 2; quota++)
+            for (size_t i = first; i < out->n; i++)
+                if ((strncmp(out->v[i].key, "resourcequotas/", 15) == 0) == quota)
+                    tmp[k++] = out->v[i];
+        memcpy(out->v + first, tmp, added * sizeof *tmp);
+        free(tmp);
+    } else if (rc == 0 && added > 1) {
+        rc = -1;
     }
     if (rc != 0 && !*err) snprintf(err, errlen, "out of memory");
     for (size_t i = 0; i < c.n; i++)

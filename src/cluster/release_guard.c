@@ -103,6 +103,56 @@ static char *with_hold(json_t *rq, const rlist *hard, const char *uid, const jso
     return jdump(rq, NULL);
 }
 
+/* GET path into *out (parsed); the HTTP status, or -1 with e set. */
+static long get_quota(kube_client *kc, const char *path, json_t **out, api_err *e)
+{
+    char err[256], *resp = NULL;
+    long status = 0;
+    *out = NULL;
+    if (kube_request(kc, "GET", path, NULL, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
+                     sizeof err) != 0) {
+        api_err_set(e, API_INTERNAL, "cannot read the namespace's quota: %s", err);
+        return -1;
+    }
+    if (status == 200 && !(*out = json_loads(resp ? resp : "", 0, NULL))) status = 500;
+    free(resp);
+    return status;
+}
+
+/* PUT obj to path; the HTTP status (0 on a transport error), *out the
+ * object answered on success. */
+static long put_quota(kube_client *kc, const char *path, json_t *obj, json_t **out)
+{
+    char err[256], *resp = NULL, *body;
+    long status = 0;
+    *out = NULL;
+    json_object_del(json_object_get(obj, "metadata"), "managedFields");
+    if (!(body = jdump(obj, NULL))) return 0;
+    if (kube_request(kc, "PUT", path, body, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
+                     sizeof err) != 0)
+        status = 0;
+    if (status >= 200 && status <= 299) *out = json_loads(resp ? resp : "", 0, NULL);
+    free(resp);
+    free(body);
+    return status;
+}
+
+/* hard (a resource list object in q at a/b) less give's resources, where
+ * it has them (clamped at 0); 0, 1 when q has no such list (nothing to
+ * lower), or -1. */
+static int lower(json_t *q, const char *a, const char *b, const rlist *give)
+{
+    json_t *at_obj = json_object_get(q, a);
+    if (!json_is_object(json_object_get(at_obj, b))) return 1;
+    rlist *h = rl_of(json_object_get(at_obj, b)), *g = h ? rl_mask(give, h) : NULL;
+    rlist *nh = g ? rl_subtract_nonneg(h, g) : NULL;
+    int rc = nh && json_is_object(at_obj) ? json_object_set_new(at_obj, b, rl_to_json(nh)) : -1;
+    rl_free(h);
+    rl_free(g);
+    rl_free(nh);
+    return rc;
+}
+
 int release_guard(kube_client *kc, const ar_request *r, api_err *e)
 {
     if (r->dry_run || strcmp(r->resource.group, POOL_GROUP) ||
@@ -117,60 +167,113 @@ int release_guard(kube_client *kc, const ar_request *r, api_err *e)
         rl_free(give);
         return 0;
     }
-    char path[600];
+    char path[600], spath[620];
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/resourcequotas/" RQ_PREFIX "%s",
              r->namespace_, pool);
+    snprintf(spath, sizeof spath, "%s/status", path);
+    /* 1. What the cluster's quota admission enforces is status.hard, at
+     * the version whose status.used it charges pods to: lowered there
+     * first, with that version as precondition, once what is used fits
+     * without the claim. A pod charged in between conflicts. */
     int rc = -1;
+    json_t *now = NULL;
     for (int i = 0; i < TRIES && rc != 0; i++) {
-        char err[256], *resp = NULL, *msg = NULL, *body = NULL;
-        long status = 0;
-        if (kube_request(kc, "GET", path, NULL, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
-                         sizeof err) != 0) {
-            api_err_set(e, API_INTERNAL, "cannot read the namespace's quota: %s", err);
-            break;
-        }
+        json_t *rq = NULL;
+        char *msg = NULL;
+        api_err_clear(e);
+        api_err_init(e);
+        long status = get_quota(kc, path, &rq, e);
         if (status == 404) { /* nothing handed out to take back */
-            free(resp);
-            rc = 0;
+            rl_free(give);
+            return 0;
+        }
+        if (status != 200) {
+            if (status > 0) api_err_set(e, API_INTERNAL, "cannot read the namespace's quota");
+            json_decref(rq);
             break;
         }
-        json_t *rq = status == 200 ? json_loads(resp ? resp : "", 0, NULL) : NULL;
-        free(resp);
-        resp = NULL;
-        rlist *hard = rq ? rl_of(at(rq, "spec", "hard")) : NULL;
-        rlist *used = rq ? rl_of(at(rq, "status", "used")) : NULL, *nh = NULL;
+        rlist *hard = rl_of(at(rq, "spec", "hard")), *used = rl_of(at(rq, "status", "used"));
+        rlist *nh = NULL;
         int d = hard && used ? pool_release_hard(hard, used, give, pool, &nh, &msg) : POOL_ENOMEM;
+        rl_free(nh);
+        rl_free(hard);
+        rl_free(used);
         if (d == POOL_DENIED) {
             forbid(e, r->name, msg);
-        } else if (d != POOL_OK ||
-                   !(body = with_hold(rq, nh, uid, at(r->old_object, "spec", "claim"), give))) {
-            api_err_set(e, API_INTERNAL, "cannot read the namespace's quota (HTTP %ld)", status);
-        } else if (kube_request(kc, "PUT", path, body, NULL, REQUEST_TIMEOUT_MS, &status, &resp,
-                                err, sizeof err) == 0 &&
-                   status >= 200 && status <= 299) {
+            free(msg);
+            json_decref(rq);
+            break;
+        }
+        free(msg);
+        int l = d == POOL_OK ? lower(rq, "status", "hard", give) : -1;
+        if (l < 0) {
+            api_err_set(e, API_INTERNAL, "cannot read the namespace's quota");
+            json_decref(rq);
+            break;
+        }
+        if (l == 1) {
+            /* Not yet synced by the quota controller: its admission
+             * charges nothing to it until it is, and syncs from the spec. */
+            now = rq;
+            rc = 0;
+            break;
+        }
+        status = put_quota(kc, spath, rq, &now);
+        json_decref(rq);
+        if (now) {
             rc = 0;
         } else if (status == 409) {
-            /* A pod was charged (or another release recorded) since the
-             * read: decide again on the newer usage. */
             api_err_set(e, API_CONFLICT,
                         "the namespace's quota changed while the claim was released; try again");
         } else {
             api_err_set(e, API_INTERNAL, "cannot record the claim's release (HTTP %ld)", status);
-        }
-        bool again = d == POOL_OK && status == 409;
-        free(resp);
-        free(body);
-        free(msg);
-        rl_free(nh);
-        rl_free(hard);
-        rl_free(used);
-        json_decref(rq);
-        if (rc != 0 && !again) break;
-        if (rc != 0 && i + 1 < TRIES) {
-            api_err_clear(e);
-            api_err_init(e);
+            break;
         }
     }
+    /* 2. Its spec.hard (what the quota controller copies into status.hard
+     * when the spec changes) lowered too, with the hold that keeps the
+     * pool writer from handing the amount back while the delete is in
+     * flight. No usage check: status.hard enforces the lower limit
+     * already. */
+    for (int i = 0; rc == 0 && i < TRIES; i++) {
+        if (!now) {
+            long st = get_quota(kc, path, &now, e);
+            if (st != 200) {
+                json_decref(now);
+                now = NULL;
+                rc = -1;
+                if (st > 0) api_err_set(e, API_INTERNAL, "cannot read the namespace's quota");
+                break;
+            }
+        }
+        rlist *hard = rl_of(at(now, "spec", "hard"));
+        rlist *g = hard ? rl_mask(give, hard) : NULL, *nh = g ? rl_subtract_nonneg(hard, g) : NULL;
+        char *body = nh ? with_hold(now, nh, uid, at(r->old_object, "spec", "claim"), give) : NULL;
+        rl_free(hard);
+        rl_free(g);
+        rl_free(nh);
+        json_decref(now);
+        now = NULL;
+        if (!body) {
+            rc = api_err_set(e, API_INTERNAL, "out of memory");
+            break;
+        }
+        char err[256], *resp = NULL;
+        long status = 0;
+        int t = kube_request(kc, "PUT", path, body, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
+                             sizeof err);
+        free(body);
+        free(resp);
+        if (t == 0 && status >= 200 && status <= 299) break;
+        if (t != 0 || status != 409 || i + 1 == TRIES) {
+            /* The enforced limit is lowered; the claim stays (the write is
+             * refused), and the quota controller restores status.hard
+             * from the spec at its next sync: a conservative leftover. */
+            rc = api_err_set(e, API_INTERNAL, "cannot record the claim's release (HTTP %ld)",
+                             status);
+        }
+    }
+    json_decref(now);
     rl_free(give);
     return rc;
 }

@@ -5,14 +5,17 @@
  * The webhook's dry run says whether standalone allot would let a claim
  * go, from the mirror. That alone is not exact: the cluster's own quota
  * admission may charge a pod to capsule-pool-<pool> between that answer
- * and the writer lowering the quota's hard. So before the webhook allows
- * a bound claim's delete (or a shrink of its spec.claim), the guard reads
- * the quota from the API server and writes its hard lowered by what the
- * claim gives, with the resourceVersion it read as precondition: a pod
- * charged in between changes that version, the write conflicts, and the
- * decision is made again on the newer usage. The release is recorded on
- * the quota (annotation RELEASE_HOLD_PREFIX<claim uid>) so the pool writer
- * does not hand the capacity back while the delete is in flight; it holds
+ * and the writer lowering the quota. So before the webhook allows a bound
+ * claim's delete (or a shrink of its spec.claim), the guard reads the
+ * quota from the API server and lowers its status.hard (what quota
+ * admission enforces) by what the claim gives, with the resourceVersion
+ * whose status.used it checked as precondition: a pod charged in between
+ * changes that version, the write conflicts, and the decision is made
+ * again on the newer usage. Then it lowers spec.hard (which the quota
+ * controller copies into status.hard when the spec changes) and records
+ * the release on the quota (annotation RELEASE_HOLD_PREFIX<claim uid>) so
+ * the pool writer does not hand the capacity back while the delete is in
+ * flight; it holds
  * while the claim is still there as it was, for at most RELEASE_HOLD_S
  * (longer than the API server's 60 s request timeout: a write it never
  * commits gives the capacity back then).

@@ -122,7 +122,8 @@ for r in resourcepools resourcepoolclaims customquotas globalcustomquotas; do
   can no delete "$r.capsule.clastix.io" -n tenant
 done
 for v in get create update patch delete; do can yes "$v" resourcequotas/capsule-pool-solar -n tenant; done
-can no update resourcequotas --subresource=status -n tenant
+can yes update resourcequotas --subresource=status -n tenant # the release guard
+can no patch resourcequotas --subresource=status -n tenant
 can yes create events -n tenant
 for v in get create update; do can yes "$v" leases.coordination.k8s.io -n allot-system; done
 for v in get create update delete; do can no "$v" leases.coordination.k8s.io -n kube-system; done
