@@ -32,15 +32,24 @@ The run:
   invariants are what this test decides on.
 - a sampler reads the cluster every SAMPLE_GAP_S and checks what must hold
   at every instant (see sample() for why each check is sound although its
-  reads are not one snapshot);
+  reads are not one snapshot): bound claims <= the pool's hard, the pool's
+  recorded allocation of existing claims <= its hard, each capsule-pool
+  quota's status.used <= spec.hard, the pods there <= its spec.hard; and
+  after each relabel out of the pool, no pod left in the namespace;
+- watches record every change of the quotas, pools, claims, pods and tenant
+  namespaces (trace.jsonl): the report's timeline, and two checks made on
+  that history after the run: no capsule-pool quota is deleted while its
+  namespace is labelled into the pool, and which quota violations upstream's
+  own quota accounting caused (Record.upstream_caused: its controller can
+  drop a charge, kubernetes#24494; those are printed, not failed on);
 - at the end, the load stopped, it waits (bounded) until the cluster is
   quiet for QUIET_S and checks the books exactly (final_check()).
 
-Passes when no invariant was seen broken, both kills happened, and the load
-did something (claims and pods were created). Everything waited for has a
-deadline; no outcome depends on how fast the machine is beyond those.
-ALLOT_RACE_KEEP=DIR copies the replicas' logs and the trace of every write
-(trace.jsonl) to DIR.
+Passes when no invariant was seen broken by allot, both kills happened, and
+the load did something (claims and pods were created). Everything waited for
+has a deadline; no outcome depends on how fast the machine is beyond those.
+ALLOT_RACE_KEEP=DIR copies the replicas' logs and the trace to DIR;
+ALLOT_RACE_SECONDS sets how long the load runs (60).
 """
 import argparse
 import json
@@ -130,7 +139,12 @@ def fmt(d):
 
 
 def pod_usage(p):
-    """What the quota charges a pod for, of RESOURCES (one container each here)."""
+    """What the quota charges a pod for, of RESOURCES (one container each
+    here). A pod marked for deletion is not charged: a DELETE of a pod is an
+    update setting deletionTimestamp (grace 0 here: no node) and then the
+    removal, and the quota controller stops counting it at the first."""
+    if p["metadata"].get("deletionTimestamp"):
+        return {}
     cpu = Fraction(0)
     for c in p["spec"].get("containers", []):
         cpu += qty(c.get("resources", {}).get("requests", {}).get("cpu", "0"))
@@ -164,10 +178,14 @@ class Kube:
             return 0, {"message": f"{type(e).__name__}: {e}"}
 
     def items(self, path):
+        return self.listing(path)[0]
+
+    def listing(self, path):
+        """A collection's items and the resourceVersion it was read at."""
         st, b = self.req("GET", path)
         if st != 200:
             raise RuntimeError(f"GET {path}: HTTP {st}: {b.get('message')}")
-        return b["items"]
+        return b["items"], int(b["metadata"]["resourceVersion"])
 
 
 def claims_path(ns=None):
@@ -290,6 +308,14 @@ class Record:
         self.violations = {}  # (invariant, object, resource) -> dict
         self.timeline = []
         self.trace = open(os.path.join(work, "trace.jsonl"), "w")
+        # From the recorder's watches (see upstream_caused): each pod's
+        # life as [created rv, deleted rv or None, usage], each quota
+        # version as (rv, status.used), by quota uid.
+        self.pod_life = {}  # namespace -> uid -> [added, deleted, usage]
+        # quota uid -> (namespace, [(rv, status.used, spec.hard, status.hard)])
+        self.quota_versions = {}
+        self.ns_versions = {}  # namespace -> [(rv, labels)]
+        self.quota_deletes = []  # (namespace, name, rv, t)
 
     def count(self, key, n=1):
         with self.mu:
@@ -298,7 +324,118 @@ class Record:
     def event(self, text):
         with self.mu:
             self.timeline.append((now(), text))
+            self.trace.write(json.dumps({"t": round(now(), 3), "event": text}) + "\n")
         log(text)
+
+    def watched(self, kind, type_, summary, obj):
+        m = obj["metadata"]
+        with self.mu:
+            self.trace.write(json.dumps({"t": round(now(), 3), "watch": kind, "type": type_,
+                                         **summary}) + "\n")
+            rv = int(m["resourceVersion"])
+            if kind == "pod":
+                life = self.pod_life.setdefault(m["namespace"], {}).setdefault(
+                    m["uid"], [rv, None, pod_usage(obj)])
+                if (type_ == "DELETED" or m.get("deletionTimestamp")) and life[1] is None:
+                    life[1] = rv  # no longer charged from here
+            elif kind == "quota" and type_ == "DELETED":
+                self.quota_deletes.append((m["namespace"], m["name"], rv, now()))
+            elif kind == "quota" and (obj.get("status") or {}).get("used"):
+                st = obj["status"]
+                self.quota_versions.setdefault(m["uid"], (m["namespace"], []))[1].append(
+                    (rv, rl(st["used"]), rl(obj["spec"].get("hard")), rl(st.get("hard"))))
+            elif kind == "namespace":
+                self.ns_versions.setdefault(m["name"], []).append((rv, m.get("labels") or {}))
+
+    def pods_at(self, ns, rv):
+        """What the pods of ns are charged for at revision rv (caller locks)."""
+        there = {}
+        for added, deleted, usage in self.pod_life.get(ns, {}).values():
+            if added <= rv and (deleted is None or deleted > rv):
+                rl_add(there, usage)
+        return there
+
+    def upstream_caused(self, ref):
+        """Whether a violation seen on quota version ref = (uid, rv) follows
+        from upstream's quota accounting rather than from allot.
+
+        Upstream's quota controller recalculates usage from its informers; a
+        pod admitted and charged that its pod informer has not seen yet is
+        dropped from status.used, and the next pod is admitted on top of it
+        (kubernetes#24494, "replenishment working against a latent cache"):
+        pods then exceed the quota whatever allot does. So: take the window
+        from the quota's last version at which its pods and usage fitted its
+        spec.hard up to ref. The violation is upstream's when, in that
+        window, some version's status.used was below what the pods there
+        at that revision request (a lost charge), and no pod was admitted
+        against a status.hard above spec.hard (lag_admissions: allot
+        lowered the hard and the cluster still admitted against the old
+        one, which is allot's, see release_guard.c).
+
+        This reads resourceVersions as ordered across kinds, which upstream
+        does not promise in general but which holds on this control plane
+        (one etcd3: they are its revisions); pods are created only after the
+        watches started, so each pod's first event carries its creation."""
+        if not ref:
+            return False
+        uid, at = ref
+        lagged = self.lag_admissions(uid)
+        with self.mu:
+            ns, versions = self.quota_versions.get(uid, (None, []))
+            vs = [v for v in sorted(versions, key=lambda x: x[0]) if v[0] <= at]
+            window = []
+            for i, (rv, used, hard, shard) in enumerate(vs):
+                # current from rv until the next version (or the read at `at`)
+                end = vs[i + 1][0] - 1 if i + 1 < len(vs) else at
+                late = self.pods_at(ns, end)
+                fits = all(used.get(r, 0) <= h and late.get(r, 0) <= h for r, h in hard.items())
+                window = [] if fits else window
+                # a charge lost: used below the pods there when it was written
+                window.append((rv, used, self.pods_at(ns, rv)))
+        lost = any(any(used.get(r, 0) < v for r, v in pods.items() if r in used)
+                   for _, used, pods in window)
+        return lost and not any(rv in lagged for rv, _, _ in window)
+
+    def lag_admissions(self, uid):
+        """The versions of quota uid that charged a pod beyond spec.hard
+        while status.hard was still above it: the cluster's quota admission
+        checks status.hard, which the quota controller copies from spec.hard
+        only later. A pod's charge is the last version before its creation
+        that raised status.used (admission writes the quota, then stores the
+        pod)."""
+        out = set()
+        with self.mu:
+            ns, versions = self.quota_versions.get(uid, (None, []))
+            vs = sorted(versions, key=lambda x: x[0])
+            for added, _, usage in self.pod_life.get(ns, {}).values():
+                k = max((i for i, v in enumerate(vs) if v[0] < added), default=0)
+                while k >= 1 and not any(vs[k][1].get(r, 0) > vs[k - 1][1].get(r, 0)
+                                         for r in usage):
+                    k -= 1
+                if k < 1:
+                    continue
+                (_, _, phard, pshard), (crv, cused, _, _) = vs[k - 1], vs[k]
+                if any(v > 0 and r in phard and pshard.get(r, 0) > phard[r] and
+                       cused.get(r, 0) > phard[r] for r, v in usage.items()):
+                    out.add(crv)
+        return out
+
+    def stale_quota_deletes(self):
+        """Each capsule-pool quota deleted at a revision at which its
+        namespace's labels (its last version before) still selected the
+        pool: enforcement removed from a namespace the pool holds (the same
+        revision ordering as upstream_caused)."""
+        out = []
+        with self.mu:
+            for ns, name, rv, t in self.quota_deletes:
+                pool = name[len(RQ_PREFIX):]
+                if not name.startswith(RQ_PREFIX) or pool not in POOLS:
+                    continue
+                before = [lab for v, lab in self.ns_versions.get(ns, []) if v < rv]
+                if before and before[-1].get(POOLS[pool]) == "on":
+                    out.append(f"{ns}/{name} deleted at rv {rv} ({t:.2f} s) while {ns} "
+                               f"was labelled {POOLS[pool]}=on")
+        return out
 
     def op(self, kind, obj, status, body):
         """One write's outcome: counted as ok, an expected refusal or unexpected."""
@@ -322,16 +459,24 @@ class Record:
             self.unexpected.setdefault(k, [0, msg[:400]])[0] += 1
         return "error"
 
-    def violation(self, invariant, obj, resource, detail):
+    def violation(self, invariant, obj, resource, detail, quota=None):
+        """quota: (uid, resourceVersion) of the quota version it was seen on,
+        for checks that depend on the cluster's own quota accounting."""
         key = (invariant, obj, resource)
         with self.mu:
             v = self.violations.get(key)
             if v is None:
-                self.violations[key] = {"first": now(), "last": now(), "n": 1, "detail": detail}
+                self.violations[key] = {"first": now(), "last": now(), "n": 1, "detail": detail,
+                                        "quotas": [quota] if quota else []}
                 self.timeline.append((now(), f"VIOLATION {invariant}: {obj} {resource}: {detail}"))
+                self.trace.write(json.dumps({"t": round(now(), 3), "violation": invariant,
+                                             "obj": obj, "resource": resource,
+                                             "detail": detail}) + "\n")
                 first = True
             else:
                 v["last"], v["n"] = now(), v["n"] + 1
+                if quota:
+                    v["quotas"].append(quota)
                 first = False
         if first:
             log(f"VIOLATION {invariant}: {obj} {resource}: {detail}")
@@ -395,7 +540,10 @@ class Load:
                 r -= w
                 if r <= 0:
                     break
-            fn(kube, rnd, f"{i}-{seq}")
+            try:
+                fn(kube, rnd, f"{i}-{seq}")
+            except Exception as e:  # the test's own fault: counted and shown, not hidden
+                self.rec.op(fn.__name__, "-", -1, {"message": f"{type(e).__name__}: {e}"})
             self.stop.wait(rnd.uniform(0, 0.15))
 
     def create_claim(self, kube, rnd, tag):
@@ -490,12 +638,16 @@ class Load:
 
     def left_with_pods(self, kube):
         """No pod was created there since the gate closed: any pod found now
-        existed when the relabel was committed, and used a claim of the pool."""
+        existed when the relabel was committed, and used a claim of the pool
+        (it was admitted by the namespace's capsule-pool quota, whose hard
+        comes only from bound claims: defaultsZero)."""
         try:
             pods = kube.items(f"/api/v1/namespaces/{RELABELLED}/pods")
         except RuntimeError as e:
             self.rec.event(f"relabel: cannot list the pods of {RELABELLED}: {e}")
             return
+        # (one already marked for deletion is charged to nothing any more)
+        pods = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         if pods:
             names = sorted(p["metadata"]["name"] for p in pods)
             self.rec.violation("namespace left its pool with a claim in use", RELABELLED, "-",
@@ -564,6 +716,74 @@ def killer(cfg, replicas, rec, t_load, done):
         done.set()
 
 
+# ---- what the cluster did, for the report (decides nothing) ----
+
+def summary_of(kind, o):
+    m = o.get("metadata", {})
+    out = {"obj": f"{m.get('namespace', '')}/{m.get('name')}".lstrip("/"),
+           "rv": m.get("resourceVersion")}
+    st = o.get("status") or {}
+    if kind == "quota":
+        out.update(hard=o.get("spec", {}).get("hard"), status_hard=st.get("hard"),
+                   used=st.get("used"), holds={u: json.loads(h).get("give")
+                                               for u, h in holds_of(o).items()})
+    elif kind == "pool":
+        out.update(hard=o.get("spec", {}).get("quota", {}).get("hard"),
+                   allocated=(st.get("allocation") or {}).get("used"),
+                   claims=sorted(f"{c.get('namespace')}/{c.get('name')}"
+                                 for cs in (st.get("claims") or {}).values() for c in cs))
+    elif kind == "claim":
+        b = bound_pool(o)
+        out.update(uid=m.get("uid"), claim=o.get("spec", {}).get("claim"),
+                   bound=b[0] if b else None)
+    elif kind == "pod":
+        out.update(uid=m.get("uid"), usage=fmt(pod_usage(o)))
+    elif kind == "namespace":
+        out.update(labels=m.get("labels"))
+    return out
+
+
+def recorder(cfg, rec, kind, path, listed):
+    """Every change of one collection into the trace: a list (sets listed),
+    then a watch from its resourceVersion, resumed from the last one seen
+    when the stream ends (listed again after a 410)."""
+    kube = Kube(cfg)
+    rv = None
+
+    def take(type_, o):
+        m = o["metadata"]
+        if kind != "pool" and (m.get("namespace") or m["name"]) not in NAMESPACES:
+            return
+        if kind == "pod" and type_ == "MODIFIED" and not m.get("deletionTimestamp"):
+            return
+        rec.watched(kind, type_, summary_of(kind, o), o)
+
+    while True:
+        try:
+            if rv is None:
+                st, b = kube.req("GET", path)
+                if st != 200:
+                    raise RuntimeError(f"list: HTTP {st}")
+                for o in b["items"]:
+                    take("ADDED", o)
+                rv = b["metadata"]["resourceVersion"]
+                listed.set()
+            resp, _, _ = kube.api.call_api(
+                f"{path}?watch=1&timeoutSeconds=600&resourceVersion={rv}", "GET",
+                header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
+                _preload_content=False, _request_timeout=None)
+            for line in resp:
+                ev = json.loads(line)
+                if ev.get("type") == "ERROR":
+                    rv = None
+                    break
+                rv = ev["object"]["metadata"].get("resourceVersion", rv)
+                take(ev["type"], ev["object"])
+        except Exception as e:  # a diagnostic: never the test's outcome
+            log(f"recorder {kind}: {type(e).__name__}: {e}")
+            time.sleep(1)
+
+
 # ---- the sampler ----
 
 class Sampler:
@@ -605,19 +825,28 @@ class Sampler:
           object: one version, no mixing.
         """
         k = self.kube
-        c1 = {c["metadata"]["uid"]: c for c in k.items(claims_path())}
-        p1 = {p["metadata"]["uid"]: p for p in k.items("/api/v1/pods")
+        at = []
+
+        def read(path):
+            items, self.read_rv = k.listing(path)
+            at.append(now())
+            return items
+
+        c1 = {c["metadata"]["uid"]: c for c in read(claims_path())}
+        p1 = {p["metadata"]["uid"]: p for p in read("/api/v1/pods")
               if p["metadata"]["namespace"] in NAMESPACES}
-        pools = {p["metadata"]["name"]: p for p in k.items(pools_path())}
-        quotas = [q for q in k.items("/api/v1/resourcequotas")
+        pools = {p["metadata"]["name"]: p for p in read(pools_path())}
+        quotas = [q for q in read("/api/v1/resourcequotas")
                   if q["metadata"]["name"].startswith(RQ_PREFIX)
                   and q["metadata"]["namespace"] in NAMESPACES]
-        p5 = {p["metadata"]["uid"] for p in k.items("/api/v1/pods")
+        quotas_rv = self.read_rv
+        p5 = {p["metadata"]["uid"] for p in read("/api/v1/pods")
               if p["metadata"]["namespace"] in NAMESPACES}
         c6 = {c["metadata"]["uid"]: c["metadata"]["resourceVersion"]
-              for c in k.items(claims_path())}
+              for c in read(claims_path())}
         self.samples += 1
-        t = f"sample {self.samples}"
+        t = (f"sample {self.samples} (reads answered at " +
+             ", ".join(f"{x:.2f}" for x in at) + " s)")
 
         steady = [c for u, c in c1.items() if c6.get(u) == c["metadata"]["resourceVersion"]]
         for name, pool in pools.items():
@@ -634,12 +863,30 @@ class Sampler:
                                        f"{t}: bound {fmt(bound)} > hard {fmt(hard)} "
                                        f"(pool rv {pool['metadata']['resourceVersion']}; "
                                        f"claims {', '.join(sorted(who))})")
-            used = rl(((pool.get("status") or {}).get("allocation") or {}).get("used"))
+            # What the pool's own status records as allocated (the writer
+            # records a binding there before it tells the claim), counting
+            # only claims there unchanged in reads 1 and 6: one released
+            # since is legitimately still listed until the writer's next
+            # round (and with no leader, for up to the Lease's 15 s).
+            rec_alloc, rec_who = {}, []
+            steady_uids = {c["metadata"]["uid"] for c in steady}
+            for cs in ((pool.get("status") or {}).get("claims") or {}).values():
+                for c in cs:
+                    if c.get("uid") in steady_uids:
+                        rl_add(rec_alloc, rl(c.get("claims")))
+                        rec_who.append(f"{c.get('namespace')}/{c.get('name')}")
+            bound_names = {f"{c['metadata']['namespace']}/{c['metadata']['name']}"
+                           for c in steady if bound_pool(c) == (name, pool["metadata"]["uid"])}
             for res, h in hard.items():
-                if used.get(res, 0) > h:
-                    self.rec.violation("pool allocation exceeds its hard", f"pool {name}", res,
-                                       f"{t}: status.allocation.used {fmt(used)} > spec hard "
-                                       f"{fmt(hard)} (rv {pool['metadata']['resourceVersion']})")
+                if rec_alloc.get(res, 0) > h:
+                    alloc = ((pool.get("status") or {}).get("allocation") or {}).get("used")
+                    self.rec.violation(
+                        "pool's recorded allocation exceeds its hard", f"pool {name}", res,
+                        f"{t}: status.claims of existing claims {fmt(rec_alloc)} > spec hard "
+                        f"{fmt(hard)} (rv {pool['metadata']['resourceVersion']}, "
+                        f"status.allocation.used {fmt(rl(alloc))}; claims "
+                        f"{', '.join(sorted(rec_who))}; of them bound by their own status: "
+                        f"{', '.join(sorted(set(rec_who) & bound_names)) or 'none'})")
 
         steady_pods = [p for u, p in p1.items() if u in p5]
         for q in quotas:
@@ -653,7 +900,7 @@ class Sampler:
                                        f"{t}: status.used {fmt(used)} > spec.hard {fmt(hard)} "
                                        f"(status.hard {fmt(rl(st.get('hard')))}, rv "
                                        f"{q['metadata']['resourceVersion']}, annotations "
-                                       f"{holds_of(q)})")
+                                       f"{holds_of(q)})", quota=qref(q, quotas_rv))
             pods_use = {}
             names = []
             for p in steady_pods:
@@ -664,8 +911,16 @@ class Sampler:
                 if pods_use.get(res, 0) > h:
                     self.rec.violation("pods exceed their namespace's quota", f"{ns}/{qn}", res,
                                        f"{t}: pods {fmt(pods_use)} > spec.hard {fmt(hard)} "
-                                       f"(rv {q['metadata']['resourceVersion']}, pods "
-                                       f"{', '.join(sorted(names))}, annotations {holds_of(q)})")
+                                       f"(status.hard {fmt(rl(st.get('hard')))}, status.used "
+                                       f"{fmt(used)}, rv {q['metadata']['resourceVersion']}, pods "
+                                       f"{', '.join(sorted(names))}, annotations {holds_of(q)})",
+                                       quota=qref(q, quotas_rv))
+
+
+def qref(q, at):
+    """A quota as one check saw it: its uid and the revision of the list it
+    came in (its version was current then, whatever its own rv)."""
+    return (q["metadata"]["uid"], at)
 
 
 def holds_of(q):
@@ -676,11 +931,12 @@ def holds_of(q):
 # ---- the end ----
 
 def snapshot(kube):
+    quotas, quotas_rv = kube.listing("/api/v1/resourcequotas")
     return {
         "pools": {p["metadata"]["name"]: p for p in kube.items(pools_path())},
         "claims": kube.items(claims_path()),
-        "quotas": [q for q in kube.items("/api/v1/resourcequotas")
-                   if q["metadata"]["name"].startswith(RQ_PREFIX)],
+        "quotas": [q for q in quotas if q["metadata"]["name"].startswith(RQ_PREFIX)],
+        "quotas_rv": quotas_rv,
         "namespaces": {n["metadata"]["name"]: n for n in kube.items("/api/v1/namespaces")},
         "pods": [p for p in kube.items("/api/v1/pods") if p["metadata"]["namespace"] in NAMESPACES],
     }
@@ -696,7 +952,8 @@ def signature(s):
 
 def final_check(s, wall):
     """The books, exactly, on one quiet state of the cluster (nothing written
-    for QUIET_S before and during these reads). [] when all holds."""
+    for QUIET_S before and during these reads). [] when all holds, else
+    (failure, quota ref or None) for each."""
     bad = []
     pools = s["pools"]
     selected = {(ns, p) for ns, o in s["namespaces"].items() if ns in NAMESPACES
@@ -716,12 +973,12 @@ def final_check(s, wall):
         used = rl(((pool.get("status") or {}).get("allocation") or {}).get("used"))
         for res in hard:
             if bound_pool_sum[name].get(res, 0) > hard[res]:
-                bad.append(f"pool {name}: bound claims {fmt(bound_pool_sum[name])} > hard {fmt(hard)}")
+                bad.append((f"pool {name}: bound claims {fmt(bound_pool_sum[name])} > hard {fmt(hard)}", None))
             if used.get(res, 0) > hard[res]:
-                bad.append(f"pool {name}: allocation {fmt(used)} > hard {fmt(hard)}")
+                bad.append((f"pool {name}: allocation {fmt(used)} > hard {fmt(hard)}", None))
             if used.get(res, 0) != bound_pool_sum[name].get(res, 0):
-                bad.append(f"pool {name}: allocation {fmt(used)} != bound claims "
-                           f"{fmt(bound_pool_sum[name])} ({res})")
+                bad.append((f"pool {name}: allocation {fmt(used)} != bound claims "
+                           f"{fmt(bound_pool_sum[name])} ({res})", None))
     quotas = {(q["metadata"]["namespace"], q["metadata"]["name"][len(RQ_PREFIX):]): q
               for q in s["quotas"]}
     for ns in sorted(NAMESPACES):
@@ -733,10 +990,10 @@ def final_check(s, wall):
             q = quotas.get((ns, pool))
             if (ns, pool) not in selected:
                 if q is not None:
-                    bad.append(f"{ns}: {RQ_PREFIX}{pool} still there, {ns} is not in pool {pool}")
+                    bad.append((f"{ns}: {RQ_PREFIX}{pool} still there, {ns} is not in pool {pool}", None))
                 continue
             if q is None:
-                bad.append(f"{ns}: no {RQ_PREFIX}{pool}, {ns} is in pool {pool}")
+                bad.append((f"{ns}: no {RQ_PREFIX}{pool}, {ns} is in pool {pool}", None))
                 continue
             want = {r: bound_ns.get((ns, pool), {}).get(r, Fraction(0))
                     for r in pools[pool]["spec"]["quota"].get("hard", {})}
@@ -750,12 +1007,12 @@ def final_check(s, wall):
                 try:
                     h = json.loads(text)
                 except ValueError:
-                    bad.append(f"{ns}/{q['metadata']['name']}: unreadable hold {uid}: {text}")
+                    bad.append((f"{ns}/{q['metadata']['name']}: unreadable hold {uid}: {text}", None))
                     continue
                 c = claims_by_uid.get(uid)
                 if c is None or c["spec"].get("claim") != h.get("from"):
-                    bad.append(f"{ns}/{q['metadata']['name']}: hold {uid} outlives its claim "
-                               f"({'deleted' if c is None else 'changed'}): {text}")
+                    bad.append((f"{ns}/{q['metadata']['name']}: hold {uid} outlives its claim "
+                               f"({'deleted' if c is None else 'changed'}): {text}", None))
                     continue
                 give = rl(h.get("give"))
                 if wall < h.get("expires", 0):
@@ -769,15 +1026,26 @@ def final_check(s, wall):
                             alt[r] = max(Fraction(0), alt[r] - v)
             hard = rl(q["spec"].get("hard"))
             if hard != exact and hard != alt:
-                bad.append(f"{ns}/{RQ_PREFIX}{pool}: hard {fmt(hard)} != its bound claims "
-                           f"{fmt(exact)} (holds {holds_of(q)})")
+                bad.append((f"{ns}/{RQ_PREFIX}{pool}: hard {fmt(hard)} != its bound claims "
+                           f"{fmt(exact)} (holds {holds_of(q)})", None))
             used = rl((q.get("status") or {}).get("used"))
             for res, h in hard.items():
                 if used.get(res, 0) > h:
-                    bad.append(f"{ns}/{RQ_PREFIX}{pool}: used {fmt(used)} > hard {fmt(hard)}")
+                    bad.append((f"{ns}/{RQ_PREFIX}{pool}: used {fmt(used)} > hard {fmt(hard)}",
+                                qref(q, s["quotas_rv"])))
                 if pods_use.get(res, 0) > h:
-                    bad.append(f"{ns}/{RQ_PREFIX}{pool}: pods {fmt(pods_use)} > hard {fmt(hard)}")
+                    bad.append((f"{ns}/{RQ_PREFIX}{pool}: pods {fmt(pods_use)} > hard {fmt(hard)}",
+                                qref(q, s["quotas_rv"])))
     return bad
+
+
+def upstream(refs, rec):
+    """Whether every quota version in refs shows a violation upstream's quota
+    accounting caused (Record.upstream_caused); False when refs has none.
+    (The first and last few stand for a violation seen many times.)"""
+    refs = [r for r in refs if r]
+    refs = refs if len(refs) <= 6 else refs[:3] + refs[-3:]
+    return bool(refs) and all(rec.upstream_caused(r) for r in refs)
 
 
 def settle_and_check(kube, rec):
@@ -785,7 +1053,7 @@ def settle_and_check(kube, rec):
     capsule-pool quotas or namespaces, with the books exact; then (or at the
     deadline) the last state's failures are the answer."""
     end = time.monotonic() + SETTLE_S
-    last_sig, quiet_since, bad = None, time.monotonic(), ["no state read"]
+    last_sig, quiet_since, bad = None, time.monotonic(), [("no state read", None)]
     while True:
         try:
             s = snapshot(kube)
@@ -797,9 +1065,10 @@ def settle_and_check(kube, rec):
             if sig != last_sig:
                 last_sig, quiet_since = sig, time.monotonic()
             bad = final_check(s, time.time())
-            if not bad and time.monotonic() - quiet_since >= QUIET_S:
+            ours = [b for b in bad if not upstream([b[1]], rec)]
+            if not ours and time.monotonic() - quiet_since >= QUIET_S:
                 rec.event(f"settled: quiet for {QUIET_S:g} s, books exact")
-                return []
+                return bad
         if time.monotonic() >= end:
             rec.event(f"not settled within {SETTLE_S:g} s")
             return bad
@@ -886,6 +1155,14 @@ def main():
         rec.event(f"replicas up: A {A.ident} (webhooks, port {pa}), B {B.ident} (port {pb})")
         setup(kube, rec)
 
+        for kind, path in (("quota", "/api/v1/resourcequotas"), ("pool", pools_path()),
+                           ("claim", claims_path()), ("pod", "/api/v1/pods"),
+                           ("namespace", "/api/v1/namespaces")):
+            listed = threading.Event()
+            threading.Thread(target=recorder, args=(cfg, rec, kind, path, listed),
+                             daemon=True).start()
+            if not listed.wait(30):
+                sys.exit(f"FAIL: cannot list {path}")
         stop, load_stop, killed = threading.Event(), threading.Event(), threading.Event()
         load = Load(cfg, rec, load_stop)
         sampler = Sampler(cfg, rec)
@@ -951,16 +1228,25 @@ def report(rec, sampler, bad):
     print("timeline:")
     for t, e in rec.timeline:
         print(f"  {t:7.2f} {e}")
-    fails = []
+    fails, theirs = [], []
     for (inv, obj, res), v in sorted(rec.violations.items(), key=lambda x: x[1]["first"]):
-        fails.append(f"{inv}: {obj} {res}: seen {v['n']} time(s), {v['first']:.2f}-"
-                     f"{v['last']:.2f} s; first: {v['detail']}")
-    fails += [f"final: {b}" for b in bad]
+        line = (f"{inv}: {obj} {res}: seen {v['n']} time(s), {v['first']:.2f}-{v['last']:.2f} s; "
+                f"first: {v['detail']}")
+        (theirs if upstream(v["quotas"], rec) else fails).append(line)
+    for text, ref in dict.fromkeys(bad):
+        (theirs if upstream([ref], rec) else fails).append(f"final: {text}")
+    fails += [f"quota deleted while its namespace is in the pool: {d}"
+              for d in rec.stale_quota_deletes()]
     if c.get("leader kills", 0) != len(KILL_AT_S):
         fails.append(f"leader kills: {c.get('leader kills', 0)}, want {len(KILL_AT_S)}")
     for what in ("claim create ok", "pod create ok"):
         if not c.get(what):
             fails.append(f"the load did nothing: no {what}")
+    if theirs:
+        print("after upstream's quota controller lost a charge on the quota (kubernetes#24494), "
+              "not allot's (not failed on):")
+        for f in theirs:
+            print(f"  {f}")
     if fails:
         print("FAIL:")
         for f in fails:
@@ -968,8 +1254,8 @@ def report(rec, sampler, bad):
         return False
     print(f"ok: cluster/pool-race: {c.get('claim create ok', 0)} claims created, "
           f"{c.get('claim delete ok', 0)} deleted; {c.get('pod create ok', 0)} pods created; "
-          f"{c.get('leader kills', 0)} leader kills; {sampler.samples} samples, no violation; "
-          f"books exact at the end")
+          f"{c.get('leader kills', 0)} leader kills; {sampler.samples} samples, no violation of "
+          f"allot's; books exact at the end")
     return True
 
 
