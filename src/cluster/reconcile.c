@@ -263,6 +263,71 @@ static int plan_write(store *st, const char *key, const api_kind *k, bool quota,
     return 0;
 }
 
+/* For each capsule-pool-<pool> quota the mirror holds that carries a hold
+ * no longer in flight and that this plan (from `first` on) does not write
+ * already: a write of it without those holds, its hard as it is. 0 or -1. */
+static int drop_stale_holds(store *st, mirror *m, const char *pool, size_t first, cw_list *out)
+{
+    char want[300];
+    snprintf(want, sizeof want, "capsule-pool-%s", pool);
+    store_obj **objs = NULL;
+    size_t n = 0;
+    int64_t rev;
+    bool more;
+    if (store_list(st, "resourcequotas/", NULL, 0, &objs, &n, &rev, &more) != 0) return -1;
+    int rc = 0;
+    int64_t now = (int64_t)time(NULL);
+    for (size_t i = 0; i < n; i++) {
+        bool planned = false;
+        for (size_t j = first; j < out->n; j++)
+            planned |= !strcmp(out->v[j].key, objs[i]->key);
+        json_t *q =
+            rc == 0 && !planned && !strcmp(objs[i]->name, want) ? store_obj_parse(objs[i]) : NULL;
+        json_t *ann = json_object_get(json_object_get(q, "metadata"), "annotations");
+        size_t holds = 0;
+        const char *k;
+        json_t *v, *tmp;
+        json_object_foreach(ann, k, v)
+        {
+            holds += !strncmp(k, RELEASE_HOLD_PREFIX, strlen(RELEASE_HOLD_PREFIX));
+        }
+        if (holds) {
+            /* keep the active ones (their amounts are what the hard keeps
+             * back now), drop the rest */
+            json_t *keep = json_deep_copy(q);
+            json_t *kann = json_object_get(json_object_get(keep, "metadata"), "annotations");
+            size_t dropped = 0;
+            json_object_foreach_safe(kann, tmp, k, v)
+            {
+                if (strncmp(k, RELEASE_HOLD_PREFIX, strlen(RELEASE_HOLD_PREFIX))) continue;
+                json_t *one = json_object();
+                json_object_set(one, k, v);
+                json_t *probe = json_pack("{s:{s:s, s:O}}", "metadata", "namespace", objs[i]->ns,
+                                          "annotations", one);
+                rlist *held = probe ? release_holds(st, probe, now) : NULL;
+                if (held && rl_is_zero(held)) {
+                    json_object_del(kann, k);
+                    dropped++;
+                }
+                rl_free(held);
+                json_decref(probe);
+                json_decref(one);
+            }
+            /* (plan_write, not plan_one: this hard is already what the
+             * active holds leave, not the books' to lower again) */
+            char crv[64];
+            if (dropped && keep && mirror_cluster_rv(m, objs[i]->key, crv, sizeof crv))
+                rc = plan_write(st, objs[i]->key, served_kind(objs[i]->key), true, true, crv,
+                                STORE_EV_MODIFIED, keep, out);
+            json_decref(keep);
+        }
+        json_decref(q);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    return rc;
+}
+
 int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, json_t *selected,
                         char *err, size_t errlen)
 {
@@ -302,6 +367,10 @@ int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, js
         rc = o ? plan_one(st, m, c.v[i].obj->key, c.v[i].type, o, out) : -1;
         json_decref(o);
     }
+    /* Holds whose claim is gone (deleted, or changed) leave with it, also
+     * on a quota the books did not change (cluster/release_guard.h: no
+     * reservation outlives its object). */
+    if (rc == 0) rc = drop_stale_holds(st, m, name, first, out);
     /* Quotas last: a namespace is handed capacity only after the claims
      * it comes from are recorded bound (pool_sync stops at the first write
      * that fails, so a claim deleted meanwhile never raises a quota). A
