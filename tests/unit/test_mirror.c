@@ -153,6 +153,23 @@ static void test_bad_objects_take_nothing(void **state)
     store_close(st);
 }
 
+/* The cluster as both tests below start from: namespace n1 (team=a) and
+ * pool p (requests.cpu 2) selecting it, listed into the mirror. */
+static void seed_pool(mirror *m)
+{
+    assert_int_equal(replace(m, test_kind("", "v1", "namespaces"),
+                             "[{'apiVersion':'v1','kind':'Namespace','metadata':{'name':'n1',"
+                             "'uid':'n1','resourceVersion':'10','labels':{'team':'a'}}}]"),
+                     0);
+    assert_int_equal(replace(m, test_kind("capsule.clastix.io", "v1beta2", "resourcepools"),
+                             "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':'ResourcePool',"
+                             "'metadata':{'name':'p','uid':'p','resourceVersion':'11',"
+                             "'creationTimestamp':'2026-12-07T10:00:00Z'},"
+                             "'spec':{'quota':{'hard':{'requests.cpu':'2'}},"
+                             "'selectors':[{'matchLabels':{'team':'a'}}]}}]"),
+                     0);
+}
+
 /* The registry decides on what the mirror took in as on its own writes: a
  * pool and namespaces from the cluster, and a dry-run claim binds or waits
  * as standalone mode decides, writing nothing. */
@@ -161,20 +178,8 @@ static void test_registry_decides_on_the_mirror(void **state)
     (void)state;
     store *st = open_store();
     mirror *m = mirror_new(st);
-    const api_kind *ns = test_kind("", "v1", "namespaces");
-    const api_kind *pools = test_kind("capsule.clastix.io", "v1beta2", "resourcepools");
     const api_kind *claims = test_kind("capsule.clastix.io", "v1beta2", "resourcepoolclaims");
-    assert_int_equal(
-        replace(m, ns,
-                "[{'apiVersion':'v1','kind':'Namespace','metadata':{'name':'n1','uid':'n1',"
-                "'resourceVersion':'10','labels':{'team':'a'}}}]"),
-        0);
-    assert_int_equal(replace(m, pools,
-                             "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':'ResourcePool',"
-                             "'metadata':{'name':'p','uid':'p','resourceVersion':'11'},"
-                             "'spec':{'quota':{'hard':{'requests.cpu':'2'}},"
-                             "'selectors':[{'matchLabels':{'team':'a'}}]}}]"),
-                     0);
+    seed_pool(m);
     int64_t r = store_revision(st);
     json_t *c = J("{'apiVersion':'capsule.clastix.io/v1beta2','kind':'ResourcePoolClaim',"
                   "'metadata':{'name':'c1','namespace':'n1'},"
@@ -211,22 +216,10 @@ static void test_reconcile_plan(void **state)
     (void)state;
     store *st = open_store();
     mirror *m = mirror_new(st);
-    const api_kind *ns = test_kind("", "v1", "namespaces");
     const api_kind *pools = test_kind("capsule.clastix.io", "v1beta2", "resourcepools");
     const api_kind *claims = test_kind("capsule.clastix.io", "v1beta2", "resourcepoolclaims");
     const api_kind *rqs = test_kind("", "v1", "resourcequotas");
-    assert_int_equal(
-        replace(m, ns,
-                "[{'apiVersion':'v1','kind':'Namespace','metadata':{'name':'n1','uid':'n1',"
-                "'resourceVersion':'10','labels':{'team':'a'}}}]"),
-        0);
-    assert_int_equal(replace(m, pools,
-                             "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':'ResourcePool',"
-                             "'metadata':{'name':'p','uid':'p','resourceVersion':'11',"
-                             "'creationTimestamp':'2026-12-07T10:00:00Z'},"
-                             "'spec':{'quota':{'hard':{'requests.cpu':'2'}},"
-                             "'selectors':[{'matchLabels':{'team':'a'}}]}}]"),
-                     0);
+    seed_pool(m);
     assert_int_equal(replace(m, claims,
                              "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':"
                              "'ResourcePoolClaim','metadata':{'name':'c1','namespace':'n1',"
