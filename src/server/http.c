@@ -644,7 +644,13 @@ static void log_request(const req *rq, const conn_state *cs, int code, double se
 {
     char path[256];
     urlpath_log_escape(cs->path, path, sizeof path);
-    if (code >= 500)
+    /* 503 is a state, not a fault: not ready yet (a mirror still
+     * filling), shutting down, a backend unavailable. Operators alerting
+     * on error lines should not be paged for a start-up. */
+    if (code == 503)
+        log_msg(LOG_WARN, "request unavailable", "\"verb\":\"%s\",\"path\":\"%s\",\"code\":%d",
+                rq->verb, path, code);
+    else if (code >= 500)
         log_msg(LOG_ERROR, "request failed", "\"verb\":\"%s\",\"path\":\"%s\",\"code\":%d",
                 rq->verb, path, code);
     else

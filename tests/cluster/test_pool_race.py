@@ -1103,7 +1103,23 @@ def setup(kube, rec):
             deadline_wait(f"{RQ_PREFIX}{p} in {ns} with a status", 60,
                           lambda: (kube.req("GET", f"/api/v1/namespaces/{ns}/resourcequotas/"
                                    f"{RQ_PREFIX}{p}")[1].get("status") or {}).get("hard"))
-    rec.event("setup: namespaces pooled, capsule-pool quotas in place")
+    # One claim per namespace that the load never deletes: however slowly
+    # the writer keeps up with the churn of the others (under ASan, on a
+    # loaded machine), pods always have some room, so the run is never
+    # vacuous.
+    for ns, pools in NAMESPACES.items():
+        body = {"apiVersion": f"{G}/{V}", "kind": "ResourcePoolClaim",
+                "metadata": {"name": f"base-{ns}", "namespace": ns},
+                "spec": {"pool": pools[0], "claim": {"requests.cpu": "1", "pods": "2"}}}
+        st, b = kube.req("POST", claims_path(ns), body)
+        if st != 201:
+            sys.exit(f"FAIL: create claim base-{ns}: HTTP {st}: {b.get('message')}")
+    for ns, pools in NAMESPACES.items():
+        deadline_wait(f"base-{ns} bound into {RQ_PREFIX}{pools[0]}", 60,
+                      lambda: ((kube.req("GET", f"/api/v1/namespaces/{ns}/resourcequotas/"
+                                f"{RQ_PREFIX}{pools[0]}")[1].get("status") or {})
+                               .get("hard") or {}).get("pods") not in (None, "0"))
+    rec.event("setup: namespaces pooled, capsule-pool quotas in place, a base claim bound in each")
 
 
 def webhooks_sent(kube):
