@@ -101,17 +101,20 @@ static void test_bucket_types(void **st)
 {
     (void)st;
     js_schema *s = compile(BUCKET);
-    check(s, "{'apiVersion':'x/v1','kind':'Bucket','metadata':{'name':'b'},"
-             "'spec':{'region':'us-east-1','storageGB':5}}",
+    check(s,
+          "{'apiVersion':'x/v1','kind':'Bucket','metadata':{'name':'b'},"
+          "'spec':{'region':'us-east-1','storageGB':5}}",
           "");
-    /* the upstream message: Invalid value: "string": spec.storageGB in body must be of type integer: "string" */
+    /* the upstream message: Invalid value: "string": spec.storageGB in body must be of type
+     * integer: "string" */
     json_t *o = J("{'spec':{'region':'us-east-1','storageGB':'ten'}}");
     js_errors e = {0};
     assert_int_equal(js_validate(s, o, &e), 1);
     assert_int_equal(e.v[0].reason, JS_TYPE_INVALID);
     assert_string_equal(e.v[0].field, "spec.storageGB");
     assert_string_equal(json_string_value(e.v[0].value), "string");
-    assert_string_equal(e.v[0].detail, "spec.storageGB in body must be of type integer: \"string\"");
+    assert_string_equal(e.v[0].detail,
+                        "spec.storageGB in body must be of type integer: \"string\"");
     js_errors_free(&e);
     json_decref(o);
 
@@ -169,8 +172,8 @@ static void test_defaults(void **st)
                   "{'name':'b','opts':{'a':5}}]}}");
     assert_true(js_default(s, o) > 0);
     eqj(o, ("{'spec':{'region':'us-east-1','storageGB':10,'tier':'standard',"
-                        "'rules':[{'name':'a','opts':{'a':1,'b':2}},"
-                        "{'name':'b','opts':{'a':5,'b':2}}]}}"));
+            "'rules':[{'name':'a','opts':{'a':1,'b':2}},"
+            "{'name':'b','opts':{'a':5,'b':2}}]}}"));
     json_decref(o);
     /* no parent object: nothing is defaulted inside it */
     o = J("{'kind':'Bucket'}");
@@ -199,12 +202,12 @@ static void test_prune(void **st)
     json_t *pruned = json_array();
     assert_int_equal(js_prune(s, o, pruned), 5);
     eqj(pruned, ("['junk','spec.bogus','spec.rules[0].x','spec.extra.known.y',"
-                             "'status.phase']"));
+                 "'status.phase']"));
     eqj(o, ("{'apiVersion':'x/v1','kind':'Bucket','metadata':{'name':'b','zz':1},"
-                        "'spec':{'region':'us-east-1','rules':[{'name':'a'}],"
-                        "'extra':{'anything':{'deep':1},'known':{'x':'s'}},"
-                        "'template':{'apiVersion':'v1','kind':'Pod','metadata':{},'spec':{'z':1}},"
-                        "'tags':{'k':'v'}},'status':{'ready':true}}"));
+            "'spec':{'region':'us-east-1','rules':[{'name':'a'}],"
+            "'extra':{'anything':{'deep':1},'known':{'x':'s'}},"
+            "'template':{'apiVersion':'v1','kind':'Pod','metadata':{},'spec':{'z':1}},"
+            "'tags':{'k':'v'}},'status':{'ready':true}}"));
     json_decref(pruned);
     json_decref(o);
     js_free(s);
@@ -228,7 +231,8 @@ static void test_non_structural(void **st)
     (void)st;
     refused("{'type':'string'}",
             "openAPIV3Schema.type: Invalid value: \"string\": must be object at the root");
-    refused("{'properties':{}}", "openAPIV3Schema.type: Required value: must not be empty at the root");
+    refused("{'properties':{}}",
+            "openAPIV3Schema.type: Required value: must not be empty at the root");
     refused("{'type':'object','properties':{'spec':{'properties':{}}}}",
             "openAPIV3Schema.properties[spec].type: Required value: must not be empty for "
             "specified object fields");
@@ -245,24 +249,31 @@ static void test_non_structural(void **st)
             "true since the runtime complexity becomes quadratic");
     refused("{'type':'object','properties':{'a':{'$ref':'#/x'}}}",
             "openAPIV3Schema.properties[a].$ref: Forbidden: $ref is not supported");
-    refused("{'type':'object','properties':{'a':{'type':'string','x-kubernetes-int-or-string':true}}}",
-            "openAPIV3Schema.properties[a].type: Invalid value: \"string\": must be empty if "
-            "x-kubernetes-int-or-string is true");
+    refused(
+        "{'type':'object','properties':{'a':{'type':'string','x-kubernetes-int-or-string':true}}}",
+        "openAPIV3Schema.properties[a].type: Invalid value: \"string\": must be empty if "
+        "x-kubernetes-int-or-string is true");
     refused("{'type':'object','x-kubernetes-preserve-unknown-fields':false}",
             "openAPIV3Schema.x-kubernetes-preserve-unknown-fields: Invalid value: false: must be "
             "true or undefined");
     refused("{'type':'object','properties':{'a':{'type':'object','additionalProperties':false}}}",
             "openAPIV3Schema.properties[a].additionalProperties: Forbidden: additionalProperties "
             "cannot be set to false");
-    refused("{'type':'object','properties':{'a':{'type':'string','x-kubernetes-embedded-resource':true}}}",
-            "openAPIV3Schema.properties[a].type: Invalid value: \"string\": must be object if "
-            "x-kubernetes-embedded-resource is true");
+    refused(
+        "{'type':'object','properties':{'a':{'type':'string','x-kubernetes-embedded-resource':true}}}",
+        "openAPIV3Schema.properties[a].type: Invalid value: \"string\": must be object if "
+        "x-kubernetes-embedded-resource is true");
     refused("{'type':'object','properties':{'a':{'type':'integer','minimum':5,'default':1}}}",
             "openAPIV3Schema.properties[a].default: Invalid value: 1: default in body should be "
             "greater than or equal to 5");
     refused("{'type':'object','properties':{'a':{'type':'string','pattern':'(a)\\\\1'}}}",
             "openAPIV3Schema.properties[a].pattern: Invalid value: \"(a)\\1\": back-references "
             "are not supported");
+    /* stacked repetitions: Go refuses them; glibc would expand each level
+     * (a run of them took a fuzzer past 1 GiB) */
+    refused("{'type':'object','properties':{'a':{'type':'string','pattern':'^[a-z]+++++d$'}}}",
+            "openAPIV3Schema.properties[a].pattern: Invalid value: \"^[a-z]+++++d$\": error "
+            "parsing regexp: invalid nested repetition operator: `++`");
     refused("{'type':'object','properties':{'a':{'type':'strin'}}}",
             "openAPIV3Schema.properties[a].type: Unsupported value: \"strin\": supported values: "
             "\"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\"");
@@ -275,8 +286,10 @@ static void test_limits(void **st)
     size_t cap = 100 * 64 + 64;
     char *d = malloc(cap);
     strcpy(d, "{\"type\":\"object\"");
-    for (int i = 0; i < 100; i++) strcat(d, ",\"properties\":{\"a\":{\"type\":\"object\"");
-    for (int i = 0; i < 100; i++) strcat(d, "}}");
+    for (int i = 0; i < 100; i++)
+        strcat(d, ",\"properties\":{\"a\":{\"type\":\"object\"");
+    for (int i = 0; i < 100; i++)
+        strcat(d, "}}");
     strcat(d, "}");
     json_t *j = json_loads(d, 0, NULL);
     assert_non_null(j);
