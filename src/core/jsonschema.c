@@ -291,8 +291,9 @@ static js_node *fail(cctx *c, js_node *n, const char *child, const char *fmt, ..
  * which upstream validates patterns with, refuses them ("invalid nested
  * repetition operator"); glibc's regcomp accepts them and expands each
  * level, so a run of them takes memory exponential in its length. */
-static const char *nested_repetition(const char *p)
+static const char *nested_repetition(const char *p, const char **what)
 {
+    *what = "invalid nested repetition operator";
     bool quant = false, lazy = false;
     for (const char *q = p; *q; q++) {
         if (*q == '\\') {
@@ -608,12 +609,12 @@ static js_node *compile_node(cctx *c, const json_t *j, unsigned depth, int lvl)
         const char *p = json_string_value(v);
         if (json_string_length(v) > JS_MAX_PATTERN)
             return fail(c, n, "pattern", "Too long: may not be more than %u bytes", JS_MAX_PATTERN);
-        const char *why = nested_repetition(p);
-        if (why)
+        const char *why = NULL, *what;
+        const char *at = nested_repetition(p, &what);
+        if (at)
             return fail(c, n, "pattern",
-                        "Invalid value: \"%.200s\": error parsing regexp: invalid nested "
-                        "repetition operator: `%.2s`",
-                        p, why);
+                        "Invalid value: \"%.200s\": error parsing regexp: %s: `%.*s`", p, what,
+                        strcmp(what, "missing closing ]") ? 2 : 200, at);
         char *posix = rewrite_pattern(p, &why);
         if (!posix) return fail(c, n, "pattern", "Invalid value: \"%.200s\": %s", p, why);
         int rc = regcomp(&n->re, posix, REG_EXTENDED | REG_NOSUB);
