@@ -305,7 +305,11 @@ static const char *nested_repetition(const char *p, const char **what)
             if (*e == ']') e++;
             while (*e && *e != ']')
                 e += *e == '\\' && e[1] ? 2 : 1;
-            q = *e ? e : e - 1;
+            if (!*e) {
+                *what = "missing closing ]";
+                return q;
+            }
+            q = e;
             quant = lazy = false;
         } else if (*q == '*' || *q == '+' || (*q == '{' && q[1] >= '0' && q[1] <= '9')) {
             if (quant) return q - (q > p ? 1 : 0);
