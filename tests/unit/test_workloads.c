@@ -229,16 +229,27 @@ static const char *sets(char *buf, size_t n)
         const char *rev = json_string_value(
             json_object_get(json_object_get(json_object_get(r, "metadata"), "annotations"),
                             "deployment.kubernetes.io/revision"));
-        used += (size_t)snprintf(
-            buf + used, n - used, "%s%s=%lld/%s", i ? " " : "", objs[i]->name,
-            (long long)json_integer_value(json_object_get(json_object_get(r, "spec"), "replicas")),
-            rev ? rev : "-");
+        if (used < n)
+            used +=
+                (size_t)snprintf(buf + used, n - used, "%s%s=%lld/%s", i ? " " : "", objs[i]->name,
+                                 (long long)json_integer_value(
+                                     json_object_get(json_object_get(r, "spec"), "replicas")),
+                                 rev ? rev : "-");
         json_decref(r);
         store_obj_unref(objs[i]);
-        if (used >= n) break;
     }
     free(objs);
     return buf;
+}
+
+/* Whether Deployment name carries deployment.kubernetes.io/revision rev. */
+static bool revision_is(const char *name, const char *rev)
+{
+    json_t *d = get("apps", "deployments", name);
+    const char *r = str_at(d, "metadata", "annotations", "deployment.kubernetes.io/revision");
+    bool is = r && !strcmp(r, rev);
+    json_decref(d);
+    return is;
 }
 
 static void test_deployment_rolls_out(void **state)
@@ -252,10 +263,9 @@ static void test_deployment_rolls_out(void **state)
     sets(buf, sizeof buf);
     assert_true(!strncmp(buf, "api-", 4));
     assert_non_null(strstr(buf, "=2/1"));
-    json_t *d = get("apps", "deployments", "api");
-    assert_string_equal(str_at(d, "metadata", "annotations", "deployment.kubernetes.io/revision"),
-                        "1");
-    json_decref(d);
+    /* the set's pods can come before the Deployment's own write of its
+     * revision (two controllers): wait for it */
+    WAIT_FOR(revision_is("api", "1"));
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)(strchr(buf, '=') - buf), buf);
     json_t *rs = get("apps", "replicasets", name);
