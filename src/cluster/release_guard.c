@@ -2,6 +2,7 @@
  * release_guard.h). */
 #include "cluster/release_guard.h"
 
+#include "cluster/quota_rw.h"
 #include "core/jdump.h"
 #include "core/pool.h"
 
@@ -11,9 +12,7 @@
 #include <time.h>
 
 #define POOL_GROUP "capsule.clastix.io"
-#define RQ_PREFIX "capsule-pool-"
 #define TRIES 5
-#define REQUEST_TIMEOUT_MS 3000
 
 static const json_t *at(const json_t *o, const char *a, const char *b)
 {
@@ -25,17 +24,6 @@ static const char *str_at(const json_t *o, const char *a, const char *b)
 {
     const char *s = json_string_value(at(o, a, b));
     return s ? s : "";
-}
-
-static rlist *rl_of(const json_t *v)
-{
-    rlist *l = rl_new();
-    const char *bad;
-    if (l && v && rl_from_json(v, l, &bad) != 0) {
-        rl_free(l);
-        return NULL;
-    }
-    return l;
 }
 
 /* Whether stored claim c holds its amounts in its pool (bound, as the
@@ -59,9 +47,9 @@ static bool bound(const json_t *c, const char **pool)
  * the parts that shrink for an update. NULL when out of memory or unreadable. */
 static rlist *given(const json_t *old, const json_t *nw)
 {
-    rlist *was = rl_of(at(old, "spec", "claim"));
+    rlist *was = quota_rw_list(old, "spec", "claim");
     if (!nw || !was) return was;
-    rlist *now = rl_of(at(nw, "spec", "claim"));
+    rlist *now = quota_rw_list(nw, "spec", "claim");
     rlist *g = now ? rl_subtract_nonneg(was, now) : NULL, *pos = g ? rl_remove_zeros(g) : NULL;
     rl_free(was);
     rl_free(now);
@@ -103,40 +91,6 @@ static char *with_hold(json_t *rq, const rlist *hard, const char *uid, const jso
     return jdump(rq, NULL);
 }
 
-/* GET path into *out (parsed); the HTTP status, or -1 with e set. */
-static long get_quota(kube_client *kc, const char *path, json_t **out, api_err *e)
-{
-    char err[256], *resp = NULL;
-    long status = 0;
-    *out = NULL;
-    if (kube_request(kc, "GET", path, NULL, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
-                     sizeof err) != 0) {
-        api_err_set(e, API_INTERNAL, "cannot read the namespace's quota: %s", err);
-        return -1;
-    }
-    if (status == 200 && !(*out = json_loads(resp ? resp : "", 0, NULL))) status = 500;
-    free(resp);
-    return status;
-}
-
-/* PUT obj to path; the HTTP status (0 on a transport error), *out the
- * object answered on success. */
-static long put_quota(kube_client *kc, const char *path, json_t *obj, json_t **out)
-{
-    char err[256], *resp = NULL, *body;
-    long status = 0;
-    *out = NULL;
-    json_object_del(json_object_get(obj, "metadata"), "managedFields");
-    if (!(body = jdump(obj, NULL))) return 0;
-    if (kube_request(kc, "PUT", path, body, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
-                     sizeof err) != 0)
-        status = 0;
-    if (status >= 200 && status <= 299) *out = json_loads(resp ? resp : "", 0, NULL);
-    free(resp);
-    free(body);
-    return status;
-}
-
 /* hard (a resource list object in q at a/b) less give's resources, where
  * it has them (clamped at 0); 0, 1 when q has no such list (nothing to
  * lower), or -1. */
@@ -144,7 +98,7 @@ static int lower(json_t *q, const char *a, const char *b, const rlist *give)
 {
     json_t *at_obj = json_object_get(q, a);
     if (!json_is_object(json_object_get(at_obj, b))) return 1;
-    rlist *h = rl_of(json_object_get(at_obj, b)), *g = h ? rl_mask(give, h) : NULL;
+    rlist *h = quota_rw_list(at_obj, b, NULL), *g = h ? rl_mask(give, h) : NULL;
     rlist *nh = g ? rl_subtract_nonneg(h, g) : NULL;
     int rc = nh && json_is_object(at_obj) ? json_object_set_new(at_obj, b, rl_to_json(nh)) : -1;
     rl_free(h);
@@ -168,9 +122,8 @@ int release_guard(kube_client *kc, const ar_request *r, api_err *e)
         return 0;
     }
     char path[600], spath[620];
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s/resourcequotas/" RQ_PREFIX "%s",
-             r->namespace_, pool);
-    snprintf(spath, sizeof spath, "%s/status", path);
+    quota_rw_path(r->namespace_, pool, false, path, sizeof path);
+    quota_rw_path(r->namespace_, pool, true, spath, sizeof spath);
     /* 1. What the cluster's quota admission enforces is status.hard, at
      * the version whose status.used it charges pods to: lowered there
      * first, with that version as precondition, once what is used fits
@@ -182,7 +135,7 @@ int release_guard(kube_client *kc, const ar_request *r, api_err *e)
         char *msg = NULL;
         api_err_clear(e);
         api_err_init(e);
-        long status = get_quota(kc, path, &rq, e);
+        long status = quota_rw_get(kc, path, &rq, e);
         if (status == 404) { /* nothing handed out to take back */
             rl_free(give);
             return 0;
@@ -192,7 +145,8 @@ int release_guard(kube_client *kc, const ar_request *r, api_err *e)
             json_decref(rq);
             break;
         }
-        rlist *hard = rl_of(at(rq, "spec", "hard")), *used = rl_of(at(rq, "status", "used"));
+        rlist *hard = quota_rw_list(rq, "spec", "hard"),
+              *used = quota_rw_list(rq, "status", "used");
         rlist *nh = NULL;
         int d = hard && used ? pool_release_hard(hard, used, give, pool, &nh, &msg) : POOL_ENOMEM;
         rl_free(nh);
@@ -218,7 +172,7 @@ int release_guard(kube_client *kc, const ar_request *r, api_err *e)
             rc = 0;
             break;
         }
-        status = put_quota(kc, spath, rq, &now);
+        status = quota_rw_put(kc, spath, rq, &now);
         json_decref(rq);
         if (now) {
             rc = 0;
@@ -237,7 +191,7 @@ int release_guard(kube_client *kc, const ar_request *r, api_err *e)
      * already. */
     for (int i = 0; rc == 0 && i < TRIES; i++) {
         if (!now) {
-            long st = get_quota(kc, path, &now, e);
+            long st = quota_rw_get(kc, path, &now, e);
             if (st != 200) {
                 json_decref(now);
                 now = NULL;
@@ -246,7 +200,7 @@ int release_guard(kube_client *kc, const ar_request *r, api_err *e)
                 break;
             }
         }
-        rlist *hard = rl_of(at(now, "spec", "hard"));
+        rlist *hard = quota_rw_list(now, "spec", "hard");
         rlist *g = hard ? rl_mask(give, hard) : NULL, *nh = g ? rl_subtract_nonneg(hard, g) : NULL;
         char *body = nh ? with_hold(now, nh, uid, at(r->old_object, "spec", "claim"), give) : NULL;
         rl_free(hard);
@@ -260,7 +214,7 @@ int release_guard(kube_client *kc, const ar_request *r, api_err *e)
         }
         char err[256], *resp = NULL;
         long status = 0;
-        int t = kube_request(kc, "PUT", path, body, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
+        int t = kube_request(kc, "PUT", path, body, NULL, QUOTA_RW_TIMEOUT_MS, &status, &resp, err,
                              sizeof err);
         free(body);
         free(resp);
@@ -314,7 +268,7 @@ rlist *release_holds(store *st, const json_t *cur, int64_t now)
             }
             active = found;
         }
-        rlist *g = active ? rl_of(json_object_get(hold, "give")) : NULL;
+        rlist *g = active ? quota_rw_list(hold, "give", NULL) : NULL;
         if (g && rl_add_to(held, g) != 0) {
             rl_free(held);
             held = NULL;
