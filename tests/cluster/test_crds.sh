@@ -8,179 +8,64 @@
 # subresource (a write of the object leaves status alone, a PUT of /status
 # sets it). Exit 77 (skipped) without the kube binaries or etcd.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-kbin=${ALLOT_KUBE_BIN:-${ALLOT_KUBE_CACHE:-$HOME/.cache/allot/kubernetes-1.20.2}/bin}
-for b in kube-apiserver kube-controller-manager kube-scheduler; do
-  [ -x "$kbin/$b" ] || { echo "SKIP: no $kbin/$b (scripts/kube-build.sh)"; exit 77; }
-done
-command -v etcd >/dev/null || { echo "SKIP: no etcd (Debian's etcd-server)"; exit 77; }
-kubectl=$kbin/kubectl
-[ -x "$kubectl" ] || kubectl=$(command -v kubectl) || { echo "SKIP: no kubectl"; exit 77; }
-manifest=$root/deploy/cluster/crds.yaml
+. "$(dirname "$0")/lib.sh"
+manifest=$cluster_root/deploy/cluster/crds.yaml
 [ -f "$manifest" ] || { echo "FAIL: no $manifest" >&2; exit 1; }
 
-dir=$(mktemp -d /tmp/allot-crds.XXXXXX)
-cleanup() {
-  local rc=$?
-  "$root/scripts/kube-up.sh" down "$dir" || true
-  [ $rc -eq 0 ] || tail -20 "$dir/kube-apiserver.log" >&2 2>/dev/null || true
-  rm -rf "$dir"
-  exit $rc
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-"$root/scripts/kube-up.sh" up "$dir" >/dev/null
-export KUBECONFIG=$dir/kubeconfig
-k() { "$kubectl" "$@"; }
+kube_up
 G=capsule.clastix.io
 crds="resourcepools.$G resourcepoolclaims.$G customquotas.$G globalcustomquotas.$G"
 
 # ---- the definitions ----
-k apply -f "$manifest" >/dev/null
+kc apply -f "$manifest" >/dev/null
 for c in $crds; do
-  k wait --for condition=established --timeout=60s "crd/$c" >/dev/null || fail "$c not Established"
+  # --request-timeout=0: the wait's own 60 s bound, not kc's per request.
+  kc --request-timeout=0 wait --for condition=established --timeout=60s "crd/$c" >/dev/null || fail "$c not Established"
   # A schema the API server finds not structural is served, with this condition.
-  ns=$(k get crd "$c" -o jsonpath='{.status.conditions[?(@.type=="NonStructuralSchema")].status}')
+  ns=$(kc get crd "$c" -o jsonpath='{.status.conditions[?(@.type=="NonStructuralSchema")].status}')
   [ -z "$ns" ] || fail "$c: NonStructuralSchema $ns"
-  sub=$(k get --raw "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/$c" |
+  sub=$(kc get --raw "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/$c" |
     /usr/bin/python3 -c 'import json,sys; v=json.load(sys.stdin)["spec"]["versions"][0]; print(json.dumps(v.get("subresources")))')
   [ "$sub" = '{"status": {}}' ] || fail "$c subresources: $sub"
 done
-scope() { k get crd "$1.$G" -o jsonpath='{.spec.scope} {.spec.names.shortNames}'; }
+scope() { kc get crd "$1.$G" -o jsonpath='{.spec.scope} {.spec.names.shortNames}'; }
 [ "$(scope resourcepools)" = 'Cluster ["quotapool"]' ] || fail "resourcepools: $(scope resourcepools)"
 [ "$(scope resourcepoolclaims)" = 'Namespaced ' ] || fail "resourcepoolclaims: $(scope resourcepoolclaims)"
 [ "$(scope customquotas)" = 'Namespaced ["cq"]' ] || fail "customquotas: $(scope customquotas)"
 [ "$(scope globalcustomquotas)" = 'Cluster ["gcq"]' ] || fail "globalcustomquotas: $(scope globalcustomquotas)"
 
-# ---- seed 003's examples, as written ----
-# Except `group: ""` in the custom quotas' sources: the kube-apiserver v1.20.2
-# that scripts/kube-build.sh builds with Go >= 1.16 validates an empty string
-# of a custom resource as null ("spec.sources.group: Invalid value: \"null\"",
-# kubernetes#99804, go-openapi/validate#137); upstream's 1.20 binaries, built
-# with Go 1.15, and 1.21+ do not. An empty group is the default anyway.
-k create namespace solar-test >/dev/null
-k label namespace solar-test capsule.clastix.io/tenant=solar >/dev/null
-k apply -f - >/dev/null <<'EOF'
-apiVersion: capsule.clastix.io/v1beta2
-kind: ResourcePool
-metadata:
-  name: solar
-spec:
-  quota:
-    hard:
-      limits.cpu: "2"
-      limits.memory: 2Gi
-  selectors:
-  - matchLabels:
-      capsule.clastix.io/tenant: solar
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: ResourcePool
-metadata:
-  name: best-effort-pool
-spec:
-  selectors:
-  - matchExpressions:
-    - { key: capsule.clastix.io/tenant, operator: Exists }
-  quota:
-    hard:
-      cpu: "1000"
-      memory: "200Gi"
-      pods: "10"
-    scopeSelector:
-      matchExpressions:
-      - operator: In
-        scopeName: PriorityClass
-        values:
-        - "best-effort"
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: ResourcePool
-metadata:
-  name: example
-spec:
-  defaults:
-    requests.storage: "0Gi"
-  quota:
-    hard:
-      limits.cpu: "2"
-      limits.memory: 2Gi
-      requests.cpu: "2"
-      requests.memory: 2Gi
-      requests.storage: "5Gi"
-  selectors:
-  - matchLabels:
-      capsule.clastix.io/tenant: example
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: ResourcePoolClaim
-metadata:
-  name: get-me-cpu
-  namespace: solar-test
-spec:
-  pool: "sample"
-  claim:
-    requests.cpu: "2"
-    requests.memory: 2Gi
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: GlobalCustomQuota
-metadata:
-  name: pod-count-limit
-spec:
-  limit: 6
-  namespaceSelectors:
-  - matchLabels:
-      capsule.clastix.io/tenant: solar
-  sources:
-  - kind: Pod
-    op: count
-    version: v1
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: CustomQuota
-metadata:
-  name: pod-count-limit
-  namespace: solar-test
-spec:
-  limit: 3
-  sources:
-  - kind: Pod
-    op: count
-    version: v1
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: GlobalCustomQuota
-metadata:
-  name: object-bucket-claim-storage
-spec:
-  limit: "500Gi"
-  namespaceSelectors:
-    - matchLabels:
-        capsule.clastix.io/tenant: solar
-  scopeSelectors:
-    - matchLabels:
-        objectbucket.io/storage-class: gold
-  sources:
-    - apiVersion: objectbucket.io/v1alpha1
-      kind: ObjectBucketClaim
-      op: add
-      path: .spec.additionalConfig.maxSize
-EOF
+# ---- seed 003's examples, as written (tests/fixtures/seed003) ----
+kc create namespace solar-test >/dev/null
+kc label namespace solar-test capsule.clastix.io/tenant=solar >/dev/null
+# seed003 NAME...: tests/fixtures/seed003/NAME.yaml as one stream, "---"
+# before each file's first document where the file has none.
+seed003() {
+  local f files=()
+  for f; do files+=("$FIXTURES/seed003/$f.yaml"); done
+  awk 'FNR == 1 && $0 != "---" { print "---" } 1' "${files[@]}"
+}
+# Except `group: ""` in the custom quotas' sources, which sed drops: the
+# kube-apiserver v1.20.2 that scripts/kube-build.sh builds with Go >= 1.16
+# validates an empty string of a custom resource as null
+# ("spec.sources.group: Invalid value: \"null\"", kubernetes#99804,
+# go-openapi/validate#137); upstream's 1.20 binaries, built with Go 1.15, and
+# 1.21+ do not. An empty group is the default anyway.
+seed003 solar best-effort-pool example-defaults get-me-cpu pod-count-limit object-bucket-claim-storage-gold |
+  sed '/- group: ""$/{N;s/group: ""\n *//}' | kc apply -f - >/dev/null
 # The schema's defaults are what allot's defaulting writes into an empty spec.
-cfg=$(k get resourcepool solar -o jsonpath='{.spec.config}')
+cfg=$(kc get resourcepool solar -o jsonpath='{.spec.config}')
 [ "$cfg" = '{"defaultsZero":false,"deleteBoundResources":false,"orderedQueue":false}' ] ||
   fail "pool config defaults: $cfg"
-opts=$(k get cq pod-count-limit -n solar-test -o jsonpath='{.spec.options}')
+opts=$(kc get cq pod-count-limit -n solar-test -o jsonpath='{.spec.options}')
 [ "$opts" = '{"emitMetricPerClaimUsage":false}' ] || fail "custom quota options defaults: $opts"
-[ "$(k get quotapool -o name | wc -l)" = 3 ] || fail "short name quotapool lists $(k get quotapool -o name)"
-[ "$(k get gcq -o name | wc -l)" = 2 ] || fail "short name gcq lists $(k get gcq -o name)"
+[ "$(kc get quotapool -o name | wc -l)" = 3 ] || fail "short name quotapool lists $(kc get quotapool -o name)"
+[ "$(kc get gcq -o name | wc -l)" = 2 ] || fail "short name gcq lists $(kc get gcq -o name)"
 
 # ---- refused by the schema ----
 # --validate=false: the API server refuses, not kubectl from the published schema.
 refused() { # WANT-TEXT YAML
   local out
-  if out=$(printf '%s\n' "$2" | k create --validate=false -f - 2>&1); then fail "accepted: $2"; fi
+  if out=$(printf '%s\n' "$2" | kc create --validate=false -f - 2>&1); then fail "accepted: $2"; fi
   case "$out" in *"$1"*) ;; *) fail "refused without \"$1\": $out" ;; esac
 }
 refused 'spec.quota: Required value' 'apiVersion: capsule.clastix.io/v1beta2
@@ -209,24 +94,24 @@ api=/apis/$G/v1beta2
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 put_status() { # PATH JSON-WITH-STATUS: PUT to PATH/status, read back first for resourceVersion
   local obj
-  obj=$(k get --raw "$1" | /usr/bin/python3 -c 'import json,sys; o=json.load(sys.stdin); o["status"]=json.loads(sys.argv[1]); print(json.dumps(o))' "$2")
-  printf '%s' "$obj" >"$dir/status.json"
-  k replace --raw "$1/status" -f "$dir/status.json" >/dev/null
+  obj=$(kc get --raw "$1" | /usr/bin/python3 -c 'import json,sys; o=json.load(sys.stdin); o["status"]=json.loads(sys.argv[1]); print(json.dumps(o))' "$2")
+  printf '%s' "$obj" >"$E2E_DIR/status.json"
+  kc replace --raw "$1/status" -f "$E2E_DIR/status.json" >/dev/null
 }
 cond() { printf '{"type":"%s","status":"%s","reason":"%s","message":"%s","lastTransitionTime":"%s"}' "$@" "$now"; }
 # Writing the object itself leaves status alone.
-obj=$(k get --raw "$api/resourcepools/solar" |
+obj=$(kc get --raw "$api/resourcepools/solar" |
   /usr/bin/python3 -c 'import json,sys; o=json.load(sys.stdin); o["status"]={"claimCount":9}; print(json.dumps(o))')
-printf '%s' "$obj" >"$dir/main.json"
-k replace --raw "$api/resourcepools/solar" -f "$dir/main.json" >/dev/null
-[ -z "$(k get resourcepool solar -o jsonpath='{.status}')" ] || fail "status written through the object"
+printf '%s' "$obj" >"$E2E_DIR/main.json"
+kc replace --raw "$api/resourcepools/solar" -f "$E2E_DIR/main.json" >/dev/null
+[ -z "$(kc get resourcepool solar -o jsonpath='{.status}')" ] || fail "status written through the object"
 put_status "$api/resourcepools/solar" "{\"claimCount\":1,\"namespaceCount\":1,\"namespaces\":[\"solar-test\"],\"conditions\":[$(cond Ready True Succeeded reconciled)]}"
 put_status "$api/namespaces/solar-test/resourcepoolclaims/get-me-cpu" "{\"pool\":{\"name\":\"solar\",\"uid\":\"u1\"},\"condition\":$(cond Bound True Succeeded 'Claimed resources'),\"conditions\":[$(cond Bound True InUse 'in use')]}"
 put_status "$api/namespaces/solar-test/customquotas/pod-count-limit" "{\"usage\":{\"used\":\"1\",\"available\":\"2\"},\"targets\":[],\"conditions\":[$(cond Ready True Succeeded reconciled)]}"
 
 # ---- the columns standalone allotd prints ----
-cols() { k get "$@" | head -1 | tr -s ' '; }
-row() { k get "$@" --no-headers | tr -s ' ' | sed 's/ [0-9]*[smhd]$//'; }
+cols() { kc get "$@" | head -1 | tr -s ' '; }
+row() { kc get "$@" --no-headers | tr -s ' ' | sed 's/ [0-9]*[smhd]$//'; }
 [ "$(cols resourcepools)" = 'NAME CLAIMS NAMESPACES READY STATUS AGE' ] || fail "pool columns: $(cols resourcepools)"
 [ "$(row resourcepool solar)" = 'solar 1 1 True reconciled' ] || fail "pool row: $(row resourcepool solar)"
 [ "$(cols resourcepoolclaims -n solar-test)" = 'NAME POOL STATUS REASON MESSAGE AGE' ] ||

@@ -5,6 +5,8 @@ set -euo pipefail
 
 : "${ALLOTD:?ALLOTD must point at the allotd binary}"
 E2E_DIR=$(mktemp -d /tmp/allot-e2e.XXXXXX)
+# Objects more than one test creates as written (tests/fixtures/README.md).
+FIXTURES=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fixtures" && pwd)
 ALLOT_PID=
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -34,38 +34,11 @@ spec_of() {
   k get "$@" -o json | /usr/bin/python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["spec"], sort_keys=True, separators=(",",":")))'
 }
 
-# ---- seed 003's quotas, verbatim ----
+# ---- seed 003's quotas, verbatim (those other tests apply too are in
+# tests/fixtures/seed003) ----
 apply_ok 'globalcustomquota.capsule.clastix.io/pod-count-limit created' \
-  'customquota.capsule.clastix.io/pod-count-limit created' <<'YAML'
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: GlobalCustomQuota
-metadata:
-  name: pod-count-limit
-spec:
-  limit: 6
-  namespaceSelectors:
-  - matchLabels:
-      capsule.clastix.io/tenant: solar
-  sources:
-  - group: ""
-    kind: Pod
-    op: count
-    version: v1
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: CustomQuota
-metadata:
-  name: pod-count-limit
-  namespace: solar-test
-spec:
-  limit: 3
-  sources:
-  - group: ""
-    kind: Pod
-    op: count
-    version: v1
-YAML
+  'customquota.capsule.clastix.io/pod-count-limit created' \
+  <"$FIXTURES/seed003/pod-count-limit.yaml"
 POD_COUNT='"sources":[{"apiVersion":"v1","group":"","kind":"Pod","op":"count","version":"v1"}]'
 OPTS='"options":{"emitMetricPerClaimUsage":false}'
 expect_eq "cq pod-count-limit stored" "$(spec_of cq pod-count-limit -n solar-test)" \
@@ -130,25 +103,8 @@ YAML
 if k get gcq object-bucket-claim-storage -o jsonpath='{.status.namespaces}' | grep_all solar-prod; then
   fail "a client's status was stored"
 fi
-apply_ok 'globalcustomquota.capsule.clastix.io/object-bucket-claim-storage configured' <<'YAML'
-apiVersion: capsule.clastix.io/v1beta2
-kind: GlobalCustomQuota
-metadata:
-  name: object-bucket-claim-storage
-spec:
-  limit: "500Gi"
-  namespaceSelectors:
-    - matchLabels:
-        capsule.clastix.io/tenant: solar
-  scopeSelectors:
-    - matchLabels:
-        objectbucket.io/storage-class: gold
-  sources:
-    - apiVersion: objectbucket.io/v1alpha1
-      kind: ObjectBucketClaim
-      op: add
-      path: .spec.additionalConfig.maxSize
-YAML
+apply_ok 'globalcustomquota.capsule.clastix.io/object-bucket-claim-storage configured' \
+  <"$FIXTURES/seed003/object-bucket-claim-storage-gold.yaml"
 expect_eq "gcq scopeSelectors applied" \
   "$(k get gcq object-bucket-claim-storage -o jsonpath='{.spec.scopeSelectors[0].matchLabels}')" \
   '{"objectbucket.io/storage-class":"gold"}'

@@ -1177,36 +1177,7 @@ case_g14_failed_excluded() {
 case_seed_6_vs_3() {
   mkns solar-test capsule.clastix.io/tenant=solar
   mkns solar-prod capsule.clastix.io/tenant=solar
-  allowed "apply the seed's quotas" k apply -f - <<'EOF'
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: GlobalCustomQuota
-metadata:
-  name: pod-count-limit
-spec:
-  limit: 6
-  namespaceSelectors:
-  - matchLabels:
-      capsule.clastix.io/tenant: solar
-  sources:
-  - group: ""
-    kind: Pod
-    op: count
-    version: v1
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: CustomQuota
-metadata:
-  name: pod-count-limit
-  namespace: solar-test
-spec:
-  limit: 3
-  sources:
-  - group: ""
-    kind: Pod
-    op: count
-    version: v1
-EOF
+  allowed "apply the seed's quotas" k apply -f - <"$FIXTURES/seed003/pod-count-limit.yaml"
   local i
   for i in 1 2 3; do mkpod solar-test nginx-deployment-$i app=nginx; done
   for i in 4 5 6; do

@@ -21,6 +21,8 @@ k create namespace solar-test >/dev/null
 k create namespace migration-dev >/dev/null
 
 # ---- seed 003's pools, verbatim, one file each ----
+# seed NAME: stdin to $E2E_DIR/NAME.yaml (those other tests create too are
+# in tests/fixtures/seed003).
 seed() { cat >"$E2E_DIR/$1.yaml"; }
 seed example-basic <<'YAML'
 apiVersion: capsule.clastix.io/v1beta2
@@ -39,21 +41,7 @@ spec:
   - matchLabels:
       capsule.clastix.io/tenant: example
 YAML
-seed solar <<'YAML'
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: ResourcePool
-metadata:
-  name: solar
-spec:
-  quota:
-    hard:
-      limits.cpu: "2"
-      limits.memory: 2Gi
-  selectors:
-  - matchLabels:
-      capsule.clastix.io/tenant: solar
-YAML
+seed solar <"$FIXTURES/seed003/solar.yaml"
 seed green <<'YAML'
 apiVersion: capsule.clastix.io/v1beta2
 kind: ResourcePool
@@ -70,28 +58,7 @@ spec:
   - matchLabels:
       capsule.clastix.io/tenant: wind
 YAML
-seed best-effort-pool <<'YAML'
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: ResourcePool
-metadata:
-  name: best-effort-pool
-spec:
-  selectors:
-  - matchExpressions:
-    - { key: capsule.clastix.io/tenant, operator: Exists }
-  quota:
-    hard:
-      cpu: "1000"
-      memory: "200Gi"
-      pods: "10"
-    scopeSelector:
-      matchExpressions:
-      - operator: In
-        scopeName: PriorityClass
-        values:
-        - "best-effort"
-YAML
+seed best-effort-pool <"$FIXTURES/seed003/best-effort-pool.yaml"
 seed gold-storage <<'YAML'
 ---
 apiVersion: capsule.clastix.io/v1beta2
@@ -112,26 +79,7 @@ spec:
         scopeName: VolumeAttributesClass
         values: ["gold"]
 YAML
-seed example-defaults <<'YAML'
----
-apiVersion: capsule.clastix.io/v1beta2
-kind: ResourcePool
-metadata:
-  name: example
-spec:
-  defaults:
-    requests.storage: "0Gi"
-  quota:
-    hard:
-      limits.cpu: "2"
-      limits.memory: 2Gi
-      requests.cpu: "2"
-      requests.memory: 2Gi
-      requests.storage: "5Gi"
-  selectors:
-  - matchLabels:
-      capsule.clastix.io/tenant: example
-YAML
+seed example-defaults <"$FIXTURES/seed003/example-defaults.yaml"
 seed example-zero <<'YAML'
 apiVersion: capsule.clastix.io/v1beta2
 kind: ResourcePool
@@ -188,18 +136,7 @@ spec:
 YAML
 
 # ---- seed 003's claims ----
-seed get-me-cpu <<'YAML'
-apiVersion: capsule.clastix.io/v1beta2
-kind: ResourcePoolClaim
-metadata:
-  name: get-me-cpu
-  namespace: solar-test
-spec:
-  pool: "sample"
-  claim:
-    requests.cpu: "2"
-    requests.memory: 2Gi
-YAML
+seed get-me-cpu <"$FIXTURES/seed003/get-me-cpu.yaml"
 seed skip-the-line <<'YAML'
 ---
 apiVersion: capsule.clastix.io/v1beta2
