@@ -725,6 +725,21 @@ static int cluster_guard(void *arg, const struct ar_request *r, api_err *e)
              : api_err_set(e, API_UNAVAILABLE, "allot's caches of the cluster are not synced yet");
 }
 
+static int cluster_catch_up(void *arg, const struct ar_request *r, api_err *e)
+{
+    (void)arg;
+    cluster *c = atomic_load(&the_cluster);
+    return c ? cluster_admit_catch_up(c, r, e)
+             : api_err_set(e, API_UNAVAILABLE, "allot's caches of the cluster are not synced yet");
+}
+
+static void cluster_undo(void *arg, const struct ar_request *r)
+{
+    (void)arg;
+    cluster *c = atomic_load(&the_cluster);
+    if (c) cluster_admit_undo(c, r);
+}
+
 /* Cluster mode (docs/cluster-mode.md): the store is a memory mirror of the
  * cluster that nothing here writes; no controllers, scheduler or node
  * agent (the cluster has its own); the listener serves the webhooks,
@@ -767,7 +782,7 @@ static int run_cluster(const options *o, const sigset_t *sigs)
     }
     srv.mirror = true;
     srv.ready = cluster_ready;
-    srv.guard = (webhook_guard){cluster_guard, NULL};
+    srv.guard = (webhook_guard){cluster_catch_up, cluster_guard, cluster_undo, NULL};
     srv.m = metrics_new();
     srv.inflight = inflight_new(INFLIGHT_DEFAULT_LIMIT);
     srv.watches = inflight_new((unsigned)o->max_watches);

@@ -4,6 +4,7 @@
 #include "api/crd_gen.h"
 #include "api/kinds.h"
 #include "cluster/leader.h"
+#include "cluster/leave_guard.h"
 #include "cluster/mirror.h"
 #include "cluster/pool_sync.h"
 #include "cluster/reconcile.h"
@@ -31,6 +32,9 @@
  * that is gone costs a tenant write little (upstream's default is 10 s). */
 #define WEBHOOK_TIMEOUT_S 5
 #define REQUEST_TIMEOUT_MS 30000
+/* How long a review waits for the mirror to hold the version it changes
+ * (the watch brings it in milliseconds; a review has WEBHOOK_TIMEOUT_S). */
+#define CATCH_UP_MS 2000
 
 /* What allot's decisions read, as the cluster serves it. */
 static const struct {
@@ -389,7 +393,29 @@ fail:
 
 int cluster_admit_guard(cluster *c, const struct ar_request *r, api_err *e)
 {
-    return release_guard(c->kc, r, e);
+    int rc = release_guard(c->kc, r, e);
+    return rc == 0 ? leave_guard(c->kc, c->st, c->m, r, e) : rc;
+}
+
+int cluster_admit_catch_up(cluster *c, const struct ar_request *r, api_err *e)
+{
+    if ((r->op != AR_UPDATE && r->op != AR_DELETE) || !r->old_object) return 0;
+    const api_kind *k = api_kind_find(r->resource.group, r->resource.version, r->resource.name);
+    const char *rv = json_string_value(
+        json_object_get(json_object_get(r->old_object, "metadata"), "resourceVersion"));
+    char key[700];
+    if (!k || !rv || !*rv || !*r->name ||
+        api_kind_key(k, k->namespaced ? r->namespace_ : "", r->name, key, sizeof key) < 0)
+        return 0;
+    if (mirror_wait_crv(c->m, key, rv, CATCH_UP_MS)) return 0;
+    return api_err_set(e, API_UNAVAILABLE,
+                       "allot has not seen %s \"%s\" at resourceVersion %s yet; try again",
+                       r->resource.name, r->name, rv);
+}
+
+void cluster_admit_undo(cluster *c, const struct ar_request *r)
+{
+    leave_guard_undo(c->kc, c->st, r);
 }
 
 bool cluster_synced(const cluster *c)

@@ -36,9 +36,18 @@ typedef struct cluster cluster;
  * once: the caches fill in the background (cluster_synced). NULL with err. */
 cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errlen);
 /* The webhook's check after its dry run allows a review
- * (cluster/release_guard.h): 0, or -1 with e. */
+ * (cluster/release_guard.h, cluster/leave_guard.h): 0, 1 (decide again:
+ * a quota the review leaves is frozen), or -1 with e; and what undoes the
+ * freeze when the second decision refuses. */
 struct ar_request;
+/* Before the webhook decides an update or delete: wait (bounded) until the
+ * mirror holds the object at the version the review changes (the API
+ * server commits it only on top of that version), so the decision reads
+ * at least what the write will replace: 0, or -1 with e (503, retryable)
+ * when the mirror has not caught up in time. */
+int cluster_admit_catch_up(cluster *c, const struct ar_request *r, api_err *e);
 int cluster_admit_guard(cluster *c, const struct ar_request *r, api_err *e);
+void cluster_admit_undo(cluster *c, const struct ar_request *r);
 /* Every watched collection has been listed once (readiness). */
 bool cluster_synced(const cluster *c);
 void cluster_stop(cluster *c);

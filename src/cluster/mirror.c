@@ -3,6 +3,7 @@
 
 #include "core/jdump.h"
 #include "core/strmap.h"
+#include "util/clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -11,7 +12,8 @@
 
 struct mirror {
     store *st;
-    pthread_mutex_t mu; /* orders batches; guards crv and stats */
+    pthread_mutex_t mu;   /* orders batches; guards crv and stats */
+    pthread_cond_t taken; /* a batch was taken in (mirror_wait_crv) */
     /* store key -> the cluster's resourceVersion: each entry one block,
      * "key\0crv\0", which the map's key points into (it borrows keys). */
     strmap *crv;
@@ -28,6 +30,12 @@ mirror *mirror_new(store *st)
     }
     m->st = st;
     pthread_mutex_init(&m->mu, NULL);
+    if (clock_cond_init(&m->taken) != 0) {
+        pthread_mutex_destroy(&m->mu);
+        strmap_free(m->crv);
+        free(m);
+        return NULL;
+    }
     return m;
 }
 
@@ -38,6 +46,7 @@ void mirror_free(mirror *m)
     for (size_t it = 0; strmap_next(m->crv, &it, NULL, &v);)
         free(v);
     strmap_free(m->crv);
+    pthread_cond_destroy(&m->taken);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }
@@ -248,6 +257,7 @@ int mirror_replace(mirror *m, const api_kind *k, const json_t *items, char *err,
         rc = apply(m, &b, rev0, err, errlen);
     else if (!*err)
         snprintf(err, errlen, "out of memory");
+    pthread_cond_broadcast(&m->taken);
     pthread_mutex_unlock(&m->mu);
     void *v;
     for (size_t it = 0; seen && strmap_next(seen, &it, NULL, &v);)
@@ -275,6 +285,7 @@ int mirror_event(mirror *m, const api_kind *k, const char *type, const json_t *o
         m->stats.skipped++;
     else
         rc = apply(m, &b, rev0, err, errlen);
+    pthread_cond_broadcast(&m->taken);
     pthread_mutex_unlock(&m->mu);
     batch_free(&b);
     return rc;
@@ -287,6 +298,34 @@ bool mirror_cluster_rv(mirror *m, const char *key, char *buf, size_t n)
     if (v) snprintf(buf, n, "%s", v);
     pthread_mutex_unlock(&m->mu);
     return v != NULL;
+}
+
+/* Whether the mirror's version `have` of an object is `want` or later:
+ * the same text, or both integers and have >= want (see mirror.h). */
+static bool reached(const char *have, const char *want)
+{
+    if (!strcmp(have, want)) return true;
+    char *e1, *e2;
+    unsigned long long h = strtoull(have, &e1, 10), w = strtoull(want, &e2, 10);
+    return *have && *want && !*e1 && !*e2 && h >= w;
+}
+
+bool mirror_wait_crv(mirror *m, const char *key, const char *crv, int64_t timeout_ms)
+{
+    struct timespec dl = clock_deadline(CLOCK_MONOTONIC, timeout_ms);
+    pthread_mutex_lock(&m->mu);
+    bool ok;
+    for (;;) {
+        const char *v = crv_get(m, key);
+        if ((ok = !v || reached(v, crv))) break;
+        if (pthread_cond_timedwait(&m->taken, &m->mu, &dl) != 0) {
+            v = crv_get(m, key);
+            ok = !v || reached(v, crv);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    return ok;
 }
 
 void mirror_get_stats(mirror *m, mirror_stats *out)

@@ -59,6 +59,14 @@ int mirror_event(mirror *m, const api_kind *k, const char *type, const json_t *o
  * mirror holds it, into buf: false when the mirror holds no such object. */
 bool mirror_cluster_rv(mirror *m, const char *key, char *buf, size_t n);
 
+/* Wait (at most timeout_ms) until the mirror holds the object under `key`
+ * at cluster resourceVersion `crv` or later, or no longer holds it (it was
+ * deleted since): after a write of allot's own, so that a decision made
+ * next reads what was written. "Later" compares resourceVersions as
+ * integers (etcd's revisions, which is what every kube-apiserver serves);
+ * anything else only when equal. false on timeout. */
+bool mirror_wait_crv(mirror *m, const char *key, const char *crv, int64_t timeout_ms);
+
 typedef struct mirror_stats {
     uint64_t replaces, events, ingested, skipped, failed;
 } mirror_stats;

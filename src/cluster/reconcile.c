@@ -3,6 +3,8 @@
 #include "cluster/reconcile.h"
 
 #include "api/kinds.h"
+#include "cluster/leave_guard.h"
+#include "cluster/quota_rw.h"
 #include "cluster/release_guard.h"
 #include "core/rlist.h"
 #include "core/jdump.h"
@@ -159,7 +161,7 @@ static bool already(store *st, const char *key, const json_t *want, bool quota)
  * less what claims being released keep back (cluster/release_guard.h):
  * their holds, recorded on the quota the cluster holds, are kept while
  * they are in flight and dropped after. 0 or -1. */
-static int keep_holds(store *st, const char *key, json_t *want)
+static int keep_holds(store *st, mirror *m, const char *key, json_t *want)
 {
     store_obj *o = store_get(st, key);
     json_t *cur = o ? store_obj_parse(o) : NULL;
@@ -170,9 +172,12 @@ static int keep_holds(store *st, const char *key, json_t *want)
     json_t *v, *tmp;
     json_object_foreach_safe(wa, tmp, k, v)
     {
-        if (!strncmp(k, RELEASE_HOLD_PREFIX, strlen(RELEASE_HOLD_PREFIX))) json_object_del(wa, k);
+        if (!strncmp(k, RELEASE_HOLD_PREFIX, strlen(RELEASE_HOLD_PREFIX)) ||
+            !strcmp(k, LEAVE_HOLD_KEY))
+            json_object_del(wa, k);
     }
-    rlist *held = cur ? release_holds(st, cur, (int64_t)time(NULL)) : rl_new();
+    int64_t now = (int64_t)time(NULL);
+    rlist *held = cur ? release_holds(st, cur, now) : rl_new();
     int rc = held ? 0 : -1;
     if (rc == 0 && !rl_is_zero(held)) {
         json_t *hard = json_object_get(json_object_get(want, "spec"), "hard");
@@ -197,6 +202,27 @@ static int keep_holds(store *st, const char *key, json_t *want)
         rl_free(m);
         rl_free(nh);
     }
+    /* a namespace leaving the pool: its quota stays frozen (at most what
+     * was used when the relabel was decided: cluster/leave_guard.h) */
+    rlist *cap = NULL;
+    if (rc == 0 && cur && leave_hold_cap(m, cur, now, &cap) != 0) rc = -1;
+    if (rc == 0 && cap) {
+        json_t *spec = json_object_get(want, "spec");
+        rlist *h = quota_rw_list(want, "spec", "hard"), *nh = h ? quota_rw_min(h, cap) : NULL;
+        if (!nh || json_object_set_new(spec, "hard", rl_to_json(nh)) != 0) rc = -1;
+        if (rc == 0 && !json_is_object(wa)) {
+            wa = json_object();
+            rc = json_object_set_new(wm, "annotations", wa);
+        }
+        if (rc == 0)
+            rc = json_object_set(
+                wa, LEAVE_HOLD_KEY,
+                json_object_get(json_object_get(json_object_get(cur, "metadata"), "annotations"),
+                                LEAVE_HOLD_KEY));
+        rl_free(h);
+        rl_free(nh);
+        rl_free(cap);
+    }
     if (json_is_object(wa) && !json_object_size(wa)) json_object_del(wm, "annotations");
     rl_free(held);
     json_decref(cur);
@@ -217,7 +243,7 @@ static int plan_one(store *st, mirror *m, const char *key, store_ev_type type, c
     bool held = mirror_cluster_rv(m, key, crv, sizeof crv);
     json_t *adj = NULL;
     if (quota && type != STORE_EV_DELETED) {
-        if (!(adj = jcopy(obj)) || keep_holds(st, key, adj) != 0) {
+        if (!(adj = jcopy(obj)) || keep_holds(st, m, key, adj) != 0) {
             json_decref(adj);
             return -1;
         }

@@ -20,11 +20,16 @@
 typedef struct metrics metrics;
 struct reg_explain;
 
-/* A check the webhook runs after its dry run allows a review: 0, or -1
- * with e to refuse (server/webhook.h). */
+/* What the webhook asks before its dry run (catch_up: 0, or -1 with e to
+ * refuse: the store is not yet as new as what the review changes) and
+ * after it allows a review (fn: 0, -1 with e to refuse, or 1 when it
+ * changed what the decision reads: the review is decided again, and undo
+ * called if that refuses) (server/webhook.h). */
 struct ar_request;
 typedef struct webhook_guard {
+    int (*catch_up)(void *arg, const struct ar_request *r, api_err *e);
     int (*fn)(void *arg, const struct ar_request *r, api_err *e);
+    void (*undo)(void *arg, const struct ar_request *r);
     void *arg;
 } webhook_guard;
 

@@ -154,10 +154,21 @@ int webhook_review(store *st, const webhook_guard *g, const char *body, size_t l
     }
     int code = 200;
     /* A verdict is all a review asks for (registry.h). */
+    bool allowed = !g || !g->catch_up || g->catch_up(g->arg, &r, &e) == 0;
     reg_set_verdict_only(true);
-    bool allowed = decide(st, &r, &e) == 0;
+    allowed = allowed && decide(st, &r, &e) == 0;
     reg_set_verdict_only(false);
-    allowed = allowed && (!g || !g->fn || g->fn(g->arg, &r, &e) == 0);
+    int guarded = allowed && g && g->fn ? g->fn(g->arg, &r, &e) : 0;
+    if (guarded == 1) {
+        /* the guard pinned what the decision reads (a frozen quota): the
+         * answer is the one made on that */
+        reg_set_verdict_only(true);
+        allowed = decide(st, &r, &e) == 0;
+        reg_set_verdict_only(false);
+        if (!allowed && g->undo) g->undo(g->arg, &r);
+    } else {
+        allowed = allowed && guarded == 0;
+    }
     ar_answer a = {.allowed = allowed, .denial = &e};
     json_t *review = ar_response(&r, &a);
     *resp_json = review ? json_dumps(review, JSON_COMPACT) : NULL;

@@ -25,7 +25,9 @@
  * malformed one, 500 when out of memory (*resp_json may then be NULL). */
 /* g (server.h's webhook_guard, may be NULL): what must hold before a
  * review the dry run allows is answered allowed (cluster mode: a claim's
- * release recorded on its quota first, cluster/release_guard.h). */
+ * release recorded on its quota first, cluster/release_guard.h; a
+ * namespace's quota frozen before it leaves a pool, and the review decided
+ * again on the frozen quota, cluster/leave_guard.h). */
 int webhook_review(store *st, const webhook_guard *g, const char *body, size_t len,
                    char **resp_json, size_t *resp_len);
 

@@ -9,6 +9,10 @@
 
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <time.h>
+
+#include "cluster/leave_guard.h"
 #include "cluster/mirror.h"
 #include "cluster/reconcile.h"
 #include "registry/admission.h"
@@ -286,7 +290,6 @@ static void test_reconcile_plan(void **state)
     assert_int_equal(mirror_event(m, claims, "MODIFIED", claim, e2, sizeof e2), 0);
     assert_int_equal(mirror_event(m, rqs, "ADDED", rq, e2, sizeof e2), 0);
     json_decref(claim);
-    json_decref(rq);
     json_decref(pool);
     cw_list_free(&plan);
     assert_int_equal(reconcile_pool_plan(st, m, "p", &plan, NULL, err, sizeof err), 0);
@@ -294,6 +297,95 @@ static void test_reconcile_plan(void **state)
         print_message("still: %s %s %s\n", plan.v[i].method, plan.v[i].path, plan.v[i].body);
     assert_int_equal(plan.n, 0);
     cw_list_free(&plan);
+
+    /* n1 on its way out of the pool (cluster/leave_guard.h): its quota
+     * frozen at what was used (0) with a hold from its labels. While the
+     * hold is active the writer keeps it (no write), and once it has
+     * expired restores the books' hard and drops the hold. */
+    json_t *meta = json_object_get(rq, "metadata");
+    json_object_set_new(json_object_get(json_object_get(rq, "spec"), "hard"), "requests.cpu",
+                        json_string("0"));
+    json_object_set_new(meta, "resourceVersion", json_string("30"));
+    char hold[256];
+    snprintf(hold, sizeof hold,
+             "{\"expires\":%lld,\"namespaceVersion\":\"10\",\"cap\":{\"requests.cpu\":\"0\"}}",
+             (long long)time(NULL) + 60);
+    json_object_set_new(meta, "annotations", json_pack("{s:s}", LEAVE_HOLD_KEY, hold));
+    assert_int_equal(mirror_event(m, rqs, "MODIFIED", rq, e2, sizeof e2), 0);
+    rlist *cap = NULL;
+    assert_int_equal(leave_hold_cap(m, rq, (int64_t)time(NULL), &cap), 0);
+    assert_non_null(cap);
+    assert_true(rl_is_zero(cap));
+    rl_free(cap);
+    assert_int_equal(leave_hold_cap(m, rq, (int64_t)time(NULL) + 61, &cap), 0);
+    assert_null(cap); /* expired */
+    assert_int_equal(reconcile_pool_plan(st, m, "p", &plan, NULL, err, sizeof err), 0);
+    for (size_t i = 0; i < plan.n; i++)
+        assert_null(strstr(plan.v[i].path, "resourcequotas"));
+    cw_list_free(&plan);
+    /* a hold for another version of the namespace (it changed since): over */
+    snprintf(hold, sizeof hold,
+             "{\"expires\":%lld,\"namespaceVersion\":\"9\",\"cap\":{\"requests.cpu\":\"0\"}}",
+             (long long)time(NULL) + 60);
+    json_object_set_new(meta, "annotations", json_pack("{s:s}", LEAVE_HOLD_KEY, hold));
+    json_object_set_new(meta, "resourceVersion", json_string("31"));
+    assert_int_equal(mirror_event(m, rqs, "MODIFIED", rq, e2, sizeof e2), 0);
+    assert_int_equal(leave_hold_cap(m, rq, (int64_t)time(NULL), &cap), 0);
+    assert_null(cap);
+    assert_int_equal(reconcile_pool_plan(st, m, "p", &plan, NULL, err, sizeof err), 0);
+    bool restored = false;
+    for (size_t i = 0; i < plan.n; i++) {
+        if (!strstr(plan.v[i].path, "resourcequotas")) continue;
+        json_t *b = J(plan.v[i].body);
+        json_t *bm = json_object_get(b, "metadata");
+        assert_string_equal(plan.v[i].method, "PUT");
+        assert_string_equal(json_string_value(json_object_get(bm, "resourceVersion")), "31");
+        assert_null(json_object_get(json_object_get(bm, "annotations"), LEAVE_HOLD_KEY));
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(json_object_get(b, "spec"), "hard"),
+                                              "requests.cpu")),
+            "1");
+        restored = true;
+        json_decref(b);
+    }
+    assert_true(restored);
+    cw_list_free(&plan);
+    json_decref(rq);
+    mirror_free(m);
+    store_close(st);
+}
+
+static mirror *waited;
+
+static void *deliver(void *arg)
+{
+    (void)arg;
+    char err[256];
+    json_t *o = J(CM("w", "1002", "2"));
+    mirror_event(waited, cms(), "MODIFIED", o, err, sizeof err);
+    json_decref(o);
+    return NULL;
+}
+
+/* mirror_wait_crv: a version held, or a later one, ends the wait at once;
+ * one not yet held waits for the event that brings it (from another
+ * thread) or times out; an object no longer held ends it too. */
+static void test_wait_crv(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    mirror *m = mirror_new(st);
+    assert_int_equal(event(m, cms(), "ADDED", CM("w", "1000", "1")), 0);
+    assert_true(mirror_wait_crv(m, "configmaps/t/w", "1000", 0));
+    assert_true(mirror_wait_crv(m, "configmaps/t/w", "999", 0));
+    assert_false(mirror_wait_crv(m, "configmaps/t/w", "1001", 20));
+    assert_false(mirror_wait_crv(m, "configmaps/t/w", "x1", 20)); /* not an integer: equal only */
+    waited = m;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, deliver, NULL), 0);
+    assert_true(mirror_wait_crv(m, "configmaps/t/w", "1002", 10000));
+    pthread_join(t, NULL);
+    assert_true(mirror_wait_crv(m, "configmaps/t/gone", "5", 0));
     mirror_free(m);
     store_close(st);
 }
@@ -306,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_bad_objects_take_nothing),
         cmocka_unit_test(test_registry_decides_on_the_mirror),
         cmocka_unit_test(test_reconcile_plan),
+        cmocka_unit_test(test_wait_crv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
