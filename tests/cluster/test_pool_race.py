@@ -82,6 +82,7 @@ SAMPLE_GAP_S = 0.5
 QUIET_S = 5.0
 SETTLE_S = 60.0
 HOLD_PREFIX = "release.allot.dev/"
+LEAVE_HOLD = "leave.allot.dev/hold"
 RQ_PREFIX = "capsule-pool-"
 
 # Refusals the scenario provokes on purpose (substring of the Status message).
@@ -333,6 +334,9 @@ class Record:
             self.trace.write(json.dumps({"t": round(now(), 3), "watch": kind, "type": type_,
                                          **summary}) + "\n")
             rv = int(m["resourceVersion"])
+            if kind == "quota" and LEAVE_HOLD in (m.get("annotations") or {}):
+                key = "quota versions frozen for a relabel out"
+                self.counts[key] = self.counts.get(key, 0) + 1
             if kind == "pod":
                 life = self.pod_life.setdefault(m["namespace"], {}).setdefault(
                     m["uid"], [rv, None, pod_usage(obj)])
@@ -383,17 +387,26 @@ class Record:
         with self.mu:
             ns, versions = self.quota_versions.get(uid, (None, []))
             vs = [v for v in sorted(versions, key=lambda x: x[0]) if v[0] <= at]
-            window = []
+            window, start = [], 0
             for i, (rv, used, hard, shard) in enumerate(vs):
                 # current from rv until the next version (or the read at `at`)
                 end = vs[i + 1][0] - 1 if i + 1 < len(vs) else at
                 late = self.pods_at(ns, end)
                 fits = all(used.get(r, 0) <= h and late.get(r, 0) <= h for r, h in hard.items())
-                window = [] if fits else window
+                if fits:
+                    window, start = [], i
                 # a charge lost: used below the pods there when it was written
                 window.append((rv, used, self.pods_at(ns, rv)))
+            # allot only ever lowers a limit to take capacity back: if
+            # neither spec.hard nor status.hard went down from the last
+            # version that fitted to ref, only the cluster's own quota
+            # admission and controller moved usage past them
+            lowered = any(any(vs[j][k].get(r, 0) < v for r, v in vs[j - 1][k].items())
+                          for j in range(start + 1, len(vs)) for k in (2, 3))
         lost = any(any(used.get(r, 0) < v for r, v in pods.items() if r in used)
                    for _, used, pods in window)
+        if vs and not lowered and not any(rv in lagged for rv, _, _ in window):
+            return True
         return lost and not any(rv in lagged for rv, _, _ in window)
 
     def lag_admissions(self, uid):
@@ -727,6 +740,9 @@ def summary_of(kind, o):
         out.update(hard=o.get("spec", {}).get("hard"), status_hard=st.get("hard"),
                    used=st.get("used"), holds={u: json.loads(h).get("give")
                                                for u, h in holds_of(o).items()})
+        leave = (m.get("annotations") or {}).get(LEAVE_HOLD)
+        if leave:  # frozen for a relabel out of the pool (leave_guard.c)
+            out.update(leave=json.loads(leave).get("cap"))
     elif kind == "pool":
         out.update(hard=o.get("spec", {}).get("quota", {}).get("hard"),
                    allocated=(st.get("allocation") or {}).get("used"),
@@ -800,8 +816,8 @@ class Sampler:
                 log(f"sample failed: {e}")
 
     def sample(self):
-        """Six reads, in order: claims (1), pods (2), pools (3), quotas (4),
-        pods (5), claims (6). They are not one snapshot: each list is
+        """Eight reads, in order: namespaces (0), claims (1), pods (2),
+        pools (3), quotas (4), pods (5), claims (6), namespaces (7). They are not one snapshot: each list is
         consistent in itself, but any write may fall between two of them.
         So each check compares a list with one object only through what
         provably held at the moment that object was read:
@@ -832,6 +848,8 @@ class Sampler:
             at.append(now())
             return items
 
+        n0 = {n["metadata"]["name"]: n["metadata"].get("labels") or {}
+              for n in read("/api/v1/namespaces")}
         c1 = {c["metadata"]["uid"]: c for c in read(claims_path())}
         p1 = {p["metadata"]["uid"]: p for p in read("/api/v1/pods")
               if p["metadata"]["namespace"] in NAMESPACES}
@@ -844,6 +862,16 @@ class Sampler:
               if p["metadata"]["namespace"] in NAMESPACES}
         c6 = {c["metadata"]["uid"]: c["metadata"]["resourceVersion"]
               for c in read(claims_path())}
+        n7 = {n["metadata"]["name"]: n["metadata"].get("labels") or {}
+              for n in read("/api/v1/namespaces")}
+
+        def left(ns, pool):
+            """Out of the pool at reads 0 and 7: the claims there hold
+            nothing of it (they are released once the namespace leaves;
+            their statuses follow when the writer gets to them), and no
+            pod can be charged to its quota (frozen, leave_guard.c)."""
+            label = POOLS[pool]
+            return all((n.get(ns) or {}).get(label) != "on" for n in (n0, n7))
         self.samples += 1
         t = (f"sample {self.samples} (reads answered at " +
              ", ".join(f"{x:.2f}" for x in at) + " s)")
@@ -854,7 +882,8 @@ class Sampler:
             bound = {}
             who = []
             for c in steady:
-                if bound_pool(c) == (name, pool["metadata"]["uid"]):
+                if (bound_pool(c) == (name, pool["metadata"]["uid"]) and
+                        not left(c["metadata"]["namespace"], name)):
                     rl_add(bound, rl(c["spec"]["claim"]))
                     who.append(f"{c['metadata']['namespace']}/{c['metadata']['name']}")
             for res, h in hard.items():
