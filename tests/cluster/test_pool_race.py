@@ -359,6 +359,13 @@ class Record:
                 rl_add(there, usage)
         return there
 
+    def left_since(self, ns, label, rv):
+        """Whether namespace ns was seen (by the watches) out of the pool
+        selecting label=on at a version after rv."""
+        with self.mu:
+            return any(v > rv and labels.get(label) != "on"
+                       for v, labels in self.ns_versions.get(ns, []))
+
     def upstream_caused(self, ref):
         """Whether a violation seen on quota version ref = (uid, rv) follows
         from upstream's quota accounting rather than from allot.
@@ -865,13 +872,16 @@ class Sampler:
         n7 = {n["metadata"]["name"]: n["metadata"].get("labels") or {}
               for n in read("/api/v1/namespaces")}
 
-        def left(ns, pool):
-            """Out of the pool at reads 0 and 7: the claims there hold
-            nothing of it (they are released once the namespace leaves;
-            their statuses follow when the writer gets to them), and no
-            pod can be charged to its quota (frozen, leave_guard.c)."""
-            label = POOLS[pool]
-            return all((n.get(ns) or {}).get(label) != "on" for n in (n0, n7))
+        def left(c, pool):
+            """A claim whose namespace left the pool after its status was
+            written, or was out of it at reads 0 and 7, holds nothing of
+            it: the namespace's claims are released when it leaves (their
+            statuses follow when the writer gets to them, which may be
+            after it came back, with no leader in between), and no pod can
+            be charged to its quota meanwhile (frozen, leave_guard.c)."""
+            ns, label = c["metadata"]["namespace"], POOLS[pool]
+            return (all((n.get(ns) or {}).get(label) != "on" for n in (n0, n7)) or
+                    self.rec.left_since(ns, label, int(c["metadata"]["resourceVersion"])))
         self.samples += 1
         t = (f"sample {self.samples} (reads answered at " +
              ", ".join(f"{x:.2f}" for x in at) + " s)")
@@ -883,7 +893,7 @@ class Sampler:
             who = []
             for c in steady:
                 if (bound_pool(c) == (name, pool["metadata"]["uid"]) and
-                        not left(c["metadata"]["namespace"], name)):
+                        not left(c, name)):
                     rl_add(bound, rl(c["spec"]["claim"]))
                     who.append(f"{c['metadata']['namespace']}/{c['metadata']['name']}")
             for res, h in hard.items():
