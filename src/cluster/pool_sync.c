@@ -47,6 +47,16 @@ static bool relevant(const char *key)
            !strncmp(key, "namespaces/", 11) || !strncmp(key, "resourcequotas/", 15);
 }
 
+/* Whether a change of key can change what a custom quota counts: the
+ * quotas, namespaces (a global quota's selection) and every other kind the
+ * mirror holds (what the quotas count), not the pools' own objects. */
+static bool counted(const char *key)
+{
+    return !strncmp(key, "namespaces/", 11) ||
+           (strncmp(key, "resourcepools.", 14) && strncmp(key, "resourcepoolclaims.", 19) &&
+            strncmp(key, "resourcequotas/", 15));
+}
+
 /* Whether the mirror holds namespace NS of quota key "resourcequotas/NS/..."
  * at the version the API server has now (a quorum read). */
 static bool namespace_current(pool_sync *p, const char *key)
@@ -104,10 +114,15 @@ static bool apply(pool_sync *p, const cw_list *plan)
         else
             p->stats.failures++;
         pthread_mutex_unlock(&p->mu);
-        if (!done && status != 409)
-            log_msg(LOG_WARN, "cannot write a pool decision to the cluster",
+        if (!done && status != 409) {
+            /* the API server's Status message says why */
+            json_t *st = rc == 0 && resp ? json_loads(resp, 0, NULL) : NULL;
+            const char *why = rc == 0 ? json_string_value(json_object_get(st, "message")) : err;
+            log_msg(LOG_WARN, "cannot write a decision to the cluster",
                     "\"method\":\"%s\",\"path\":\"%s\",\"status\":%ld,\"error\":\"%s\"", w->method,
-                    w->path, status, rc == 0 ? "" : err);
+                    w->path, status, why ? why : "");
+            json_decref(st);
+        }
         free(resp);
         if (!done) {
             /* Nothing is handed out that is not recorded first (the pool's
@@ -117,6 +132,21 @@ static bool apply(pool_sync *p, const cw_list *plan)
             break;
         }
     }
+    return ok;
+}
+
+/* Write every custom quota's status as its books count it. false when
+ * any needs another round. */
+static bool round_cq(pool_sync *p)
+{
+    cw_list plan = {0};
+    bool ok = leader_is(p->l) && reconcile_cq_plan(p->st, p->m, &plan) == 0;
+    /* (each write stands alone: one conflict does not stop the others) */
+    for (size_t i = 0; i < plan.n; i++) {
+        cw_list one = {.v = &plan.v[i], .n = 1, .cap = 1};
+        ok &= apply(p, &one);
+    }
+    cw_list_free(&plan);
     return ok;
 }
 
@@ -161,14 +191,15 @@ static bool round_all(pool_sync *p)
 static void *run(void *arg)
 {
     pool_sync *p = arg;
-    bool expired = false, dirty = true;
+    bool expired = false, dirty = true, cq_dirty = true;
     store_watch *w = store_watch_open(p->st, "", store_revision(p->st), &expired);
     int64_t next_resync = clock_mono_ms() + POOL_SYNC_RESYNC_MS, last_round = 0, gap = MIN_GAP_MS;
     while (!atomic_load(&p->stop)) {
         int64_t now = clock_mono_ms();
         bool can = leader_is(p->l) && p->ready(p->ready_arg);
-        if (dirty && can && now - last_round >= gap) {
-            dirty = !round_all(p);
+        if ((dirty || cq_dirty) && can && now - last_round >= gap) {
+            if (dirty) dirty = !round_all(p);
+            if (cq_dirty) cq_dirty = !round_cq(p);
             last_round = clock_mono_ms();
             gap = (last_round - now) * GAP_FACTOR;
             gap = gap < MIN_GAP_MS ? MIN_GAP_MS : gap > MAX_GAP_MS ? MAX_GAP_MS : gap;
@@ -177,14 +208,16 @@ static void *run(void *arg)
         /* Sleep until something changes; only a round left to retry, or a
          * mirror still filling, wakes it sooner. */
         int64_t timeout = next_resync - now;
-        if (dirty && can) timeout = RETRY_MS;
+        bool any = dirty || cq_dirty;
+        if (any && can) timeout = RETRY_MS;
         if (!p->ready(p->ready_arg)) timeout = RETRY_MS;
-        if (dirty && can && now - last_round < gap) timeout = gap - (now - last_round);
+        if (any && can && now - last_round < gap) timeout = gap - (now - last_round);
         if (timeout < 0) timeout = 0;
         store_event ev;
         int rc = w ? store_watch_next(w, &ev, (int)timeout) : 0;
         if (rc == 1) {
             if (relevant(ev.obj->key)) dirty = true;
+            if (counted(ev.obj->key)) cq_dirty = true;
             store_obj_unref(ev.obj);
             store_obj_unref(ev.prev);
             /* take what else has come without sleeping again */
@@ -194,11 +227,11 @@ static void *run(void *arg)
             /* Fell behind the mirror's history: start again from now. */
             store_watch_close(w);
             w = store_watch_open(p->st, "", store_revision(p->st), &expired);
-            dirty = true;
+            dirty = cq_dirty = true;
         }
-        if (atomic_exchange(&p->kicked, false)) dirty = true;
+        if (atomic_exchange(&p->kicked, false)) dirty = cq_dirty = true;
         if (clock_mono_ms() >= next_resync) {
-            dirty = true;
+            dirty = cq_dirty = true;
             next_resync = clock_mono_ms() + POOL_SYNC_RESYNC_MS;
         }
     }

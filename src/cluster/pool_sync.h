@@ -1,11 +1,14 @@
 /* pool_sync.h - the cluster's pools, claims and capsule-pool-* quotas kept
- * as the books decide (cluster mode; the leader's work).
+ * as the books decide, and its custom quotas' statuses as the books count
+ * (cluster mode; the leader's work).
  *
  * A thread watches the mirror; when a pool, claim, namespace or quota
  * changes (or every POOL_SYNC_RESYNC_MS), and this replica leads and the
  * mirror is synced, it plans each pool (cluster/reconcile.h) and writes the
  * plan to the cluster in its order: the pool's status first, then what it
- * hands out. Every write is a compare-and-swap; a conflict means the mirror
+ * hands out. When anything a custom quota may count changes, it writes
+ * the statuses of those whose books differ from what the cluster holds
+ * (reconcile_cq_plan). Every write is a compare-and-swap; a conflict means the mirror
  * is behind, and the write is planned again from the newer version when the
  * mirror's watch brings it.
  */

@@ -44,6 +44,13 @@ void cw_list_free(cw_list *l);
 int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, json_t *selected,
                         char *err, size_t errlen);
 
+/* The status writes that bring every CustomQuota and GlobalCustomQuota in
+ * the cluster to what a full recount of the objects the mirror holds gives
+ * on st (the mirror m feeds): usage, claims, targets, namespaces, Ready,
+ * as standalone writes them, each at the cluster's resourceVersion of the
+ * quota version counted on. Appended to out. 0, or -1. */
+int reconcile_cq_plan(store *st, mirror *m, cw_list *out);
+
 /* The label allot keeps on every namespace some pool selects, so that its
  * webhooks can be scoped to them (docs/cluster-mode.md, "Safe failure"). */
 #define POOLED_LABEL "allot.dev/pooled"

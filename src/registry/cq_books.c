@@ -860,6 +860,18 @@ json_t *cq_book_view(store_txn *t, store_obj *o, store_obj *cur)
     return nw;
 }
 
+json_t *cq_book_recount_view(store_txn *t, store_obj *o, api_err *e)
+{
+    cq_book *b = book_load(t, o, e);
+    if (!b) return NULL;
+    json_t *cur = store_obj_parse(o);
+    json_t *nw = cur ? with_status(b, cur, NULL) : NULL;
+    if (!nw) api_err_set(e, API_INTERNAL, "out of memory");
+    json_decref(cur);
+    book_free(b);
+    return nw;
+}
+
 int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e)
 {
     cq_book *b = (cq_book *)ledger_value(en); /* (verified, last_status: caches) */

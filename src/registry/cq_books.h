@@ -186,6 +186,11 @@ int cq_book_status_into(store_txn *t, json_t *quota, bool global, const json_t *
 /* reg_view_fn of custom quotas: o with the status its books say, when its
  * stored status trails them; NULL to serve it as stored. */
 json_t *cq_book_view(store_txn *t, store_obj *o, store_obj *cur);
+/* Quota o with the status a full recount of what t holds gives (a new
+ * object), the ledger's books left alone: for a store whose objects change
+ * without admission (cluster mode's mirror takes the cluster's changes in
+ * through store_ingest, which no book follows). NULL with e set. */
+json_t *cq_book_recount_view(store_txn *t, store_obj *o, api_err *e);
 int cq_book_verify(store_txn *t, ledger_entry *en, api_err *e);
 
 /* Whether a global quota's namespace selection of ns (its labels) changes. */

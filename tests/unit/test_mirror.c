@@ -355,6 +355,65 @@ static void test_reconcile_plan(void **state)
     store_close(st);
 }
 
+/* Custom quotas' statuses: a quota the cluster holds without a status, and
+ * the pods it counts, become one status write at the quota's cluster
+ * resourceVersion, with the usage the books count; once the mirror holds
+ * that status, nothing more; a pod more, a write again. */
+static void test_cq_status_plan(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    mirror *m = mirror_new(st);
+    const api_kind *cqs = test_kind("capsule.clastix.io", "v1beta2", "customquotas");
+    const api_kind *pods = test_kind("", "v1", "pods");
+    seed_pool(m);
+    assert_int_equal(replace(m, cqs,
+                             "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':'CustomQuota',"
+                             "'metadata':{'name':'q','namespace':'n1','uid':'q1',"
+                             "'resourceVersion':'40','creationTimestamp':'2026-12-07T10:00:00Z'},"
+                             "'spec':{'limit':'3','sources':[{'version':'v1','kind':'Pod',"
+                             "'op':'count'}]}}]"),
+                     0);
+#define POD(n, rv)                                                                                 \
+    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'" n "','namespace':'n1','uid':'" n        \
+    "','resourceVersion':'" rv "'},'spec':{'containers':[{'name':'c','image':'i'}]}}"
+    assert_int_equal(replace(m, pods, "[" POD("a", "41") "," POD("b", "42") "]"), 0);
+    int64_t r = store_revision(st);
+    cw_list plan = {0};
+    assert_int_equal(reconcile_cq_plan(st, m, &plan), 0);
+    assert_int_equal(store_revision(st), r); /* planning writes nothing */
+    assert_int_equal(plan.n, 1);
+    assert_string_equal(plan.v[0].method, "PUT");
+    assert_string_equal(plan.v[0].path,
+                        "/apis/capsule.clastix.io/v1beta2/namespaces/n1/customquotas/q/status");
+    json_t *q = J(plan.v[0].body);
+    json_t *meta = json_object_get(q, "metadata");
+    assert_string_equal(json_string_value(json_object_get(meta, "resourceVersion")), "40");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(q, "status"), "usage"), "used")),
+                        "2");
+    cw_list_free(&plan);
+    /* the cluster takes it; the mirror sees it come back */
+    json_object_set_new(meta, "resourceVersion", json_string("43"));
+    char err[256];
+    assert_int_equal(mirror_event(m, cqs, "MODIFIED", q, err, sizeof err), 0);
+    assert_int_equal(reconcile_cq_plan(st, m, &plan), 0);
+    assert_int_equal(plan.n, 0);
+    assert_int_equal(event(m, pods, "ADDED", POD("c", "44")), 0);
+    assert_int_equal(reconcile_cq_plan(st, m, &plan), 0);
+    assert_int_equal(plan.n, 1);
+    json_t *q2 = J(plan.v[0].body);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(q2, "status"), "usage"), "used")),
+                        "3");
+    json_decref(q2);
+    cw_list_free(&plan);
+#undef POD
+    json_decref(q);
+    mirror_free(m);
+    store_close(st);
+}
+
 static mirror *waited;
 
 static void *deliver(void *arg)
@@ -399,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_registry_decides_on_the_mirror),
         cmocka_unit_test(test_reconcile_plan),
         cmocka_unit_test(test_wait_crv),
+        cmocka_unit_test(test_cq_status_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
