@@ -489,24 +489,31 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
 {
     static const char *const prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
     static const char *const resources[] = {"customquotas", "globalcustomquotas"};
-    /* a read-only transaction: the recount sees one revision of the mirror */
-    store_txn *t = store_begin(st);
-    if (!t) return -1;
     int rc = 0;
     for (size_t r = 0; rc == 0 && r < 2; r++) {
         const api_kind *k = api_kind_find(POOL_GROUP, POOL_VERSION, resources[r]);
         store_obj **objs = NULL;
         size_t n = 0;
-        if (!k || store_txn_list(t, prefixes[r], &objs, &n) != 0) rc = -1;
+        int64_t rev;
+        bool more;
+        if (!k || store_list(st, prefixes[r], NULL, 0, &objs, &n, &rev, &more) != 0) return -1;
+        /* The cluster's versions first, outside the transaction: the mirror
+         * takes its lock before the store's (mirror_event), so asking it
+         * from inside one could deadlock. A version that moves on meanwhile
+         * only makes the write conflict, and it is planned again. */
+        char(*crv)[64] = n ? calloc(n, sizeof *crv) : NULL;
+        if (n && !crv) rc = -1;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (!mirror_cluster_rv(m, objs[i]->key, crv[i], sizeof crv[i])) crv[i][0] = '\0';
+        /* a read-only transaction: the recount sees one revision */
+        store_txn *t = rc == 0 && n ? store_begin(st) : NULL;
+        if (n && !t) rc = -1;
         for (size_t i = 0; i < n; i++) {
-            char crv[64];
             api_err e;
             api_err_init(&e);
             /* the books recounted, not the ledger's: nothing follows what
              * the mirror takes in */
-            json_t *want = rc == 0 && mirror_cluster_rv(m, objs[i]->key, crv, sizeof crv)
-                               ? cq_book_recount_view(t, objs[i], &e)
-                               : NULL;
+            json_t *want = rc == 0 && crv[i][0] ? cq_book_recount_view(t, objs[i], &e) : NULL;
             api_err_clear(&e);
             if (want) drop_empty_groups(json_object_get(want, "status"));
             json_t *cur = want ? store_obj_parse(objs[i]) : NULL;
@@ -521,7 +528,7 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
                     snprintf(w->method, sizeof w->method, "PUT");
                     snprintf(w->key, sizeof w->key, "%s", objs[i]->key);
                     api_path(k, objs[i]->ns, objs[i]->name, "status", w->path, sizeof w->path);
-                    if (!(w->body = body_of(k, want, crv))) {
+                    if (!(w->body = body_of(k, want, crv[i]))) {
                         out->n--;
                         rc = -1;
                     }
@@ -530,8 +537,9 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
             json_decref(want);
             store_obj_unref(objs[i]);
         }
+        if (t) store_abort(t);
+        free(crv);
         free(objs);
     }
-    store_abort(t);
     return rc;
 }
