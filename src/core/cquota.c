@@ -587,3 +587,19 @@ int cq_object_usage_text(const cq_quota *q, const char *group, const char *versi
     if (!diverged) *usage = *net;
     return 0;
 }
+
+void cq_exceeds_text(char *buf, size_t n, bool creating, bool global, const char *name,
+                     const qty *requested, const qty *current, const qty *limit,
+                     const qty *reserved)
+{
+    char req[QTY_STR_MAX], cur[QTY_STR_MAX], lim[QTY_STR_MAX], res[QTY_STR_MAX];
+    qty_format_str(requested, req, sizeof req);
+    qty_format_str(current, cur, sizeof cur);
+    qty_format_str(limit, lim, sizeof lim);
+    qty_format_str(reserved, res, sizeof res);
+    snprintf(buf, n,
+             "%s resource exceeds limit for %s \"%s\" (requested=%s, currentUsed=%s, "
+             "available=0, limit=%s, inflightReserved=%s)",
+             creating ? "creating" : "updating", global ? "GlobalCustomQuota" : "CustomQuota", name,
+             req, cur, lim, res);
+}

@@ -128,6 +128,15 @@ void cq_source_gvk(const cq_quota *q, size_t i, const char **group, const char *
 void cq_split_api_version(const char *api_version, char *group, size_t gn, char *version,
                           size_t vn);
 
+/* Capsule's words for a quota (global: a GlobalCustomQuota) refusing a
+ * create (else an update) of `requested` that takes its sum to `current`
+ * with `reserved` in flight, into buf: "creating resource exceeds limit for
+ * CustomQuota \"<name>\" (requested=.., currentUsed=.., available=0,
+ * limit=.., inflightReserved=..)". */
+void cq_exceeds_text(char *buf, size_t n, bool creating, bool global, const char *name,
+                     const qty *requested, const qty *current, const qty *limit,
+                     const qty *reserved);
+
 /* Capsule's usagePercentage: used/limit*100, 0 when limit <= 0. */
 double cq_usage_percentage(const qty *used, const qty *limit);
 

@@ -245,15 +245,9 @@ static int evaluate(const api_kind *k, reg_op op, const char *sub, const json_t 
  * `next`. */
 static void exceeds_text(const match *x, const qty *next, reg_op op, char *buf, size_t n)
 {
-    char req[QTY_STR_MAX], cur[QTY_STR_MAX], lim[QTY_STR_MAX];
-    fmt_qty(&x->usage, req, sizeof req);
-    fmt_qty(next, cur, sizeof cur);
-    fmt_qty(cq_limit(x->b->q), lim, sizeof lim);
-    snprintf(buf, n,
-             "%s resource exceeds limit for %s \"%s\" (requested=%s, currentUsed=%s, "
-             "available=0, limit=%s, inflightReserved=0)",
-             op == REG_CREATE ? "creating" : "updating", type_name(x->b), x->b->name, req, cur,
-             lim);
+    qty none = qty_zero(QTY_DECIMAL_SI);
+    cq_exceeds_text(buf, n, op == REG_CREATE, x->b->global, x->b->name, &x->usage, next,
+                    cq_limit(x->b->q), &none);
 }
 
 /* The first quota, in Capsule's order, that the increase would take past
