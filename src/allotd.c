@@ -782,7 +782,8 @@ static int run_cluster(const options *o, const sigset_t *sigs)
     }
     srv.mirror = true;
     srv.ready = cluster_ready;
-    srv.guard = (webhook_guard){cluster_catch_up, cluster_guard, cluster_undo, NULL};
+    srv.guard = (webhook_guard){cluster_catch_up, cluster_admit_dry_runs, cluster_guard,
+                                cluster_undo, NULL};
     srv.m = metrics_new();
     srv.inflight = inflight_new(INFLIGHT_DEFAULT_LIMIT);
     srv.watches = inflight_new((unsigned)o->max_watches);

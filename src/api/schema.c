@@ -122,7 +122,7 @@ static const sch_msg m_ObjectMeta, m_ListMeta, m_OwnerReference, m_ManagedFields
     m_ResourcePoolClaim, m_ResourcePoolClaimSpec, m_ResourcePoolClaimStatus, m_StatusNameUID,
     m_CustomQuota, m_CustomQuotaSpec, m_CustomQuotaOptionsSpec, m_CustomQuotaSpecSource,
     m_SelectorWithFields, m_CustomQuotaStatus, m_CustomQuotaUsage, m_CustomQuotaClaim,
-    m_CustomQuotaTarget, m_GlobalCustomQuota, m_GlobalCustomQuotaSpec, m_NamespaceSelector,
+    m_CustomQuotaTarget, m_CustomQuotaReservation, m_GlobalCustomQuota, m_GlobalCustomQuotaSpec, m_NamespaceSelector,
     m_GlobalCustomQuotaStatus, m_Role, m_ClusterRole, m_PolicyRule, m_AggregationRule,
     m_RoleBinding, m_ClusterRoleBinding, m_Subject, m_RoleRef, m_SelfSubjectAccessReview,
     m_SelfSubjectAccessReviewSpec, m_ResourceAttributes, m_NonResourceAttributes,
@@ -649,7 +649,9 @@ DEF(CustomQuotaSpecSource, SK(1, "kind"), S(2, "apiVersion"), SK(3, "group"), S(
 DEF(SelectorWithFields, INL(1, LabelSelector), RS(2, "fieldSelectors"), RS(3, "celExpressions"));
 DEF(CustomQuotaStatus, I64(1, "observedGeneration"), M(2, "usage", CustomQuotaUsage),
     RM(3, "claims", CustomQuotaClaim), RM(4, "targets", CustomQuotaTarget),
-    RM(5, "conditions", Condition));
+    RM(5, "conditions", Condition), RM(6, "reservations", CustomQuotaReservation));
+DEF(CustomQuotaReservation, SK(1, "uid"), S(2, "namespace"), SK(3, "name"), SK(4, "resource"),
+    S(5, "from"), QTY(6, "usage"), I64(7, "expires"));
 DEF(CustomQuotaUsage, QTY(1, "used"), QTY(2, "available"));
 DEF(CustomQuotaClaim, SK(1, "group"), SK(2, "version"), SK(3, "kind"), SK(4, "name"),
     S(5, "namespace"), SK(6, "uid"), QTY(7, "usage"));

@@ -3,6 +3,7 @@
 
 #include "api/crd_gen.h"
 #include "api/kinds.h"
+#include "cluster/cq_guard.h"
 #include "cluster/leader.h"
 #include "cluster/leave_guard.h"
 #include "cluster/mirror.h"
@@ -176,6 +177,11 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
     json_t *pooled = json_deep_copy(ns_sel);
     if (pooled)
         json_object_set_new(pooled, "matchLabels", json_pack("{s:s}", POOLED_LABEL, "true"));
+    /* What custom quotas count: only in namespaces some quota covers (also
+     * marked by the writer). */
+    json_t *counted = json_deep_copy(ns_sel);
+    if (counted)
+        json_object_set_new(counted, "matchLabels", json_pack("{s:s}", COUNTED_LABEL, "true"));
     json_t *hooks = json_array();
     static const struct {
         const char *name, *group, *resource, *scope;
@@ -185,16 +191,21 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
         {"customquotas.allot.dev", "capsule.clastix.io", "customquotas", "Namespaced"},
         {"globalcustomquotas.allot.dev", "capsule.clastix.io", "globalcustomquotas", "Cluster"},
         {"namespaces.allot.dev", "", "namespaces", "Cluster"},
+        /* the kinds custom quotas may count that the mirror watches */
+        {"pods.counted.allot.dev", "", "pods", "Namespaced"},
     };
-    for (size_t i = 0; client && ns_sel && pooled && hooks && i < sizeof rules / sizeof *rules;
-         i++) {
+    for (size_t i = 0;
+         client && ns_sel && pooled && counted && hooks && i < sizeof rules / sizeof *rules; i++) {
         bool ns = !strcmp(rules[i].resource, "namespaces");
+        bool count = !strcmp(rules[i].resource, "pods");
         json_t *h = json_pack(
             "{s:s, s:O, s:[{s:[s], s:[s], s:[s], s:o, s:s}], s:s, s:s, s:i, s:[s,s], s:s}", "name",
             rules[i].name, "clientConfig", client, "rules", "apiGroups", rules[i].group,
             "apiVersions", *rules[i].group ? "v1beta2" : "v1", "resources", rules[i].resource,
             "operations",
-            ns ? json_pack("[s]", "UPDATE") : json_pack("[s,s,s]", "CREATE", "UPDATE", "DELETE"),
+            ns      ? json_pack("[s]", "UPDATE")
+            : count ? json_pack("[s,s]", "CREATE", "UPDATE")
+                    : json_pack("[s,s,s]", "CREATE", "UPDATE", "DELETE"),
             "scope", rules[i].scope, "failurePolicy", "Fail", "sideEffects", "NoneOnDryRun",
             "timeoutSeconds", WEBHOOK_TIMEOUT_S, "admissionReviewVersions", "v1", "v1beta1",
             "matchPolicy", "Equivalent");
@@ -203,13 +214,13 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
          * by the namespace itself (its own labels). */
         bool claims = !strcmp(rules[i].resource, "resourcepoolclaims");
         if (!strcmp(rules[i].scope, "Namespaced"))
-            json_object_set(h, "namespaceSelector", claims ? pooled : ns_sel);
+            json_object_set(h, "namespaceSelector", claims ? pooled : count ? counted : ns_sel);
         else if (ns)
             json_object_set(h, "objectSelector", pooled);
         json_array_append_new(hooks, h);
     }
     json_t *cfg =
-        client && ns_sel && pooled && hooks
+        client && ns_sel && pooled && counted && hooks
             ? json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:O}", "apiVersion",
                         "admissionregistration.k8s.io/v1", "kind", "ValidatingWebhookConfiguration",
                         "metadata", "name", WEBHOOK_CONFIG_NAME, "labels",
@@ -218,6 +229,7 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
     json_decref(client);
     json_decref(ns_sel);
     json_decref(pooled);
+    json_decref(counted);
     json_decref(hooks);
     return cfg;
 }
@@ -394,7 +406,14 @@ fail:
 int cluster_admit_guard(cluster *c, const struct ar_request *r, api_err *e)
 {
     int rc = release_guard(c->kc, r, e);
-    return rc == 0 ? leave_guard(c->kc, c->st, c->m, r, e) : rc;
+    if (rc == 0) rc = leave_guard(c->kc, c->st, c->m, r, e);
+    return rc == 0 ? cq_guard(c->kc, c->st, r, e) : rc;
+}
+
+bool cluster_admit_dry_runs(const struct ar_request *r)
+{
+    return !strcmp(r->resource.group, "capsule.clastix.io") ||
+           (!*r->resource.group && !strcmp(r->resource.name, "namespaces"));
 }
 
 int cluster_admit_catch_up(cluster *c, const struct ar_request *r, api_err *e)

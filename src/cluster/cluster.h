@@ -47,6 +47,11 @@ struct ar_request;
  * when the mirror has not caught up in time. */
 int cluster_admit_catch_up(cluster *c, const struct ar_request *r, api_err *e);
 int cluster_admit_guard(cluster *c, const struct ar_request *r, api_err *e);
+/* Whether standalone's dry run decides r: allot's own kinds and namespace
+ * updates. What custom quotas count (pods) is decided by the cluster's own
+ * admission and allot's guard only (cluster/cq_guard.h): the mirror's
+ * books do not follow the cluster's writes. */
+bool cluster_admit_dry_runs(const struct ar_request *r);
 void cluster_admit_undo(cluster *c, const struct ar_request *r);
 /* Every watched collection has been listed once (readiness). */
 bool cluster_synced(const cluster *c);

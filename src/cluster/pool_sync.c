@@ -147,6 +147,14 @@ static bool round_cq(pool_sync *p)
         ok &= apply(p, &one);
     }
     cw_list_free(&plan);
+    /* the namespaces the quotas cover, marked for the webhook's scope */
+    cw_list labels = {0};
+    if (leader_is(p->l) && reconcile_counted_labels(p->st, &labels) == 0) {
+        if (labels.n) ok &= apply(p, &labels);
+    } else {
+        ok = false;
+    }
+    cw_list_free(&labels);
     return ok;
 }
 

@@ -3,6 +3,7 @@
 #include "cluster/reconcile.h"
 
 #include "api/kinds.h"
+#include "cluster/cq_guard.h"
 #include "cluster/leave_guard.h"
 #include "cluster/quota_rw.h"
 #include "cluster/release_guard.h"
@@ -423,7 +424,61 @@ int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, js
     return rc;
 }
 
+/* The label writes that make `label` (value "true") mark exactly the
+ * namespaces of `selected` among those st holds. 0 or -1. */
+static int label_namespaces(store *st, const char *label, const json_t *selected, cw_list *out);
+
 int reconcile_pooled_labels(store *st, const json_t *selected, cw_list *out)
+{
+    return label_namespaces(st, POOLED_LABEL, selected, out);
+}
+
+int reconcile_counted_labels(store *st, cw_list *out)
+{
+    json_t *covered = json_object();
+    store_obj **ns = NULL, **qs = NULL;
+    size_t nn = 0, nq = 0;
+    int64_t rev;
+    bool more;
+    int rc = covered && store_list(st, "namespaces/", NULL, 0, &ns, &nn, &rev, &more) == 0 ? 0 : -1;
+    /* a CustomQuota covers its own namespace */
+    if (rc == 0 && store_list(st, CQ_PREFIX, NULL, 0, &qs, &nq, &rev, &more) != 0) rc = -1;
+    for (size_t i = 0; i < nq; i++) {
+        if (rc == 0 && json_object_set(covered, qs[i]->ns, json_true()) != 0) rc = -1;
+        store_obj_unref(qs[i]);
+    }
+    free(qs);
+    qs = NULL;
+    nq = 0;
+    /* a GlobalCustomQuota the namespaces it selects */
+    if (rc == 0 && store_list(st, GCQ_PREFIX, NULL, 0, &qs, &nq, &rev, &more) != 0) rc = -1;
+    for (size_t i = 0; i < nq; i++) {
+        json_t *q = rc == 0 ? store_obj_parse(qs[i]) : NULL;
+        char err[256];
+        cq_quota *c = q ? cq_compile(json_object_get(q, "spec"), true, err, sizeof err) : NULL;
+        for (size_t j = 0; c && rc == 0 && j < nn; j++) {
+            json_t *o =
+                store_obj_parse_parts(ns[j], (const char *const[]){"metadata.labels", NULL});
+            const json_t *labels = json_object_get(json_object_get(o, "metadata"), "labels");
+            if ((cq_all_namespaces(c) || cq_selects_namespace(c, labels)) &&
+                json_object_set(covered, ns[j]->name, json_true()) != 0)
+                rc = -1;
+            json_decref(o);
+        }
+        cq_free(c);
+        json_decref(q);
+        store_obj_unref(qs[i]);
+    }
+    free(qs);
+    for (size_t j = 0; j < nn; j++)
+        store_obj_unref(ns[j]);
+    free(ns);
+    if (rc == 0) rc = label_namespaces(st, COUNTED_LABEL, covered, out);
+    json_decref(covered);
+    return rc;
+}
+
+static int label_namespaces(store *st, const char *label, const json_t *selected, cw_list *out)
 {
     store_obj **objs = NULL;
     size_t n = 0;
@@ -435,8 +490,8 @@ int reconcile_pooled_labels(store *st, const json_t *selected, cw_list *out)
         json_t *labels =
             rc == 0 ? store_obj_parse_parts(objs[i], (const char *const[]){"metadata.labels", NULL})
                     : NULL;
-        const char *have = json_string_value(json_object_get(
-            json_object_get(json_object_get(labels, "metadata"), "labels"), POOLED_LABEL));
+        const char *have = json_string_value(
+            json_object_get(json_object_get(json_object_get(labels, "metadata"), "labels"), label));
         bool want = json_object_get(selected, objs[i]->name) != NULL;
         bool is = have && !strcmp(have, "true");
         json_decref(labels);
@@ -451,7 +506,7 @@ int reconcile_pooled_labels(store *st, const json_t *selected, cw_list *out)
             snprintf(w->method, sizeof w->method, "PATCH");
             snprintf(w->path, sizeof w->path, "/api/v1/namespaces/%s", objs[i]->name);
             snprintf(w->key, sizeof w->key, "%s", objs[i]->key);
-            json_t *patch = json_pack("{s:{s:{s:o}}}", "metadata", "labels", POOLED_LABEL,
+            json_t *patch = json_pack("{s:{s:{s:o}}}", "metadata", "labels", label,
                                       want ? json_string("true") : json_null());
             w->body = patch ? jdump(patch, NULL) : NULL;
             json_decref(patch);
@@ -485,6 +540,35 @@ static void drop_empty_groups(json_t *status)
     }
 }
 
+typedef struct settle_ctx {
+    store *st;
+    mirror *m;
+} settle_ctx;
+
+/* Whether the mirror shows reservation r's object as counted: the object
+ * with its uid, for an update at another version than the one it was
+ * decided on (cluster/cq_guard.h). Not inside a store transaction (it asks
+ * the mirror). */
+static bool settled(void *arg, const json_t *r)
+{
+    settle_ctx *c = arg;
+    const char *res = json_string_value(json_object_get(r, "resource"));
+    const char *ns = json_string_value(json_object_get(r, "namespace"));
+    const char *name = json_string_value(json_object_get(r, "name"));
+    const char *uid = json_string_value(json_object_get(r, "uid"));
+    const char *from = json_string_value(json_object_get(r, "from"));
+    char key[700], crv[64];
+    if (!res || !name || !uid) return true; /* not one of allot's: holds nothing */
+    snprintf(key, sizeof key, "%s/%s/%s", res, ns ? ns : "", name);
+    store_obj *o = store_get(c->st, key);
+    json_t *obj = o ? store_obj_parse(o) : NULL;
+    store_obj_unref(o);
+    bool same = obj && !strcmp(meta_str(obj, "uid") ? meta_str(obj, "uid") : "", uid);
+    json_decref(obj);
+    if (!same) return false;
+    return !from || !*from || !mirror_cluster_rv(c->m, key, crv, sizeof crv) || strcmp(crv, from);
+}
+
 int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
 {
     static const char *const prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
@@ -502,9 +586,17 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
          * from inside one could deadlock. A version that moves on meanwhile
          * only makes the write conflict, and it is planned again. */
         char(*crv)[64] = n ? calloc(n, sizeof *crv) : NULL;
-        if (n && !crv) rc = -1;
-        for (size_t i = 0; rc == 0 && i < n; i++)
+        json_t **kept = n ? calloc(n, sizeof *kept) : NULL;
+        if (n && (!crv || !kept)) rc = -1;
+        settle_ctx sc = {st, m};
+        int64_t now = (int64_t)time(NULL);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
             if (!mirror_cluster_rv(m, objs[i]->key, crv[i], sizeof crv[i])) crv[i][0] = '\0';
+            /* the reservations still in flight (cluster/cq_guard.h) */
+            json_t *cur = store_obj_parse(objs[i]);
+            if (!cur || !(kept[i] = cq_reservations_kept(cur, now, settled, &sc))) rc = -1;
+            json_decref(cur);
+        }
         /* a read-only transaction: the recount sees one revision */
         store_txn *t = rc == 0 && n ? store_begin(st) : NULL;
         if (n && !t) rc = -1;
@@ -516,6 +608,8 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
             json_t *want = rc == 0 && crv[i][0] ? cq_book_recount_view(t, objs[i], &e) : NULL;
             api_err_clear(&e);
             if (want) drop_empty_groups(json_object_get(want, "status"));
+            if (want && json_array_size(kept[i]))
+                json_object_set(json_object_get(want, "status"), "reservations", kept[i]);
             json_t *cur = want ? store_obj_parse(objs[i]) : NULL;
             bool same =
                 cur && json_equal(json_object_get(cur, "status"), json_object_get(want, "status"));
@@ -538,6 +632,9 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
             store_obj_unref(objs[i]);
         }
         if (t) store_abort(t);
+        for (size_t i = 0; kept && i < n; i++)
+            json_decref(kept[i]);
+        free(kept);
         free(crv);
         free(objs);
     }

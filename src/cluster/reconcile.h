@@ -60,4 +60,13 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out);
  * whoever writes it). Appended to out. 0 or -1. */
 int reconcile_pooled_labels(store *st, const json_t *selected, cw_list *out);
 
+/* The label allot keeps on every namespace some custom quota covers (a
+ * CustomQuota's own, those a GlobalCustomQuota selects), so that the
+ * webhook on the kinds they count is scoped to them. */
+#define COUNTED_LABEL "allot.dev/counted"
+
+/* The label writes that make COUNTED_LABEL mark exactly those namespaces.
+ * Appended to out. 0 or -1. */
+int reconcile_counted_labels(store *st, cw_list *out);
+
 #endif

@@ -28,6 +28,8 @@ struct reg_explain;
 struct ar_request;
 typedef struct webhook_guard {
     int (*catch_up)(void *arg, const struct ar_request *r, api_err *e);
+    /* whether the registry's dry run decides r (NULL: always) */
+    bool (*dry_runs)(const struct ar_request *r);
     int (*fn)(void *arg, const struct ar_request *r, api_err *e);
     void (*undo)(void *arg, const struct ar_request *r);
     void *arg;

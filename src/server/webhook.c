@@ -156,14 +156,15 @@ int webhook_review(store *st, const webhook_guard *g, const char *body, size_t l
     /* A verdict is all a review asks for (registry.h). */
     bool allowed = !g || !g->catch_up || g->catch_up(g->arg, &r, &e) == 0;
     reg_set_verdict_only(true);
-    allowed = allowed && decide(st, &r, &e) == 0;
+    bool dry = !g || !g->dry_runs || g->dry_runs(&r);
+    allowed = allowed && (!dry || decide(st, &r, &e) == 0);
     reg_set_verdict_only(false);
     int guarded = allowed && g && g->fn ? g->fn(g->arg, &r, &e) : 0;
     if (guarded == 1) {
         /* the guard pinned what the decision reads (a frozen quota): the
          * answer is the one made on that */
         reg_set_verdict_only(true);
-        allowed = decide(st, &r, &e) == 0;
+        allowed = !dry || decide(st, &r, &e) == 0;
         reg_set_verdict_only(false);
         if (!allowed && g->undo) g->undo(g->arg, &r);
     } else {

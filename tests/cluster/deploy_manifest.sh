@@ -22,7 +22,7 @@ fi
 import base64, sys, yaml
 ca = open(sys.argv[1]).read()
 (cfg,) = [d for d in yaml.safe_load_all(sys.stdin) if d]
-assert len(cfg["webhooks"]) == 5, cfg["webhooks"]
+assert len(cfg["webhooks"]) == 6, cfg["webhooks"]
 for h in cfg["webhooks"]:
     cc = h["clientConfig"]
     assert base64.b64decode(cc["caBundle"]).decode() == ca, h["name"]

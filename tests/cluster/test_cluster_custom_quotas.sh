@@ -5,10 +5,10 @@
 # allot in cluster mode, driven by the real kubectl: the leader's writer
 # keeps both quotas' statuses as a recount of the cluster's pods gives
 # them (usage, available, claims), following creates and deletes, and a
-# pod in a namespace outside the tenant counts for neither. Enforcement
-# (denials at admission) is not built in cluster mode yet
-# (docs/cluster-mode.md, "Not built yet"): what is checked here is the
-# observational half Capsule documents for a quota without its webhook.
+# pod in a namespace outside the tenant counts for neither; then enforced
+# at admission through allot's webhook on pods (cluster/cq_guard.c): the
+# seed's refusals with Capsule's texts, reservations settled by the
+# writer, and a burst of 12 pods against a quota of 5 admitting 5.
 # Every wait is bounded. Exit 77 (skipped) without the kube binaries or etcd.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -61,4 +61,44 @@ echo "ok: deletes released"
 kc label namespace other capsule.clastix.io/tenant=solar >/dev/null
 wait_until 30 is 2/4 gcq || fail "GlobalCustomQuota after a namespace joined: '$(gcq)', want 2/4"
 echo "ok: a namespace that joins the tenant is counted"
+
+# Enforced at admission (cluster/cq_guard.c): seed 003's walkthrough. The
+# namespaced quota (3) refuses the fourth pod of solar-test first, with
+# Capsule's text; the global one (6) the seventh pod of the tenant.
+pod solar-test e
+pod solar-test f
+out=$(pod solar-test g 2>&1) && fail "a fourth pod in solar-test was admitted"
+expect_contains "fourth pod" "$out" 'admission webhook "pods.counted.allot.dev" denied the request: pods "g" is forbidden: creating resource exceeds limit for CustomQuota "pod-count-limit" (requested=1, currentUsed=4, available=0, limit=3, inflightReserved='
+pod solar-prod h
+pod solar-prod i
+out=$(pod solar-prod j 2>&1) && fail "a seventh pod in the tenant was admitted"
+expect_contains "seventh pod" "$out" 'exceeds limit for GlobalCustomQuota "pod-count-limit" (requested=1, currentUsed=7, available=0, limit=6'
+wait_until 30 is 3/0 cq || fail "CustomQuota status: '$(cq)', want 3/0"
+wait_until 30 is 6/0 gcq || fail "GlobalCustomQuota status: '$(gcq)', want 6/0"
+reservations() { kc get customquota pod-count-limit -n solar-test -o 'jsonpath={.status.reservations}'; }
+wait_until 30 is "" reservations || fail "reservations left: $(reservations)"
+echo "ok: the fourth pod of solar-test and the seventh of the tenant are refused; reservations settled"
+
+# A burst: 12 pods at once against a quota of 5 in a namespace of its own:
+# exactly 5 are admitted (each increase is reserved on the quota by
+# compare-and-swap before the answer).
+kc create namespace burst >/dev/null
+kc create -f - >/dev/null <<EOF
+{"apiVersion": "capsule.clastix.io/v1beta2", "kind": "CustomQuota",
+ "metadata": {"name": "five", "namespace": "burst"},
+ "spec": {"limit": "5", "sources": [{"version": "v1", "kind": "Pod", "op": "count"}]}}
+EOF
+counted_ns() { kc get namespace burst -o 'jsonpath={.metadata.labels.allot\.dev/counted}'; }
+wait_until 30 is true counted_ns || fail "burst is not marked allot.dev/counted"
+pids=()
+for i in $(seq 1 12); do
+  (pod burst "p$i" >/dev/null 2>&1 || true) &
+  pids+=($!)
+done
+wait "${pids[@]}" # (each kubectl bounded by --request-timeout)
+made=$(kc get pods -n burst -o name | wc -l)
+[ "$made" -eq 5 ] || fail "$made pods admitted against a quota of 5"
+burst() { kc get customquota five -n burst -o 'jsonpath={.status.usage.used}/{.status.reservations}'; }
+wait_until 30 is 5/ burst || fail "burst quota: '$(burst)', want 5 used, no reservations"
+echo "ok: 12 pods at once against a quota of 5: 5 admitted"
 echo "PASS"

@@ -57,7 +57,7 @@ kc patch validatingwebhookconfiguration allot.dev -p "$("$ALLOTD" webhook-config
 ca64=$(base64 -w0 <"$E2E_DIR/tls/ca.crt")
 bundles() { kc get validatingwebhookconfiguration allot.dev -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'; }
 [ "$(bundles | sort -u)" = "$ca64" ] || fail "caBundle after patch: $(bundles | head -c 200)"
-[ "$(bundles | wc -l)" = 5 ] || fail "webhooks: $(bundles | wc -l)"
+[ "$(bundles | wc -l)" = 6 ] || fail "webhooks: $(bundles | wc -l)"
 kc apply -k "$base" >/dev/null
 [ "$(bundles | sort -u)" = "$ca64" ] || fail "a second apply -k dropped the caBundle"
 svc=$(kc get validatingwebhookconfiguration allot.dev -o jsonpath='{.webhooks[0].clientConfig.service.namespace}/{.webhooks[0].clientConfig.service.name}:{.webhooks[0].clientConfig.service.port}{.webhooks[0].clientConfig.service.path}')

@@ -408,6 +408,48 @@ static void test_cq_status_plan(void **state)
                         "3");
     json_decref(q2);
     cw_list_free(&plan);
+
+    /* Reservations (cluster/cq_guard.h) in the quota's status as the
+     * cluster holds it: pod d's create, not in the mirror yet, is kept;
+     * pod a's create, which the mirror holds, is settled; one expired goes;
+     * an update of c decided at its version 44, which the mirror still
+     * holds, is kept. The status written carries exactly those kept. */
+    char res[1024];
+    long long later = (long long)time(NULL) + 60;
+    snprintf(res, sizeof res,
+             "[{\"uid\":\"d\",\"namespace\":\"n1\",\"name\":\"d\",\"resource\":\"pods\","
+             "\"usage\":\"1\",\"expires\":%lld},"
+             "{\"uid\":\"a\",\"namespace\":\"n1\",\"name\":\"a\",\"resource\":\"pods\","
+             "\"usage\":\"1\",\"expires\":%lld},"
+             "{\"uid\":\"x\",\"namespace\":\"n1\",\"name\":\"x\",\"resource\":\"pods\","
+             "\"usage\":\"1\",\"expires\":1},"
+             "{\"uid\":\"c\",\"namespace\":\"n1\",\"name\":\"c\",\"resource\":\"pods\","
+             "\"from\":\"44\",\"usage\":\"1\",\"expires\":%lld}]",
+             later, later, later);
+    json_t *rs = json_loads(res, 0, NULL);
+    assert_non_null(rs);
+    json_object_set_new(json_object_get(q, "status"), "reservations", rs);
+    json_object_set_new(meta, "resourceVersion", json_string("45"));
+    assert_int_equal(mirror_event(m, cqs, "MODIFIED", q, err, sizeof err), 0);
+    assert_int_equal(reconcile_cq_plan(st, m, &plan), 0);
+    assert_int_equal(plan.n, 1);
+    json_t *q3 = J(plan.v[0].body);
+    json_t *kept = json_object_get(json_object_get(q3, "status"), "reservations");
+    assert_int_equal(json_array_size(kept), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(kept, 0), "uid")), "d");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(kept, 1), "uid")), "c");
+    json_decref(q3);
+    cw_list_free(&plan);
+    /* c's update commits (the mirror moves past 44): settled too */
+    assert_int_equal(event(m, pods, "MODIFIED", POD("c", "46")), 0);
+    assert_int_equal(reconcile_cq_plan(st, m, &plan), 0);
+    assert_int_equal(plan.n, 1);
+    q3 = J(plan.v[0].body);
+    kept = json_object_get(json_object_get(q3, "status"), "reservations");
+    assert_int_equal(json_array_size(kept), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(kept, 0), "uid")), "d");
+    json_decref(q3);
+    cw_list_free(&plan);
 #undef POD
     json_decref(q);
     mirror_free(m);
