@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""test_pool_race.py - issue 28's race test ("Done when", second bullet), as
-far as cluster mode is built: pools and claims. Custom quotas in cluster mode
-are not built (docs/cluster-mode.md, "Not built yet": no webhooks on the
-kinds they count, no reservations), so no CustomQuota-counted objects are
-created and "every CustomQuota's recounted usage <= limit" is not checked.
+"""test_pool_race.py - issue 28's race test ("Done when", second bullet):
+pools, claims, and custom quotas on pods (a CustomQuota of CQ_LIMIT pods in
+t1 and a GlobalCustomQuota of GCQ_LIMIT over the namespaces pool-a selects,
+enforced by allot's webhook with reservations, cluster/cq_guard.c): every
+sample checks their recounted usage against their limits, and the end that
+their statuses are the recount with no reservation left.
 
 Run by test_pool_race.sh (ctest cluster/pool-race) on the real
 kube-apiserver v1.20.2 of scripts/kube-up.sh (no kubelet: pods stay Pending,
@@ -96,7 +97,14 @@ EXPECTED = [
     ("pool below claimed", "can not reduce"),
     ("release raced a pod", "the namespace's quota changed while the claim was released"),
     ("conflict", "the object has been modified"),
+    ("custom quota exceeded", "resource exceeds limit for"),
+    ("custom quota raced", "kept changing while the write was reserved"),
 ]
+# Custom quotas counting pods (cluster/cq_guard.c): a CustomQuota in t1 and
+# a GlobalCustomQuota over the namespaces pool-a selects, each lower than
+# what the pools would let in, so that they bind.
+CQ_NS, CQ_LIMIT = "t1", 2
+GCQ_LABEL, GCQ_LIMIT = "pool-a", 4
 
 T0 = time.monotonic()
 
@@ -928,6 +936,23 @@ class Sampler:
                         f"{', '.join(sorted(set(rec_who) & bound_names)) or 'none'})")
 
         steady_pods = [p for u, p in p1.items() if u in p5]
+        # Custom quotas, recounted from the pods present in reads 2 and 5
+        # (they existed between): the CustomQuota's namespace, and the
+        # namespaces the global one selects at reads 0 and 7 (pods there
+        # are gated while t2 is out of pa: none is made outside the
+        # selection and brought in).
+        live = [p for p in steady_pods if not p["metadata"].get("deletionTimestamp")]
+        in_cq = [p for p in live if p["metadata"]["namespace"] == CQ_NS]
+        in_gcq = [p for p in live
+                  if all((n.get(p["metadata"]["namespace"]) or {}).get(GCQ_LABEL) == "on"
+                         for n in (n0, n7))]
+        for what, ps, lim in (("CustomQuota", in_cq, CQ_LIMIT),
+                              ("GlobalCustomQuota", in_gcq, GCQ_LIMIT)):
+            if len(ps) > lim:
+                self.rec.violation("custom quota's recounted usage exceeds its limit", what, "pods",
+                                   f"{t}: {len(ps)} pods > limit {lim}: " + ", ".join(sorted(
+                                       f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+                                       for p in ps)))
         for q in quotas:
             ns, qn = q["metadata"]["namespace"], q["metadata"]["name"]
             hard = rl(q["spec"].get("hard"))
@@ -978,13 +1003,16 @@ def snapshot(kube):
         "quotas_rv": quotas_rv,
         "namespaces": {n["metadata"]["name"]: n for n in kube.items("/api/v1/namespaces")},
         "pods": [p for p in kube.items("/api/v1/pods") if p["metadata"]["namespace"] in NAMESPACES],
+        "cqs": kube.items(f"/apis/{G}/{V}/namespaces/{CQ_NS}/customquotas") +
+        kube.items(f"/apis/{G}/{V}/globalcustomquotas"),
     }
 
 
 def signature(s):
     """What the writer writes, as (kind, namespace, name, resourceVersion)."""
     tagged = [("pool", o) for o in s["pools"].values()] + [("claim", o) for o in s["claims"]] + \
-        [("quota", o) for o in s["quotas"]] + [("namespace", o) for o in s["namespaces"].values()]
+        [("quota", o) for o in s["quotas"]] + [("namespace", o) for o in s["namespaces"].values()] + \
+        [("cq", o) for o in s["cqs"]]
     return sorted((k, o["metadata"].get("namespace", ""), o["metadata"]["name"],
                    o["metadata"]["resourceVersion"]) for k, o in tagged)
 
@@ -1075,6 +1103,21 @@ def final_check(s, wall):
                 if pods_use.get(res, 0) > h:
                     bad.append((f"{ns}/{RQ_PREFIX}{pool}: pods {fmt(pods_use)} > hard {fmt(hard)}",
                                 qref(q, s["quotas_rv"])))
+    # Custom quotas: the status is the recount of the pods there, within
+    # the limit, with no reservation left.
+    live = [p for p in s["pods"] if not p["metadata"].get("deletionTimestamp")]
+    for q in s["cqs"]:
+        glob = q["kind"] == "GlobalCustomQuota"
+        ps = [p for p in live if
+              (((s["namespaces"].get(p["metadata"]["namespace"]) or {}).get("metadata", {})
+                .get("labels") or {}).get(GCQ_LABEL) == "on" if glob
+               else p["metadata"]["namespace"] == CQ_NS)]
+        lim = GCQ_LIMIT if glob else CQ_LIMIT
+        st = q.get("status") or {}
+        used = (st.get("usage") or {}).get("used")
+        if str(used) != str(len(ps)) or len(ps) > lim or st.get("reservations"):
+            bad.append((f"{q['kind']} pods: status used {used}, reservations "
+                        f"{st.get('reservations')}; recounted {len(ps)} (limit {lim})", None))
     return bad
 
 
@@ -1158,7 +1201,27 @@ def setup(kube, rec):
                       lambda: ((kube.req("GET", f"/api/v1/namespaces/{ns}/resourcequotas/"
                                 f"{RQ_PREFIX}{pools[0]}")[1].get("status") or {})
                                .get("hard") or {}).get("pods") not in (None, "0"))
-    rec.event("setup: namespaces pooled, capsule-pool quotas in place, a base claim bound in each")
+    cq = {"apiVersion": f"{G}/{V}", "kind": "CustomQuota",
+          "metadata": {"name": "pods", "namespace": CQ_NS},
+          "spec": {"limit": str(CQ_LIMIT), "sources": [{"version": "v1", "kind": "Pod",
+                                                        "op": "count"}]}}
+    gcq = {"apiVersion": f"{G}/{V}", "kind": "GlobalCustomQuota", "metadata": {"name": "pods"},
+           "spec": {"limit": str(GCQ_LIMIT),
+                    "namespaceSelectors": [{"matchLabels": {GCQ_LABEL: "on"}}],
+                    "sources": [{"version": "v1", "kind": "Pod", "op": "count"}]}}
+    for path, body in ((f"/apis/{G}/{V}/namespaces/{CQ_NS}/customquotas", cq),
+                       (f"/apis/{G}/{V}/globalcustomquotas", gcq)):
+        st, b = kube.req("POST", path, body)
+        if st != 201:
+            sys.exit(f"FAIL: create {body['kind']}: HTTP {st}: {b.get('message')}")
+    for ns, pools in NAMESPACES.items():
+        if "pa" in pools:
+            deadline_wait(f"{ns} marked allot.dev/counted", 60,
+                          lambda: (kube.req("GET", f"/api/v1/namespaces/{ns}")[1]
+                                   .get("metadata", {}).get("labels", {})
+                                   .get("allot.dev/counted")) == "true")
+    rec.event("setup: namespaces pooled, capsule-pool quotas in place, a base claim bound in each, "
+              "custom quotas on pods counting")
 
 
 def webhooks_sent(kube):
