@@ -105,7 +105,7 @@ static void resource_of(const ar_request *r, char *buf, size_t n)
 static int reserve_once(kube_client *kc, const cand *c, const ar_request *r, const json_t *labels,
                         api_err *e)
 {
-    char path[700], spath[720], err[256], *resp = NULL;
+    char path[700], spath[720], err[256] = "", *resp = NULL;
     long status = 0;
     quota_path(c, ns_of(r), false, path, sizeof path);
     quota_path(c, ns_of(r), true, spath, sizeof spath);
@@ -137,10 +137,10 @@ static int reserve_once(kube_client *kc, const cand *c, const ar_request *r, con
     json_t *keep = json_array(), *v;
     size_t i;
     int64_t now = (int64_t)time(NULL);
+    /* (an earlier reservation of this object, its create's say, stays: it
+     * covers what this one does not, until the mirror shows it counted) */
     json_array_foreach(json_object_get(st, "reservations"), i, v)
     {
-        const char *their = json_string_value(json_object_get(v, "uid"));
-        if (*uid && their && !strcmp(their, uid)) continue; /* this object's, made again below */
         if (json_integer_value(json_object_get(v, "expires")) > now &&
             qty_from_json(json_object_get(v, "usage"), &one) == 0)
             qty_add(&reserved, &one);
