@@ -649,7 +649,8 @@ DEF(CustomQuotaSpecSource, SK(1, "kind"), S(2, "apiVersion"), SK(3, "group"), S(
 DEF(SelectorWithFields, INL(1, LabelSelector), RS(2, "fieldSelectors"), RS(3, "celExpressions"));
 DEF(CustomQuotaStatus, I64(1, "observedGeneration"), M(2, "usage", CustomQuotaUsage),
     RM(3, "claims", CustomQuotaClaim), RM(4, "targets", CustomQuotaTarget),
-    RM(5, "conditions", Condition), RM(6, "reservations", CustomQuotaReservation));
+    RM(5, "conditions", Condition), RM(6, "reservations", CustomQuotaReservation),
+    MSS(7, "countedThrough"));
 DEF(CustomQuotaReservation, SK(1, "uid"), S(2, "namespace"), SK(3, "name"), SK(4, "resource"),
     S(5, "from"), QTY(6, "usage"), I64(7, "expires"));
 DEF(CustomQuotaUsage, QTY(1, "used"), QTY(2, "available"));

@@ -1688,6 +1688,10 @@ static const sch_doc docs[] = {
     D("CustomQuotaStatus", "reservations",
       "Cluster mode: increases allowed at admission and not yet counted, each until the object "
       "is counted or its reservation expires."),
+    D("CustomQuotaStatus", "countedThrough",
+      "Cluster mode: per resource (<plural>, or <plural>.<group>), the highest resourceVersion "
+      "among the objects and namespaces this status counts. A replica recounts the quota only "
+      "once its watches have reached them."),
     T("CustomQuotaReservation", "An increase allowed at admission, not yet counted."),
     R("CustomQuotaReservation", "uid", "UID of the object the increase is for."),
     D("CustomQuotaReservation", "namespace", "Namespace of the object."),

@@ -81,7 +81,7 @@ static void feed_replace(void *arg, json_t *items, const char *rv)
 {
     feed *f = arg;
     char err[256];
-    if (mirror_replace(f->c->m, f->k, items, err, sizeof err) != 0)
+    if (mirror_replace(f->c->m, f->k, items, rv, err, sizeof err) != 0)
         log_msg(LOG_ERROR, "cannot take in a cluster list", "\"resource\":\"%s\",\"error\":\"%s\"",
                 f->k->resource, err);
     else

@@ -17,6 +17,10 @@ struct mirror {
     /* store key -> the cluster's resourceVersion: each entry one block,
      * "key\0crv\0", which the map's key points into (it borrows keys). */
     strmap *crv;
+    /* store resource ("pods", "<plural>.<group>") -> how far its
+     * collection was taken in (mirror_progress): each entry one block,
+     * the resource's text after a uint64_t, which the map's key points into. */
+    strmap *progress;
     mirror_stats stats;
 };
 
@@ -24,7 +28,8 @@ mirror *mirror_new(store *st)
 {
     mirror *m = calloc(1, sizeof *m);
     if (!m) return NULL;
-    if (!(m->crv = strmap_new())) {
+    if (!(m->crv = strmap_new()) || !(m->progress = strmap_new())) {
+        strmap_free(m->crv);
         free(m);
         return NULL;
     }
@@ -33,6 +38,7 @@ mirror *mirror_new(store *st)
     if (clock_cond_init(&m->taken) != 0) {
         pthread_mutex_destroy(&m->mu);
         strmap_free(m->crv);
+        strmap_free(m->progress);
         free(m);
         return NULL;
     }
@@ -46,6 +52,9 @@ void mirror_free(mirror *m)
     for (size_t it = 0; strmap_next(m->crv, &it, NULL, &v);)
         free(v);
     strmap_free(m->crv);
+    for (size_t it = 0; strmap_next(m->progress, &it, NULL, &v);)
+        free(v);
+    strmap_free(m->progress);
     pthread_cond_destroy(&m->taken);
     pthread_mutex_destroy(&m->mu);
     free(m);
@@ -109,6 +118,34 @@ static int crv_put(mirror *m, const char *key, const char *crv)
     }
     free(old);
     return 0;
+}
+
+uint64_t mirror_rv_value(const char *rv)
+{
+    char *end;
+    if (!rv || !*rv || *rv < '0' || *rv > '9') return 0;
+    unsigned long long v = strtoull(rv, &end, 10);
+    return *end ? 0 : (uint64_t)v;
+}
+
+/* Kind k's collection is taken in through cluster resourceVersion rv.
+ * Under mu. Out of memory only forgets progress (a write waits longer). */
+static void progress_put(mirror *m, const api_kind *k, const char *rv)
+{
+    uint64_t v = mirror_rv_value(rv);
+    char res[256];
+    api_kind_store_resource(k, res, sizeof res);
+    uint64_t *cur = strmap_get(m->progress, res);
+    if (cur) {
+        if (v > *cur) *cur = v;
+        return;
+    }
+    size_t rl = strlen(res) + 1;
+    uint64_t *e = malloc(sizeof *e + rl);
+    if (!e) return;
+    *e = v;
+    memcpy(e + 1, res, rl);
+    if (strmap_put(m->progress, (char *)(e + 1), e, NULL) != 0) free(e);
 }
 
 static const char *meta_str(const json_t *obj, const char *field)
@@ -198,7 +235,8 @@ static int apply(mirror *m, batch *b, int64_t rev0, char *err, size_t errlen)
     return rc;
 }
 
-int mirror_replace(mirror *m, const api_kind *k, const json_t *items, char *err, size_t errlen)
+int mirror_replace(mirror *m, const api_kind *k, const json_t *items, const char *list_rv,
+                   char *err, size_t errlen)
 {
     if (errlen) *err = '\0';
     if (!json_is_array(items)) return snprintf(err, errlen, "items is not a list"), -1;
@@ -257,6 +295,7 @@ int mirror_replace(mirror *m, const api_kind *k, const json_t *items, char *err,
         rc = apply(m, &b, rev0, err, errlen);
     else if (!*err)
         snprintf(err, errlen, "out of memory");
+    if (rc == 0) progress_put(m, k, list_rv);
     pthread_cond_broadcast(&m->taken);
     pthread_mutex_unlock(&m->mu);
     void *v;
@@ -285,6 +324,7 @@ int mirror_event(mirror *m, const api_kind *k, const char *type, const json_t *o
         m->stats.skipped++;
     else
         rc = apply(m, &b, rev0, err, errlen);
+    if (rc == 0) progress_put(m, k, meta_str(obj, "resourceVersion"));
     pthread_cond_broadcast(&m->taken);
     pthread_mutex_unlock(&m->mu);
     batch_free(&b);
@@ -298,6 +338,15 @@ bool mirror_cluster_rv(mirror *m, const char *key, char *buf, size_t n)
     if (v) snprintf(buf, n, "%s", v);
     pthread_mutex_unlock(&m->mu);
     return v != NULL;
+}
+
+uint64_t mirror_progress(mirror *m, const char *resource)
+{
+    pthread_mutex_lock(&m->mu);
+    const uint64_t *v = strmap_get(m->progress, resource);
+    uint64_t out = v ? *v : 0;
+    pthread_mutex_unlock(&m->mu);
+    return out;
 }
 
 /* Whether the mirror's version `have` of an object is `want` or later:

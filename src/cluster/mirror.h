@@ -41,12 +41,14 @@ typedef struct mirror mirror;
 mirror *mirror_new(store *st);
 void mirror_free(mirror *m);
 
-/* After a (re)list of kind k's collection: make the store hold exactly
- * `items` (objects of kind k as the cluster serves them; borrowed) of that
- * kind. Objects the cluster no longer has are deleted, changed ones
- * modified, unchanged ones (same cluster resourceVersion) left alone. 0, or
- * -1 with err (nothing was taken in). */
-int mirror_replace(mirror *m, const api_kind *k, const json_t *items, char *err, size_t errlen);
+/* After a (re)list of kind k's collection at cluster resourceVersion
+ * list_rv: make the store hold exactly `items` (objects of kind k as the
+ * cluster serves them; borrowed) of that kind. Objects the cluster no
+ * longer has are deleted, changed ones modified, unchanged ones (same
+ * cluster resourceVersion) left alone. 0, or -1 with err (nothing was taken
+ * in). */
+int mirror_replace(mirror *m, const api_kind *k, const json_t *items, const char *list_rv,
+                   char *err, size_t errlen);
 
 /* One watch event of kind k's collection: type "ADDED", "MODIFIED" or
  * "DELETED"; obj borrowed. An event the mirror already has (same cluster
@@ -66,6 +68,17 @@ bool mirror_cluster_rv(mirror *m, const char *key, char *buf, size_t n);
  * integers (etcd's revisions, which is what every kube-apiserver serves);
  * anything else only when equal. false on timeout. */
 bool mirror_wait_crv(mirror *m, const char *key, const char *crv, int64_t timeout_ms);
+
+/* How far the collection of `resource` (a store resource: "pods",
+ * "<plural>.<group>") has been taken in: the highest cluster
+ * resourceVersion of its lists and events, as an integer (etcd's
+ * revisions); 0 when none was, or they are not integers. Every change of
+ * that collection at or below it is in the mirror. */
+uint64_t mirror_progress(mirror *m, const char *resource);
+
+/* A cluster resourceVersion as that integer, or 0 (NULL, empty, or not a
+ * decimal integer). */
+uint64_t mirror_rv_value(const char *rv);
 
 typedef struct mirror_stats {
     uint64_t replaces, events, ingested, skipped, failed;

@@ -569,6 +569,67 @@ static bool settled(void *arg, const json_t *r)
     return !from || !*from || !mirror_cluster_rv(c->m, key, crv, sizeof crv) || strcmp(crv, from);
 }
 
+/* Raise marks[resource] to cluster resourceVersion `crv` (integers). */
+static int mark(json_t *marks, const char *resource, const char *crv)
+{
+    uint64_t v = mirror_rv_value(crv);
+    if (!v || v <= mirror_rv_value(json_string_value(json_object_get(marks, resource)))) return 0;
+    return json_object_set_new(marks, resource, json_string(crv));
+}
+
+/* What a custom quota's status was counted through (its countedThrough):
+ * per store resource, the highest cluster resourceVersion among the
+ * objects it counts (status.claims) and, for a global quota, the
+ * namespaces it selects (status.namespaces), as the mirror holds them.
+ * Each is the version of a change the collection's watch delivers, so any
+ * replica's mirror reaches it (docs/cluster-mode.md, "Custom quotas'
+ * statuses"). A new object, or NULL. Not inside a store transaction. */
+static json_t *counted_through(mirror *m, const json_t *status)
+{
+    json_t *marks = json_object(), *c;
+    char key[700], crv[64], av[300], res[256];
+    size_t i;
+    json_array_foreach(json_object_get(status, "claims"), i, c)
+    {
+        const char *g = json_string_value(json_object_get(c, "group"));
+        const char *v = json_string_value(json_object_get(c, "version"));
+        const char *kind = json_string_value(json_object_get(c, "kind"));
+        const char *ns = json_string_value(json_object_get(c, "namespace"));
+        const char *name = json_string_value(json_object_get(c, "name"));
+        snprintf(av, sizeof av, "%s%s%s", g ? g : "", g && *g ? "/" : "", v ? v : "");
+        const api_kind *k = v && kind && name ? api_kind_by_kind(av, kind) : NULL;
+        if (!k || api_kind_key(k, k->namespaced && ns ? ns : "", name, key, sizeof key) < 0 ||
+            !mirror_cluster_rv(m, key, crv, sizeof crv))
+            continue; /* (gone since: counted no more) */
+        api_kind_store_resource(k, res, sizeof res);
+        if (marks && mark(marks, res, crv) != 0) json_decref(marks), marks = NULL;
+    }
+    const api_kind *nsk = api_kind_find("", "v1", "namespaces");
+    json_array_foreach(json_object_get(status, "namespaces"), i, c)
+    {
+        const char *name = json_string_value(c);
+        if (!nsk || !name || api_kind_key(nsk, "", name, key, sizeof key) < 0 ||
+            !mirror_cluster_rv(m, key, crv, sizeof crv))
+            continue;
+        api_kind_store_resource(nsk, res, sizeof res);
+        if (marks && mark(marks, res, crv) != 0) json_decref(marks), marks = NULL;
+    }
+    return marks;
+}
+
+/* Whether the mirror has taken in every collection through the marks of
+ * quota status `status` (see counted_through). */
+static bool caught_up(mirror *m, const json_t *status)
+{
+    const char *res;
+    json_t *v;
+    json_object_foreach(json_object_get(status, "countedThrough"), res, v)
+    {
+        if (mirror_progress(m, res) < mirror_rv_value(json_string_value(v))) return false;
+    }
+    return true;
+}
+
 int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
 {
     static const char *const prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
@@ -581,40 +642,60 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
         int64_t rev;
         bool more;
         if (!k || store_list(st, prefixes[r], NULL, 0, &objs, &n, &rev, &more) != 0) return -1;
-        /* The cluster's versions first, outside the transaction: the mirror
-         * takes its lock before the store's (mirror_event), so asking it
-         * from inside one could deadlock. A version that moves on meanwhile
-         * only makes the write conflict, and it is planned again. */
+        /* What asks the mirror comes before and after the transaction: the
+         * mirror takes its lock before the store's (mirror_event), so
+         * asking it from inside one could deadlock. A version that moves
+         * on meanwhile only makes the write conflict, and it is planned
+         * again. */
         char(*crv)[64] = n ? calloc(n, sizeof *crv) : NULL;
-        json_t **kept = n ? calloc(n, sizeof *kept) : NULL;
-        if (n && (!crv || !kept)) rc = -1;
+        json_t **kept = n ? calloc(n, sizeof *kept) : NULL,
+               **want = n ? calloc(n, sizeof *want) : NULL;
+        if (n && (!crv || !kept || !want)) rc = -1;
         settle_ctx sc = {st, m};
         int64_t now = (int64_t)time(NULL);
         for (size_t i = 0; rc == 0 && i < n; i++) {
-            if (!mirror_cluster_rv(m, objs[i]->key, crv[i], sizeof crv[i])) crv[i][0] = '\0';
-            /* the reservations still in flight (cluster/cq_guard.h) */
             json_t *cur = store_obj_parse(objs[i]);
-            if (!cur || !(kept[i] = cq_reservations_kept(cur, now, settled, &sc))) rc = -1;
+            if (!cur) {
+                rc = -1;
+                break;
+            }
+            /* Counted by a replica whose watches were further on: wait
+             * until this mirror has taken in what that count saw, or the
+             * recount could miss an object already moved from reserved to
+             * used, and lower the usage under a pod that holds it. */
+            if (caught_up(m, json_object_get(cur, "status")) &&
+                mirror_cluster_rv(m, objs[i]->key, crv[i], sizeof crv[i])) {
+                /* the reservations still in flight (cluster/cq_guard.h) */
+                if (!(kept[i] = cq_reservations_kept(cur, now, settled, &sc))) rc = -1;
+            }
             json_decref(cur);
         }
         /* a read-only transaction: the recount sees one revision */
         store_txn *t = rc == 0 && n ? store_begin(st) : NULL;
         if (n && !t) rc = -1;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; rc == 0 && i < n; i++) {
             api_err e;
             api_err_init(&e);
             /* the books recounted, not the ledger's: nothing follows what
              * the mirror takes in */
-            json_t *want = rc == 0 && crv[i][0] ? cq_book_recount_view(t, objs[i], &e) : NULL;
+            want[i] = kept[i] ? cq_book_recount_view(t, objs[i], &e) : NULL;
             api_err_clear(&e);
-            if (want) drop_empty_groups(json_object_get(want, "status"));
-            if (want && json_array_size(kept[i]))
-                json_object_set(json_object_get(want, "status"), "reservations", kept[i]);
-            json_t *cur = want ? store_obj_parse(objs[i]) : NULL;
-            bool same =
-                cur && json_equal(json_object_get(cur, "status"), json_object_get(want, "status"));
+        }
+        if (t) store_abort(t);
+        for (size_t i = 0; i < n; i++) {
+            json_t *ws = json_object_get(want[i], "status");
+            if (rc == 0 && ws) {
+                drop_empty_groups(ws);
+                if (json_array_size(kept[i])) json_object_set(ws, "reservations", kept[i]);
+                json_t *marks = counted_through(m, ws);
+                if (!marks) rc = -1;
+                if (json_object_size(marks)) json_object_set(ws, "countedThrough", marks);
+                json_decref(marks);
+            }
+            json_t *cur = rc == 0 && ws ? store_obj_parse(objs[i]) : NULL;
+            bool same = cur && json_equal(json_object_get(cur, "status"), ws);
             json_decref(cur);
-            if (want && !same) {
+            if (rc == 0 && ws && !same) {
                 cluster_write *w = cw_add(out);
                 if (!w) {
                     rc = -1;
@@ -622,18 +703,17 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
                     snprintf(w->method, sizeof w->method, "PUT");
                     snprintf(w->key, sizeof w->key, "%s", objs[i]->key);
                     api_path(k, objs[i]->ns, objs[i]->name, "status", w->path, sizeof w->path);
-                    if (!(w->body = body_of(k, want, crv[i]))) {
+                    if (!(w->body = body_of(k, want[i], crv[i]))) {
                         out->n--;
                         rc = -1;
                     }
                 }
             }
-            json_decref(want);
+            json_decref(want[i]);
+            json_decref(kept[i]);
             store_obj_unref(objs[i]);
         }
-        if (t) store_abort(t);
-        for (size_t i = 0; kept && i < n; i++)
-            json_decref(kept[i]);
+        free(want);
         free(kept);
         free(crv);
         free(objs);

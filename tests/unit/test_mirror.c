@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "api/admission_review.h"
+#include "cluster/cq_guard.h"
 #include "cluster/leave_guard.h"
 #include "cluster/mirror.h"
 #include "cluster/reconcile.h"
@@ -27,13 +29,19 @@ static const api_kind *cms(void)
     return test_kind("", "v1", "configmaps");
 }
 
-static int replace(mirror *m, const api_kind *k, const char *items)
+/* A list of kind k at cluster resourceVersion list_rv taken in. */
+static int replace_at(mirror *m, const api_kind *k, const char *items, const char *list_rv)
 {
     json_t *a = J(items);
     char err[256];
-    int rc = mirror_replace(m, k, a, err, sizeof err);
+    int rc = mirror_replace(m, k, a, list_rv, err, sizeof err);
     json_decref(a);
     return rc;
+}
+
+static int replace(mirror *m, const api_kind *k, const char *items)
+{
+    return replace_at(m, k, items, "");
 }
 
 static int event(mirror *m, const api_kind *k, const char *type, const char *obj)
@@ -392,6 +400,11 @@ static void test_cq_status_plan(void **state)
     assert_string_equal(json_string_value(json_object_get(
                             json_object_get(json_object_get(q, "status"), "usage"), "used")),
                         "2");
+    /* what it was counted through: the newest pod it counts */
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(q, "status"), "countedThrough"), "pods")),
+        "42");
     cw_list_free(&plan);
     /* the cluster takes it; the mirror sees it come back */
     json_object_set_new(meta, "resourceVersion", json_string("43"));
@@ -456,6 +469,109 @@ static void test_cq_status_plan(void **state)
     store_close(st);
 }
 
+/* A status counted by a replica whose watches were further on (its
+ * countedThrough names a pod version this mirror has not taken in) is not
+ * recounted here: the recount would miss pod c, which that replica had
+ * already moved from reserved to used, and lower the usage under it. Once
+ * the pods' watch delivers c (or anything later), it is. */
+static void test_cq_status_waits_for_progress(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    mirror *m = mirror_new(st);
+    const api_kind *cqs = test_kind("capsule.clastix.io", "v1beta2", "customquotas");
+    const api_kind *pods = test_kind("", "v1", "pods");
+    seed_pool(m);
+#define POD(n, rv)                                                                                 \
+    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'" n "','namespace':'n1','uid':'" n        \
+    "','resourceVersion':'" rv "'},'spec':{'containers':[{'name':'c','image':'i'}]}}"
+    assert_int_equal(replace_at(m, pods, "[" POD("a", "41") "," POD("b", "42") "]", "45"), 0);
+    assert_int_equal(mirror_progress(m, "pods"), 45);
+    assert_int_equal(
+        replace_at(m, cqs,
+                   "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':'CustomQuota',"
+                   "'metadata':{'name':'q','namespace':'n1','uid':'q1',"
+                   "'resourceVersion':'60','creationTimestamp':'2026-12-07T10:00:00Z'},"
+                   "'spec':{'limit':'3','sources':[{'version':'v1','kind':'Pod',"
+                   "'op':'count'}]},"
+                   "'status':{'usage':{'used':'3','available':'0'},"
+                   "'countedThrough':{'pods':'50'}}}]",
+                   "60"),
+        0);
+    cw_list plan = {0};
+    assert_int_equal(reconcile_cq_plan(st, m, &plan), 0);
+    assert_int_equal(plan.n, 0); /* (a recount now would say 2) */
+    /* another pod's event, still before 50: not yet */
+    assert_int_equal(event(m, pods, "ADDED", POD("d", "48")), 0);
+    assert_int_equal(reconcile_cq_plan(st, m, &plan), 0);
+    assert_int_equal(plan.n, 0);
+    assert_int_equal(event(m, pods, "ADDED", POD("c", "50")), 0);
+    assert_int_equal(mirror_progress(m, "pods"), 50);
+    assert_int_equal(reconcile_cq_plan(st, m, &plan), 0);
+    assert_int_equal(plan.n, 1);
+    json_t *q = J(plan.v[0].body), *qs = json_object_get(q, "status");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(qs, "usage"), "used")),
+                        "4");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(qs, "countedThrough"), "pods")), "50");
+    json_decref(q);
+    cw_list_free(&plan);
+    /* progress never goes back: a relist at an older version keeps it */
+    assert_int_equal(replace_at(m, pods, "[" POD("a", "41") "]", "44"), 0);
+    assert_int_equal(mirror_progress(m, "pods"), 50);
+#undef POD
+    mirror_free(m);
+    store_close(st);
+}
+
+/* A pod create that a custom quota has room for but the namespace's
+ * ResourceQuota (as the mirror holds it) has not is refused by the guard
+ * with upstream's quota text, before any reservation (the guard is given
+ * no cluster client: it must not reach for one). */
+static void test_cq_guard_refuses_what_quota_will(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    mirror *m = mirror_new(st);
+    seed_pool(m);
+    assert_int_equal(replace(m, test_kind("capsule.clastix.io", "v1beta2", "customquotas"),
+                             "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':'CustomQuota',"
+                             "'metadata':{'name':'q','namespace':'n1','uid':'q1',"
+                             "'resourceVersion':'40','creationTimestamp':'2026-12-07T10:00:00Z'},"
+                             "'spec':{'limit':'10','sources':[{'version':'v1','kind':'Pod',"
+                             "'op':'count'}]}}]"),
+                     0);
+    assert_int_equal(replace(m, test_kind("", "v1", "resourcequotas"),
+                             "[{'apiVersion':'v1','kind':'ResourceQuota','metadata':{"
+                             "'name':'capsule-pool-p','namespace':'n1','uid':'r1',"
+                             "'resourceVersion':'41'},'spec':{'hard':{'pods':'2'}},"
+                             "'status':{'hard':{'pods':'2'},'used':{'pods':'2'}}}]"),
+                     0);
+    json_t *review =
+        J("{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview','request':{"
+          "'uid':'r-1','kind':{'group':'','version':'v1','kind':'Pod'},"
+          "'resource':{'group':'','version':'v1','resource':'pods'},"
+          "'name':'p3','namespace':'n1','operation':'CREATE','userInfo':{'username':'u'},"
+          "'object':{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p3','namespace':'n1',"
+          "'uid':'p3'},'spec':{'containers':[{'name':'c','image':'i'}]}},"
+          "'oldObject':null,'dryRun':false}}");
+    char *text = json_dumps(review, JSON_COMPACT);
+    ar_request r;
+    api_err e;
+    api_err_init(&e);
+    assert_int_equal(ar_parse(text, strlen(text), &r, &e), 0);
+    assert_int_equal(cq_guard(NULL, st, &r, &e), -1);
+    assert_int_equal(api_errcode_http(e.code), 403);
+    assert_string_equal(e.message, "pods \"p3\" is forbidden: exceeded quota: capsule-pool-p, "
+                                   "requested: pods=1, used: pods=2, limited: pods=2");
+    api_err_clear(&e);
+    ar_request_free(&r);
+    free(text);
+    json_decref(review);
+    mirror_free(m);
+    store_close(st);
+}
+
 static mirror *waited;
 
 static void *deliver(void *arg)
@@ -501,6 +617,8 @@ int main(void)
         cmocka_unit_test(test_reconcile_plan),
         cmocka_unit_test(test_wait_crv),
         cmocka_unit_test(test_cq_status_plan),
+        cmocka_unit_test(test_cq_status_waits_for_progress),
+        cmocka_unit_test(test_cq_guard_refuses_what_quota_will),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
