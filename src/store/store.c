@@ -808,6 +808,19 @@ int store_observe(store *s, store_observer_fn fn, void *arg)
     return rc;
 }
 
+void store_unobserve(store *s, store_observer_fn fn, void *arg)
+{
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nobservers; i++) {
+        if (s->observers[i].fn != fn || s->observers[i].arg != arg) continue;
+        memmove(&s->observers[i], &s->observers[i + 1],
+                (s->nobservers - i - 1) * sizeof *s->observers);
+        s->nobservers--;
+        break;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
 /* Whether revision rev belongs to a batch the backend refused (under mu). */
 static bool rev_failed(const store *s, int64_t rev)
 {

@@ -336,6 +336,9 @@ void store_watch_close(store_watch *w);
  * the store's (take one to keep). At most 16; register before serving. */
 typedef void (*store_observer_fn)(void *arg, const store_event *ev);
 int store_observe(store *s, store_observer_fn fn, void *arg);
+/* Stop telling fn(arg): once it returns, fn is not running and will not be
+ * called with arg again. */
+void store_unobserve(store *s, store_observer_fn fn, void *arg);
 /* Wake every watcher (e.g. on shutdown): a store_watch_next waiting returns
  * 0 at once, for its caller to look at why; so does the next call of each
  * watch that was not waiting (a stop flag set just before is never missed). */

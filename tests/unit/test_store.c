@@ -996,11 +996,27 @@ static void test_ingest(void **state)
     assert_int_equal(observed[0], 2);
     assert_int_equal(observed[1], 1);
     assert_int_equal(observed[2], 1);
+    /* an observer removed is told nothing more; another (arg) still is */
+    assert_int_equal(store_observe(s, observe_counts, observed), 0);
+    store_unobserve(s, observe_counts, NULL);
+    store_op add2 = {STORE_EV_ADDED, 10, "things/ns/w", v2, strlen(v2), false};
+    assert_int_equal(store_ingest(s, &add2, 1, err, sizeof err), 0);
+    assert_int_equal(observed[0], 3);
+    store_unobserve(s, observe_counts, observed);
+    store_op del2 = {STORE_EV_DELETED, 11, "things/ns/w", v2, strlen(v2), false};
+    assert_int_equal(store_ingest(s, &del2, 1, err, sizeof err), 0);
+    assert_int_equal(observed[2], 1);
+    for (size_t i = 0; i < 2; i++) { /* (the watch saw them too) */
+        store_event ev;
+        assert_int_equal(store_watch_next(w, &ev, 0), 1);
+        store_obj_unref(ev.obj);
+        store_obj_unref(ev.prev);
+    }
     store_watch_close(w);
     /* a local write goes on from the revision taken in */
     put_as(s, "things/ns/w", "3", false);
     store_obj *o = store_get(s, "things/ns/w");
-    assert_int_equal(o->rv, 10);
+    assert_int_equal(o->rv, 12);
     store_obj_unref(o);
     store_close(s);
 }
