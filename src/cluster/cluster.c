@@ -3,6 +3,7 @@
 
 #include "api/crd_gen.h"
 #include "api/kinds.h"
+#include "cluster/counted_kinds.h"
 #include "cluster/cq_guard.h"
 #include "cluster/leader.h"
 #include "cluster/leave_guard.h"
@@ -72,7 +73,11 @@ struct cluster {
     pthread_cond_t cv;
     bool stop;
     atomic_bool installed;
-    feed feeds[NWATCHED];
+    /* watched[]'s, then the kinds custom quotas count (counted_kinds adds
+     * them, on its thread; nfeeds grows only) */
+    feed feeds[NWATCHED + COUNTED_KINDS_MAX];
+    _Atomic size_t nfeeds;
+    _Atomic(counted_kinds *) ck;
     leader *lead;
     _Atomic(pool_sync *) ps;
 };
@@ -191,24 +196,28 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
         {"customquotas.allot.dev", "capsule.clastix.io", "customquotas", "Namespaced"},
         {"globalcustomquotas.allot.dev", "capsule.clastix.io", "globalcustomquotas", "Cluster"},
         {"namespaces.allot.dev", "", "namespaces", "Cluster"},
-        /* the kinds custom quotas may count that the mirror watches */
-        {"pods.counted.allot.dev", "", "pods", "Namespaced"},
+        /* what custom quotas count: pods, and the kinds counted_kinds adds */
+        {COUNTED_WEBHOOK, "", "pods", "Namespaced"},
     };
     for (size_t i = 0;
          client && ns_sel && pooled && counted && hooks && i < sizeof rules / sizeof *rules; i++) {
         bool ns = !strcmp(rules[i].resource, "namespaces");
         bool count = !strcmp(rules[i].resource, "pods");
+        /* (the counted kinds' rules: pods until counted_kinds adds more) */
+        const api_kind *pods = count ? api_kind_find("", "v1", "pods") : NULL;
         json_t *h = json_pack(
-            "{s:s, s:O, s:[{s:[s], s:[s], s:[s], s:o, s:s}], s:s, s:s, s:i, s:[s,s], s:s}", "name",
-            rules[i].name, "clientConfig", client, "rules", "apiGroups", rules[i].group,
-            "apiVersions", *rules[i].group ? "v1beta2" : "v1", "resources", rules[i].resource,
-            "operations",
-            ns      ? json_pack("[s]", "UPDATE")
-            : count ? json_pack("[s,s]", "CREATE", "UPDATE")
-                    : json_pack("[s,s,s]", "CREATE", "UPDATE", "DELETE"),
-            "scope", rules[i].scope, "failurePolicy", "Fail", "sideEffects", "NoneOnDryRun",
-            "timeoutSeconds", WEBHOOK_TIMEOUT_S, "admissionReviewVersions", "v1", "v1beta1",
-            "matchPolicy", "Equivalent");
+            "{s:s, s:O, s:o, s:s, s:s, s:i, s:[s,s], s:s}", "name", rules[i].name, "clientConfig",
+            client, "rules",
+            count ? counted_kinds_rules(&pods, pods ? 1 : 0)
+                  : json_pack("[{s:[s], s:[s], s:[s], s:o, s:s}]", "apiGroups", rules[i].group,
+                              "apiVersions", *rules[i].group ? "v1beta2" : "v1", "resources",
+                              rules[i].resource, "operations",
+                              ns ? json_pack("[s]", "UPDATE")
+                                 : json_pack("[s,s,s]", "CREATE", "UPDATE", "DELETE"),
+                              "scope", rules[i].scope),
+            "failurePolicy", "Fail", "sideEffects", "NoneOnDryRun", "timeoutSeconds",
+            WEBHOOK_TIMEOUT_S, "admissionReviewVersions", "v1", "v1beta1", "matchPolicy",
+            "Equivalent");
         if (!h) continue;
         /* A namespaced rule is scoped by its namespace; a namespace update
          * by the namespace itself (its own labels). */
@@ -322,6 +331,8 @@ static void *install_loop(void *arg)
         char err[512];
         if (install(c, err, sizeof err) == 0) {
             atomic_store(&c->installed, true);
+            /* (the install wrote the counted webhook's first rules) */
+            counted_kinds_kick(atomic_load(&c->ck));
             log_msg(LOG_INFO, "CRDs and webhooks installed", "\"webhookAddress\":\"%s\"",
                     c->webhook_address);
             return NULL;
@@ -337,6 +348,38 @@ static void *install_loop(void *arg)
         if (stop) return NULL;
         wait_ms = wait_ms * 2 > 30000 ? 30000 : wait_ms * 2;
     }
+}
+
+/* Start feeding kind k's collection into the mirror. 0 or -1. Under c->mu
+ * (nfeeds grows only; readers see each feed whole before it is counted). */
+static int start_feed(cluster *c, const api_kind *k, char *err, size_t errlen)
+{
+    size_t n = atomic_load(&c->nfeeds);
+    if (n == sizeof c->feeds / sizeof *c->feeds) return snprintf(err, errlen, "too many kinds"), -1;
+    feed *f = &c->feeds[n];
+    *f = (feed){.c = c, .k = k};
+    char path[256];
+    collection_path(k, path, sizeof path);
+    if (!(f->r = kube_reflector_start(c->kc, path, NULL, &feed_ops, f, err, errlen))) return -1;
+    atomic_store(&c->nfeeds, n + 1);
+    return 0;
+}
+
+/* counted_kinds' watch: a reflector for k, unless one runs already. */
+static int watch_kind(void *arg, const api_kind *k)
+{
+    cluster *c = arg;
+    char err[256];
+    pthread_mutex_lock(&c->mu);
+    size_t n = atomic_load(&c->nfeeds), i = 0;
+    while (i < n && c->feeds[i].k != k)
+        i++;
+    int rc = i < n ? 0 : start_feed(c, k, err, sizeof err);
+    pthread_mutex_unlock(&c->mu);
+    if (rc != 0)
+        log_msg(LOG_WARN, "cannot watch a kind custom quotas count",
+                "\"resource\":\"%s\",\"error\":\"%s\"", k->resource, err);
+    return rc;
 }
 
 cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errlen)
@@ -371,17 +414,20 @@ cluster *cluster_start(store *st, const cluster_opts *o, char *err, size_t errle
         c->has_installer = true;
     }
     for (size_t i = 0; i < NWATCHED; i++) {
-        feed *f = &c->feeds[i];
-        f->c = c;
-        f->k = api_kind_find(watched[i].group, watched[i].version, watched[i].resource);
-        if (!f->k) {
+        const api_kind *k =
+            api_kind_find(watched[i].group, watched[i].version, watched[i].resource);
+        if (!k) {
             snprintf(err, errlen, "no kind %s", watched[i].resource);
             goto fail;
         }
-        char path[256];
-        collection_path(f->k, path, sizeof path);
-        if (!(f->r = kube_reflector_start(c->kc, path, NULL, &feed_ops, f, err, errlen))) goto fail;
+        pthread_mutex_lock(&c->mu);
+        int rc = start_feed(c, k, err, errlen);
+        pthread_mutex_unlock(&c->mu);
+        if (rc != 0) goto fail;
     }
+    counted_kinds *ck = counted_kinds_start(st, c->kc, watch_kind, c, err, errlen);
+    if (!ck) goto fail;
+    atomic_store(&c->ck, ck);
     /* One replica writes what the books decide: the Lease's holder. */
     char identity[254], host[200] = "allotd", uid[37];
     gethostname(host, sizeof host - 1);
@@ -440,8 +486,11 @@ void cluster_admit_undo(cluster *c, const struct ar_request *r)
 bool cluster_synced(const cluster *c)
 {
     if (!atomic_load(&((cluster *)c)->installed)) return false;
+    /* (the kinds custom quotas count come later: a quota is recounted only
+     * once they are listed, cluster/counted_kinds.h) */
+    if (atomic_load(&((cluster *)c)->nfeeds) < NWATCHED) return false;
     for (size_t i = 0; i < NWATCHED; i++)
-        if (!c->feeds[i].r || !kube_reflector_synced(c->feeds[i].r)) return false;
+        if (!kube_reflector_synced(c->feeds[i].r)) return false;
     return true;
 }
 
@@ -457,8 +506,9 @@ void cluster_stop(cluster *c)
     }
     /* (the leader's last on_change, at its stop, must find no writer) */
     pool_sync_stop(atomic_exchange(&c->ps, NULL));
-    leader_stop(c->lead); /* (gives the Lease up) */
-    for (size_t i = 0; i < NWATCHED; i++)
+    leader_stop(c->lead);                              /* (gives the Lease up) */
+    counted_kinds_stop(atomic_exchange(&c->ck, NULL)); /* (before the feeds: it adds to them) */
+    for (size_t i = 0; i < atomic_load(&c->nfeeds); i++)
         kube_reflector_stop(c->feeds[i].r);
     mirror_free(c->m);
     kube_client_free(c->kc);

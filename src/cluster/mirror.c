@@ -18,8 +18,7 @@ struct mirror {
      * "key\0crv\0", which the map's key points into (it borrows keys). */
     strmap *crv;
     /* store resource ("pods", "<plural>.<group>") -> how far its
-     * collection was taken in (mirror_progress): each entry one block,
-     * the resource's text after a uint64_t, which the map's key points into. */
+     * collection was taken in (a progress, which the key points into) */
     strmap *progress;
     mirror_stats stats;
 };
@@ -128,24 +127,34 @@ uint64_t mirror_rv_value(const char *rv)
     return *end ? 0 : (uint64_t)v;
 }
 
-/* Kind k's collection is taken in through cluster resourceVersion rv.
- * Under mu. Out of memory only forgets progress (a write waits longer). */
-static void progress_put(mirror *m, const api_kind *k, const char *rv)
+/* How far one collection was taken in (mirror_progress, mirror_listed):
+ * the map's key points at res. */
+typedef struct progress {
+    uint64_t rv;
+    bool listed;
+    char res[];
+} progress;
+
+/* Kind k's collection is taken in through cluster resourceVersion rv (by a
+ * list when `listed`). Under mu. Out of memory only forgets progress (a
+ * write waits longer). */
+static void progress_put(mirror *m, const api_kind *k, const char *rv, bool listed)
 {
     uint64_t v = mirror_rv_value(rv);
     char res[256];
     api_kind_store_resource(k, res, sizeof res);
-    uint64_t *cur = strmap_get(m->progress, res);
-    if (cur) {
-        if (v > *cur) *cur = v;
-        return;
+    progress *cur = strmap_get(m->progress, res);
+    if (!cur) {
+        size_t rl = strlen(res) + 1;
+        if (!(cur = calloc(1, sizeof *cur + rl))) return;
+        memcpy(cur->res, res, rl);
+        if (strmap_put(m->progress, cur->res, cur, NULL) != 0) {
+            free(cur);
+            return;
+        }
     }
-    size_t rl = strlen(res) + 1;
-    uint64_t *e = malloc(sizeof *e + rl);
-    if (!e) return;
-    *e = v;
-    memcpy(e + 1, res, rl);
-    if (strmap_put(m->progress, (char *)(e + 1), e, NULL) != 0) free(e);
+    if (v > cur->rv) cur->rv = v;
+    cur->listed |= listed;
 }
 
 static const char *meta_str(const json_t *obj, const char *field)
@@ -295,7 +304,7 @@ int mirror_replace(mirror *m, const api_kind *k, const json_t *items, const char
         rc = apply(m, &b, rev0, err, errlen);
     else if (!*err)
         snprintf(err, errlen, "out of memory");
-    if (rc == 0) progress_put(m, k, list_rv);
+    if (rc == 0) progress_put(m, k, list_rv, true);
     pthread_cond_broadcast(&m->taken);
     pthread_mutex_unlock(&m->mu);
     void *v;
@@ -324,7 +333,7 @@ int mirror_event(mirror *m, const api_kind *k, const char *type, const json_t *o
         m->stats.skipped++;
     else
         rc = apply(m, &b, rev0, err, errlen);
-    if (rc == 0) progress_put(m, k, meta_str(obj, "resourceVersion"));
+    if (rc == 0) progress_put(m, k, meta_str(obj, "resourceVersion"), false);
     pthread_cond_broadcast(&m->taken);
     pthread_mutex_unlock(&m->mu);
     batch_free(&b);
@@ -343,8 +352,17 @@ bool mirror_cluster_rv(mirror *m, const char *key, char *buf, size_t n)
 uint64_t mirror_progress(mirror *m, const char *resource)
 {
     pthread_mutex_lock(&m->mu);
-    const uint64_t *v = strmap_get(m->progress, resource);
-    uint64_t out = v ? *v : 0;
+    const progress *p = strmap_get(m->progress, resource);
+    uint64_t out = p ? p->rv : 0;
+    pthread_mutex_unlock(&m->mu);
+    return out;
+}
+
+bool mirror_listed(mirror *m, const char *resource)
+{
+    pthread_mutex_lock(&m->mu);
+    const progress *p = strmap_get(m->progress, resource);
+    bool out = p && p->listed;
     pthread_mutex_unlock(&m->mu);
     return out;
 }

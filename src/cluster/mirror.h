@@ -75,6 +75,8 @@ bool mirror_wait_crv(mirror *m, const char *key, const char *crv, int64_t timeou
  * revisions); 0 when none was, or they are not integers. Every change of
  * that collection at or below it is in the mirror. */
 uint64_t mirror_progress(mirror *m, const char *resource);
+/* Whether a list of that collection has been taken in. */
+bool mirror_listed(mirror *m, const char *resource);
 
 /* A cluster resourceVersion as that integer, or 0 (NULL, empty, or not a
  * decimal integer). */

@@ -3,6 +3,7 @@
 #include "cluster/reconcile.h"
 
 #include "api/kinds.h"
+#include "cluster/counted_kinds.h"
 #include "cluster/cq_guard.h"
 #include "cluster/leave_guard.h"
 #include "cluster/quota_rw.h"
@@ -662,8 +663,10 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
             /* Counted by a replica whose watches were further on: wait
              * until this mirror has taken in what that count saw, or the
              * recount could miss an object already moved from reserved to
-             * used, and lower the usage under a pod that holds it. */
-            if (caught_up(m, json_object_get(cur, "status")) &&
+             * used, and lower the usage under a pod that holds it. Nor
+             * before every kind it counts has been listed (a kind a quota
+             * just named is watched from then on). */
+            if (caught_up(m, json_object_get(cur, "status")) && counted_kinds_listed(m, cur, r) &&
                 mirror_cluster_rv(m, objs[i]->key, crv[i], sizeof crv[i])) {
                 /* the reservations still in flight (cluster/cq_guard.h) */
                 if (!(kept[i] = cq_reservations_kept(cur, now, settled, &sc))) rc = -1;

@@ -8,7 +8,10 @@
 # pod in a namespace outside the tenant counts for neither; then enforced
 # at admission through allot's webhook on pods (cluster/cq_guard.c): the
 # seed's refusals with Capsule's texts, reservations settled by the
-# writer, and a burst of 12 pods against a quota of 5 admitting 5.
+# writer, and a burst of 12 pods against a quota of 5 admitting 5; then a
+# kind beyond pods (cluster/counted_kinds.c): a CustomQuota of 2
+# ConfigMaps makes allot watch ConfigMaps and take them at its webhook,
+# refuse the third and count them.
 # Every wait is bounded. Exit 77 (skipped) without the kube binaries or etcd.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -110,4 +113,46 @@ made=$(kc get pods -n burst -o name | wc -l)
 burst() { kc get customquota five -n burst -o 'jsonpath={.status.usage.used}/{.status.reservations}'; }
 wait_until 30 is 5/ burst || fail "burst quota: '$(burst)', want 5 used, no reservations"
 echo "ok: 12 pods at once against a quota of 5: 5 admitted"
+
+# A kind beyond pods: ConfigMaps labelled quota=maps (kube-root-ca.crt, which
+# the controller manager puts in every namespace, is not), at most 2.
+kc create namespace maps >/dev/null
+kc create -f - >/dev/null <<EOF
+{"apiVersion": "capsule.clastix.io/v1beta2", "kind": "CustomQuota",
+ "metadata": {"name": "two-maps", "namespace": "maps"},
+ "spec": {"limit": "2", "sources": [{"version": "v1", "kind": "ConfigMap", "op": "count",
+          "selectors": [{"matchLabels": {"quota": "maps"}}]}]}}
+EOF
+cmap() { # NAME [kubectl create flags]
+  kc create "${@:2}" -f - 2>&1 <<EOF
+{"apiVersion": "v1", "kind": "ConfigMap",
+ "metadata": {"name": "$1", "namespace": "maps", "labels": {"quota": "maps"}}}
+EOF
+}
+rules() {
+  kc get validatingwebhookconfiguration allot.dev \
+    -o 'jsonpath={.webhooks[?(@.name=="pods.counted.allot.dev")].rules[*].resources[*]}'
+}
+rules_name_maps() { rules | grep -qw configmaps; }
+wait_until 30 rules_name_maps ||
+  fail "the counted webhook's rules do not name configmaps: '$(rules)'"
+maps() { kc get customquota two-maps -n maps -o 'jsonpath={.status.usage.used}/{.status.reservations}'; }
+wait_until 30 is 0/ maps || fail "ConfigMap quota before any: '$(maps)', want 0 used"
+cmap m1 >/dev/null || fail "ConfigMap m1 refused"
+cmap m2 >/dev/null || fail "ConfigMap m2 refused"
+wait_until 30 is 2/ maps || fail "ConfigMap quota: '$(maps)', want 2 used, no reservations"
+# The API server reads webhook configurations through its own cache: a
+# server-side dry run shows when the third is taken at allot's webhook.
+third_refused() { ! cmap m3 --dry-run=server >/dev/null; }
+wait_until 30 third_refused || fail "a third ConfigMap passes allot's webhook (dry run)"
+out=$(cmap m3) && fail "the third ConfigMap was admitted against a quota of 2"
+case "$out" in
+*'exceeds limit for CustomQuota "two-maps"'*) ;;
+*) fail "third ConfigMap: unexpected refusal: $out" ;;
+esac
+kc delete configmap m1 -n maps >/dev/null
+wait_until 30 is 1/ maps || fail "ConfigMap quota after a delete: '$(maps)', want 1"
+cmap m3 >/dev/null || fail "ConfigMap m3 refused with room"
+wait_until 30 is 2/ maps || fail "ConfigMap quota: '$(maps)', want 2"
+echo "ok: ConfigMaps counted: watched and taken at the webhook once a quota names them"
 echo "PASS"

@@ -112,6 +112,10 @@ can yes patch namespaces/tenant # the allot.dev/pooled label
 for v in create update delete; do can no "$v" namespaces; done
 can no create customresourcedefinitions.apiextensions.k8s.io
 can no patch validatingwebhookconfigurations.admissionregistration.k8s.io
+# the counted kinds' rules: its own configuration only
+for v in get update; do can yes "$v" validatingwebhookconfigurations.admissionregistration.k8s.io/allot.dev; done
+can no update validatingwebhookconfigurations.admissionregistration.k8s.io/other
+can no list validatingwebhookconfigurations.admissionregistration.k8s.io
 can no update events -n tenant
 can no create deployments.apps -n allot-system
 can no create serviceaccounts/token -n allot-system

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "api/admission_review.h"
+#include "cluster/counted_kinds.h"
 #include "cluster/cq_guard.h"
 #include "cluster/leave_guard.h"
 #include "cluster/mirror.h"
@@ -572,6 +573,65 @@ static void test_cq_guard_refuses_what_quota_will(void **state)
     store_close(st);
 }
 
+/* The kinds custom quotas count (cluster/counted_kinds.h): pods always
+ * and first, then each kind a source names once, a kind allot does not
+ * serve left out; the webhook rules name exactly those; a quota is
+ * recounted only once the kinds it counts have been listed. */
+static void test_counted_kinds(void **state)
+{
+    (void)state;
+    store *st = open_store();
+    mirror *m = mirror_new(st);
+    seed_pool(m);
+    const char *cq = "{'apiVersion':'capsule.clastix.io/v1beta2','kind':'CustomQuota',"
+                     "'metadata':{'name':'q','namespace':'n1','uid':'q1','resourceVersion':'40'},"
+                     "'spec':{'limit':'3','sources':[{'version':'v1','kind':'ConfigMap',"
+                     "'op':'count'},{'group':'example.com','version':'v1','kind':'Bucket',"
+                     "'op':'count'}]}}";
+    assert_int_equal(replace(m, test_kind("capsule.clastix.io", "v1beta2", "customquotas"),
+                             "[" /* (a second source naming ConfigMap again) */
+                             "{'apiVersion':'capsule.clastix.io/v1beta2','kind':'CustomQuota',"
+                             "'metadata':{'name':'q','namespace':'n1','uid':'q1',"
+                             "'resourceVersion':'40'},'spec':{'limit':'3','sources':["
+                             "{'version':'v1','kind':'ConfigMap','op':'count'},"
+                             "{'group':'example.com','version':'v1','kind':'Bucket','op':'count'},"
+                             "{'version':'v1','kind':'ConfigMap','op':'count'}]}}]"),
+                     0);
+    assert_int_equal(
+        replace(m, test_kind("capsule.clastix.io", "v1beta2", "globalcustomquotas"),
+                "[{'apiVersion':'capsule.clastix.io/v1beta2','kind':'GlobalCustomQuota',"
+                "'metadata':{'name':'g','uid':'g1','resourceVersion':'41'},"
+                "'spec':{'limit':'3','sources':[{'group':'apps','version':'v1',"
+                "'kind':'Deployment','op':'count'},{'version':'v1','kind':'Pod','op':'count'}]}}]"),
+        0);
+    const api_kind *kinds[8];
+    size_t n = counted_kinds_of(st, kinds, 8);
+    assert_int_equal(n, 3);
+    assert_string_equal(kinds[0]->resource, "pods");
+    assert_string_equal(kinds[1]->resource, "configmaps");
+    assert_string_equal(kinds[2]->resource, "deployments");
+    assert_int_equal(counted_kinds_of(st, kinds, 2), 2); /* (never past max) */
+    json_t *rules = counted_kinds_rules(kinds, 3);
+    json_t *want = J("[{'apiGroups':[''],'apiVersions':['v1'],'resources':['pods'],"
+                     "'operations':['CREATE','UPDATE'],'scope':'Namespaced'},"
+                     "{'apiGroups':[''],'apiVersions':['v1'],'resources':['configmaps'],"
+                     "'operations':['CREATE','UPDATE'],'scope':'Namespaced'},"
+                     "{'apiGroups':['apps'],'apiVersions':['v1'],'resources':['deployments'],"
+                     "'operations':['CREATE','UPDATE'],'scope':'Namespaced'}]");
+    assert_true(json_equal(rules, want));
+    json_decref(want);
+    json_decref(rules);
+    json_t *q = J(cq);
+    assert_false(counted_kinds_listed(m, q, false)); /* configmaps: never listed */
+    assert_int_equal(event(m, cms(), "ADDED", CM("c1", "50", "1")), 0);
+    assert_false(counted_kinds_listed(m, q, false)); /* an event is not a list */
+    assert_int_equal(replace_at(m, cms(), "[" CM("c1", "50", "1") "]", "51"), 0);
+    assert_true(counted_kinds_listed(m, q, false)); /* (Bucket: not served, nothing to list) */
+    json_decref(q);
+    mirror_free(m);
+    store_close(st);
+}
+
 static mirror *waited;
 
 static void *deliver(void *arg)
@@ -619,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_cq_status_plan),
         cmocka_unit_test(test_cq_status_waits_for_progress),
         cmocka_unit_test(test_cq_guard_refuses_what_quota_will),
+        cmocka_unit_test(test_counted_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
