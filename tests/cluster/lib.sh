@@ -12,6 +12,9 @@
 #                               once /readyz is 200 and the cluster's API server
 #                               sends its webhooks (km: kubectl on allot's mirror)
 #   stop_cluster_allotd / kill9_cluster_allotd
+#   start_cluster_writer        a second replica, started first so that it
+#                               holds the Lease: the writer is not the
+#                               replica the webhooks call
 
 cluster_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 kbin=${ALLOT_KUBE_BIN:-${ALLOT_KUBE_CACHE:-$HOME/.cache/allot/kubernetes-1.20.2}/bin}
@@ -32,19 +35,26 @@ CLUSTER_DATA=$E2E_DIR/cluster-data
 CLUSTER_LOG=$E2E_DIR/allotd-cluster.log
 CLUSTER_PID=
 CLUSTER_PORT=
+WRITER_PID=
+WRITER_LOG=$E2E_DIR/allotd-writer.log
 
 # On exit: allotd in cluster mode killed, the control plane stopped, logs
 # shown on failure; then tests/e2e/lib.sh's cleanup (hooks, the standalone
 # allotd, the scratch directory) with the test's exit status.
 cluster_cleanup() {
   local rc=$?
-  if [ -n "$CLUSTER_PID" ]; then
-    kill -9 "$CLUSTER_PID" 2>/dev/null || true
-    wait "$CLUSTER_PID" 2>/dev/null || true
-  fi
+  local pid
+  for pid in $CLUSTER_PID $WRITER_PID; do
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   if [ $rc -ne 0 ]; then
     echo "--- allotd (cluster mode) log (tail) ---" >&2
     tail -30 "$CLUSTER_LOG" >&2 2>/dev/null || true
+    if [ -n "$WRITER_PID" ]; then
+      echo "--- allotd (cluster mode, the writer replica) log (tail) ---" >&2
+      tail -30 "$WRITER_LOG" >&2 2>/dev/null || true
+    fi
     echo "--- kube-apiserver log (tail) ---" >&2
     tail -20 "$KUBE_DIR/kube-apiserver.log" >&2 2>/dev/null || true
   fi
@@ -105,6 +115,28 @@ start_cluster_allotd() {
   wait_until 60 is_ready "$CLUSTER_PORT" || fail "allotd in cluster mode: /readyz not 200 within 60 s"
   wait_until 30 test -s "$CLUSTER_DATA/kubeconfig" || fail "allotd in cluster mode wrote no kubeconfig"
   wait_until 30 webhooks_sent || fail "the API server does not call allot's webhooks within 30 s"
+  if [ -n "$WRITER_PID" ]; then
+    wait_until 60 is_ready "$WRITER_PORT" || fail "the writer replica: /readyz not 200 within 60 s"
+  fi
+}
+
+# start_cluster_writer: a second replica in cluster mode, before
+# start_cluster_allotd: no --webhook-address (it installs nothing and the
+# API server never calls it), so it takes the Lease first and writes what
+# the books decide, while the webhooks are answered by the other replica.
+# Returns once it leads; start_cluster_allotd's readiness then covers both.
+start_cluster_writer() {
+  local port
+  port=$(free_port)
+  # (its Lease lives in allot's namespace, which the other replica's
+  # install would otherwise be the first to make)
+  kc get namespace allot-system >/dev/null 2>&1 || kc create namespace allot-system >/dev/null
+  "$ALLOTD" --cluster-kubeconfig "$KUBE_DIR/kubeconfig" --port "$port" \
+    --data-dir "$E2E_DIR/writer-data" 2>>"$WRITER_LOG" &
+  WRITER_PID=$!
+  wait_until 30 grep -q '"msg":"leading"' "$WRITER_LOG" ||
+    fail "the writer replica does not lead within 30 s"
+  WRITER_PORT=$port
 }
 
 # stop_cluster_allotd: SIGTERM, bounded wait, exit status 0 required.

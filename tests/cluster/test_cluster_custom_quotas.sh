@@ -22,6 +22,9 @@ kc label namespace solar-test capsule.clastix.io/tenant=solar >/dev/null
 kc create namespace solar-prod >/dev/null
 kc label namespace solar-prod capsule.clastix.io/tenant=solar >/dev/null
 kc create namespace other >/dev/null
+# Two replicas, as deployed: the writer (the Lease's holder) is not the
+# one the webhooks call.
+start_cluster_writer
 start_cluster_allotd
 # `group: ""` dropped: Kubernetes 1.20 refuses it in a custom resource
 # (kubernetes#99804; tests/cluster/test_crds.sh says more).

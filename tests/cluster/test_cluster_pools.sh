@@ -33,6 +33,9 @@ pod() { # NAME CPU
 }
 # The CRDs are allot's to install: the pool and claims are created once it
 # runs.
+# Two replicas, as deployed: the writer (the Lease's holder) is not the
+# one the webhooks call.
+start_cluster_writer
 start_cluster_allotd
 kc create -f - >/dev/null <<EOF
 {"apiVersion": "$G", "kind": "ResourcePool", "metadata": {"name": "solar"},
