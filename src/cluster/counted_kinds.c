@@ -2,6 +2,7 @@
  * webhook as quotas name them (see counted_kinds.h). */
 #include "cluster/counted_kinds.h"
 
+#include "api/crd_kinds.h"
 #include "core/cquota.h"
 #include "core/jdump.h"
 #include "registry/cq_books.h"
@@ -18,6 +19,7 @@
  * most this often for them. */
 #define MIN_GAP_MS 1000
 #define REQUEST_TIMEOUT_MS 10000
+#define CRDS_PATH "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 #define CONFIG_PATH                                                                                \
     "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/" COUNTED_WEBHOOK_CONFIG
 
@@ -114,6 +116,7 @@ struct counted_kinds {
     const api_kind *watched[COUNTED_KINDS_MAX];
     size_t nwatched;
     json_t *synced;
+    int64_t crds_listed; /* when the cluster's CRDs were last read (mono ms) */
 };
 
 /* A custom quota changed: look again. On the publishing thread, under the
@@ -177,14 +180,105 @@ static int sync_rules(counted_kinds *ck, json_t *rules)
     return rc;
 }
 
+/* The kinds the sources of the mirror's custom quotas name that allot
+ * does not serve (yet), as a set of "<group>/<kind>": a new object, or NULL
+ * when out of memory. */
+static json_t *unknown_kinds(store *st)
+{
+    static const char *const prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
+    json_t *set = json_object();
+    for (int g = 0; set && g < 2; g++) {
+        store_obj **objs = NULL;
+        size_t m = 0;
+        int64_t rev;
+        bool more;
+        if (store_list(st, prefixes[g], NULL, 0, &objs, &m, &rev, &more) != 0) continue;
+        for (size_t i = 0; i < m; i++) {
+            json_t *quota = store_obj_parse(objs[i]);
+            cq_quota *q = quota ? compile(quota, g) : NULL;
+            for (size_t s = 0; q && s < cq_nsources(q); s++) {
+                const char *gr, *v, *k;
+                char gk[300];
+                if (source_kind(q, s)) continue;
+                cq_source_gvk(q, s, &gr, &v, &k);
+                snprintf(gk, sizeof gk, "%s/%s", gr, k);
+                json_object_set_new(set, gk, json_true());
+            }
+            cq_free(q);
+            json_decref(quota);
+            store_obj_unref(objs[i]);
+        }
+        free(objs);
+    }
+    return set;
+}
+
+/* A source may name a kind of one of the cluster's own CRDs (seed 003's
+ * ObjectBucketClaim): allot serves it once the definition is published to
+ * its kind table, as standalone publishes a CRD written to it
+ * (api/crd_kinds.h). The cluster's CRDs are read when a quota names a kind
+ * allot does not serve, at most every COUNTED_KINDS_RESYNC_MS (a quota
+ * naming a kind no CRD defines is not worth a list a round), and the
+ * definitions of the kinds named are published. 0, or -1:
+ * the list failed (try again soon). */
+static int publish_cluster_crds(counted_kinds *ck)
+{
+    int64_t now = clock_mono_ms();
+    if (ck->crds_listed && now - ck->crds_listed < COUNTED_KINDS_RESYNC_MS) return 0;
+    json_t *unknown = unknown_kinds(ck->st);
+    if (!json_object_size(unknown)) {
+        json_decref(unknown);
+        return 0;
+    }
+    char err[256], gk[300], *resp = NULL;
+    long status = 0;
+    if (kube_request(ck->kc, "GET", CRDS_PATH, NULL, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
+                     sizeof err) != 0 ||
+        status != 200) {
+        log_msg(LOG_WARN, "cannot list the cluster's CRDs", "\"status\":%ld,\"error\":\"%s\"",
+                status, status ? "" : err);
+        free(resp);
+        json_decref(unknown);
+        return -1;
+    }
+    ck->crds_listed = now;
+    json_t *list = json_loads(resp, 0, NULL), *crd;
+    free(resp);
+    size_t i;
+    json_array_foreach(json_object_get(list, "items"), i, crd)
+    {
+        /* the definitions of kinds a quota names, accepted (allot's own
+         * kinds are served already, so never named here) */
+        json_t *spec = json_object_get(crd, "spec");
+        const char *group = json_string_value(json_object_get(spec, "group"));
+        const char *kind =
+            json_string_value(json_object_get(json_object_get(spec, "names"), "kind"));
+        snprintf(gk, sizeof gk, "%s/%s", group ? group : "", kind ? kind : "");
+        if (!json_object_get(json_object_get(crd, "status"), "acceptedNames") ||
+            !json_object_get(unknown, gk))
+            continue;
+        int rc = crd_kinds_publish(crd, false, err, sizeof err);
+        if (rc < 0)
+            log_msg(
+                LOG_WARN, "cannot serve a cluster CRD's kind", "\"crd\":\"%s\",\"error\":\"%s\"",
+                json_string_value(json_object_get(json_object_get(crd, "metadata"), "name")), err);
+        else if (rc > 0)
+            log_msg(LOG_INFO, "serving a cluster CRD's kind", "\"crd\":\"%s\"",
+                    json_string_value(json_object_get(json_object_get(crd, "metadata"), "name")));
+    }
+    json_decref(list);
+    json_decref(unknown);
+    return 0;
+}
+
 /* One look: start what is not watched yet, and keep the rules: read the
  * configuration when they changed or `force`. 0, or -1: something to try
  * again soon. */
 static int round_once(counted_kinds *ck, bool force)
 {
     const api_kind *kinds[COUNTED_KINDS_MAX];
+    int rc = publish_cluster_crds(ck);
     size_t n = counted_kinds_of(ck->st, kinds, COUNTED_KINDS_MAX);
-    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         size_t j = 0;
         while (j < ck->nwatched && ck->watched[j] != kinds[i])

@@ -11,7 +11,8 @@
 # writer, and a burst of 12 pods against a quota of 5 admitting 5; then a
 # kind beyond pods (cluster/counted_kinds.c): a CustomQuota of 2
 # ConfigMaps makes allot watch ConfigMaps and take them at its webhook,
-# refuse the third and count them.
+# refuse the third and count them; and seed 003's GlobalCustomQuota on
+# ObjectBucketClaims, the kind of a CRD of the cluster's own.
 # Every wait is bounded. Exit 77 (skipped) without the kube binaries or etcd.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -158,4 +159,43 @@ wait_until 30 is 1/ maps || fail "ConfigMap quota after a delete: '$(maps)', wan
 cmap m3 >/dev/null || fail "ConfigMap m3 refused with room"
 wait_until 30 is 2/ maps || fail "ConfigMap quota: '$(maps)', want 2"
 echo "ok: ConfigMaps counted: watched and taken at the webhook once a quota names them"
+
+# A kind of one of the cluster's own CRDs: seed 003's GlobalCustomQuota of
+# 500Gi of gold ObjectBucketClaims over tenant solar, applied verbatim.
+kc create -f - >/dev/null <<EOF
+{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+ "metadata": {"name": "objectbucketclaims.objectbucket.io"},
+ "spec": {"group": "objectbucket.io", "scope": "Namespaced",
+          "names": {"plural": "objectbucketclaims", "singular": "objectbucketclaim",
+                    "kind": "ObjectBucketClaim", "listKind": "ObjectBucketClaimList"},
+          "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                        "schema": {"openAPIV3Schema": {"type": "object",
+                                   "x-kubernetes-preserve-unknown-fields": true}}}]}}
+EOF
+kc wait --for condition=Established --timeout=30s crd/objectbucketclaims.objectbucket.io >/dev/null
+kc apply -f "$FIXTURES/seed003/object-bucket-claim-storage-gold.yaml" >/dev/null
+obc() { # NAMESPACE NAME SIZE CLASS [kubectl create flags]
+  kc create "${@:5}" -f - 2>&1 <<EOF
+{"apiVersion": "objectbucket.io/v1alpha1", "kind": "ObjectBucketClaim",
+ "metadata": {"name": "$2", "namespace": "$1", "labels": {"objectbucket.io/storage-class": "$4"}},
+ "spec": {"additionalConfig": {"maxSize": "$3"}}}
+EOF
+}
+buckets() {
+  kc get globalcustomquota object-bucket-claim-storage \
+    -o 'jsonpath={.status.usage.used}/{.status.reservations}'
+}
+obc solar-test b1 300Gi gold >/dev/null || fail "ObjectBucketClaim b1 refused"
+obc solar-prod s1 300Gi silver >/dev/null || fail "a silver ObjectBucketClaim refused"
+wait_until 60 is 300Gi/ buckets || fail "ObjectBucketClaim quota: '$(buckets)', want 300Gi"
+second_refused() { ! obc solar-prod b2 300Gi gold --dry-run=server >/dev/null; }
+wait_until 30 second_refused || fail "a second gold bucket passes allot's webhook (dry run)"
+out=$(obc solar-prod b2 300Gi gold) && fail "600Gi of gold buckets admitted against 500Gi"
+case "$out" in
+*'exceeds limit for GlobalCustomQuota "object-bucket-claim-storage"'*) ;;
+*) fail "second gold bucket: unexpected refusal: $out" ;;
+esac
+obc solar-prod b3 200Gi gold >/dev/null || fail "a bucket that fits (200Gi) refused"
+wait_until 30 is 500Gi/ buckets || fail "ObjectBucketClaim quota: '$(buckets)', want 500Gi"
+echo "ok: seed 003's ObjectBucketClaim quota (a cluster CRD's kind) counted and enforced"
 echo "PASS"

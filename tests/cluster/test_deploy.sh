@@ -111,6 +111,7 @@ can no create pods/eviction -n tenant
 can yes patch namespaces/tenant # the allot.dev/pooled label
 for v in create update delete; do can no "$v" namespaces; done
 can no create customresourcedefinitions.apiextensions.k8s.io
+can yes list customresourcedefinitions.apiextensions.k8s.io # a counted kind's definition
 can no patch validatingwebhookconfigurations.admissionregistration.k8s.io
 # the counted kinds' rules: its own configuration only
 for v in get update; do can yes "$v" validatingwebhookconfigurations.admissionregistration.k8s.io/allot.dev; done
