@@ -39,12 +39,12 @@ static cq_quota *compile(const json_t *quota, bool global)
     return cq_compile(json_object_get(quota, "spec"), global, err, sizeof err);
 }
 
-size_t counted_kinds_of(store *st, const api_kind **out, size_t max)
+/* fn(arg, q, s) for each source s of each custom quota q of st (the
+ * mirror), in the order listed: CustomQuotas, then GlobalCustomQuotas. A
+ * spec that does not compile has no source. */
+static void each_source(store *st, void (*fn)(void *arg, const cq_quota *q, size_t s), void *arg)
 {
     static const char *const prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
-    size_t n = 0;
-    const api_kind *pods = api_kind_find("", "v1", "pods");
-    if (pods && max) out[n++] = pods;
     for (int g = 0; g < 2; g++) {
         store_obj **objs = NULL;
         size_t m = 0;
@@ -54,20 +54,38 @@ size_t counted_kinds_of(store *st, const api_kind **out, size_t max)
         for (size_t i = 0; i < m; i++) {
             json_t *quota = store_obj_parse(objs[i]);
             cq_quota *q = quota ? compile(quota, g) : NULL;
-            for (size_t s = 0; q && s < cq_nsources(q); s++) {
-                const api_kind *k = source_kind(q, s);
-                size_t j = 0;
-                while (k && j < n && out[j] != k)
-                    j++;
-                if (k && j == n && n < max) out[n++] = k;
-            }
+            for (size_t s = 0; q && s < cq_nsources(q); s++)
+                fn(arg, q, s);
             cq_free(q);
             json_decref(quota);
             store_obj_unref(objs[i]);
         }
         free(objs);
     }
-    return n;
+}
+
+typedef struct kind_list {
+    const api_kind **v;
+    size_t n, max;
+} kind_list;
+
+static void add_kind(void *arg, const cq_quota *q, size_t s)
+{
+    kind_list *l = arg;
+    const api_kind *k = source_kind(q, s);
+    size_t j = 0;
+    while (k && j < l->n && l->v[j] != k)
+        j++;
+    if (k && j == l->n && l->n < l->max) l->v[l->n++] = k;
+}
+
+size_t counted_kinds_of(store *st, const api_kind **out, size_t max)
+{
+    kind_list l = {out, 0, max};
+    const api_kind *pods = api_kind_find("", "v1", "pods");
+    if (pods && max) out[l.n++] = pods;
+    each_source(st, add_kind, &l);
+    return l.n;
 }
 
 json_t *counted_kinds_rules(const api_kind *const *kinds, size_t n)
@@ -180,36 +198,23 @@ static int sync_rules(counted_kinds *ck, json_t *rules)
     return rc;
 }
 
+static void add_unknown(void *arg, const cq_quota *q, size_t s)
+{
+    const char *g, *v, *k;
+    char gk[300];
+    if (source_kind(q, s)) return;
+    cq_source_gvk(q, s, &g, &v, &k);
+    snprintf(gk, sizeof gk, "%s/%s", g, k);
+    json_object_set_new(arg, gk, json_true());
+}
+
 /* The kinds the sources of the mirror's custom quotas name that allot
  * does not serve (yet), as a set of "<group>/<kind>": a new object, or NULL
  * when out of memory. */
 static json_t *unknown_kinds(store *st)
 {
-    static const char *const prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
     json_t *set = json_object();
-    for (int g = 0; set && g < 2; g++) {
-        store_obj **objs = NULL;
-        size_t m = 0;
-        int64_t rev;
-        bool more;
-        if (store_list(st, prefixes[g], NULL, 0, &objs, &m, &rev, &more) != 0) continue;
-        for (size_t i = 0; i < m; i++) {
-            json_t *quota = store_obj_parse(objs[i]);
-            cq_quota *q = quota ? compile(quota, g) : NULL;
-            for (size_t s = 0; q && s < cq_nsources(q); s++) {
-                const char *gr, *v, *k;
-                char gk[300];
-                if (source_kind(q, s)) continue;
-                cq_source_gvk(q, s, &gr, &v, &k);
-                snprintf(gk, sizeof gk, "%s/%s", gr, k);
-                json_object_set_new(set, gk, json_true());
-            }
-            cq_free(q);
-            json_decref(quota);
-            store_obj_unref(objs[i]);
-        }
-        free(objs);
-    }
+    if (set) each_source(st, add_unknown, set);
     return set;
 }
 
