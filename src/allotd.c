@@ -36,6 +36,7 @@
 #include "server/tls.h"
 #include "server/tls_cmd.h"
 #include "server/tokenrequest.h"
+#include "server/scheduler_cmd.h"
 #include "server/webhook_cmd.h"
 
 #include <arpa/inet.h>
@@ -175,7 +176,10 @@ static void usage(FILE *out)
                  "allotd tls --out DIR [--namespace NS] [--san NAME]...\n"
                  "  a CA and a serving certificate for the Service allot in NS (--tls-dir)\n"
                  "allotd webhook-config [--ca FILE] [--namespace NS]\n"
-                 "  the ValidatingWebhookConfiguration for the Service allot in NS\n");
+                 "  the ValidatingWebhookConfiguration for the Service allot in NS\n"
+                 "allotd scheduler-config --kubeconfig FILE --extender-url URL --ca FILE\n"
+                 "                        [--api-version v1beta1|v1]\n"
+                 "  kube-scheduler's configuration with allot as its extender\n");
 }
 
 /* A Go-style duration made of whole units: "90s", "5m", "1h30m". Seconds, or -1. */
@@ -848,6 +852,8 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "crds")) return crds_cmd_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "tls")) return tls_cmd_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "webhook-config")) return webhook_cmd_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "scheduler-config"))
+        return scheduler_cmd_main(argc - 1, argv + 1);
     if (parse_options(argc, argv, &o) != 0) return 2;
 #ifndef ALLOT_JEMALLOC
     /* glibc's malloc (a sanitizer build, or one without jemalloc): one arena

@@ -3,16 +3,13 @@
 
 #include "api/yaml_emit.h"
 #include "cluster/cluster.h"
-#include "util/secfile.h"
+#include "server/ca_pem.h"
 
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A CA bundle of a few certificates is a few KiB; this bounds the read. */
-#define CA_MAX_BYTES (256 * 1024)
 
 static void webhook_usage(FILE *f)
 {
@@ -24,30 +21,6 @@ static void webhook_usage(FILE *f)
           "  kubectl patch validatingwebhookconfiguration allot.dev \\\n"
           "      -p \"$(allotd webhook-config --ca ca.crt)\"\n",
           f);
-}
-
-/* The PEM in path, which must hold a certificate and no private key: the
- * caBundle is readable by anyone who may read webhook configurations, so
- * a ca.key given by mistake must never reach it. NULL with a message. */
-static char *read_ca(const char *path)
-{
-    char err[512], *pem = NULL;
-    int rc = secfile_read(path, CA_MAX_BYTES, &pem, NULL, err, sizeof err);
-    if (rc == SECFILE_ENOENT) {
-        fprintf(stderr, "allotd webhook-config: %s does not exist\n", path);
-        return NULL;
-    }
-    if (rc != 0) {
-        fprintf(stderr, "allotd webhook-config: %s\n", err);
-        return NULL;
-    }
-    if (!strstr(pem, "-----BEGIN CERTIFICATE-----") || strstr(pem, "PRIVATE KEY")) {
-        fprintf(stderr, "allotd webhook-config: %s is not a PEM CA certificate%s\n", path,
-                strstr(pem, "PRIVATE KEY") ? " (it holds a private key)" : "");
-        free(pem);
-        return NULL;
-    }
-    return pem;
 }
 
 /* Leave every webhook's caBundle out (see webhook_cmd.h for why). */
@@ -95,7 +68,7 @@ int webhook_cmd_main(int argc, char **argv)
     char *ca = NULL, *text = NULL;
     json_t *cfg = NULL, *docs = NULL;
     int rc = 1;
-    if (ca_path && !(ca = read_ca(ca_path))) goto out;
+    if (ca_path && !(ca = ca_pem_read("allotd webhook-config", ca_path))) goto out;
     if (!(cfg = cluster_webhook_config(NULL, ca, ns)) || !(docs = json_pack("[O]", cfg))) {
         fprintf(stderr, "allotd webhook-config: out of memory\n");
         goto out;
