@@ -322,6 +322,15 @@ const api_kind *api_kind_for_key(const char *key)
     return NULL;
 }
 
+int api_kind_path(const api_kind *k, const char *ns, const char *name, const char *sub, char *buf,
+                  size_t n)
+{
+    int len = snprintf(buf, n, "%s%s/%s%s%s/%s%s%s%s%s", *k->group ? "/apis/" : "/api", k->group,
+                       k->version, *ns ? "/namespaces/" : "", ns, k->resource, *name ? "/" : "",
+                       name, *sub ? "/" : "", sub);
+    return len < 0 || (size_t)len >= n ? -1 : len;
+}
+
 int api_kind_key(const api_kind *k, const char *ns, const char *name, char *buf, size_t n)
 {
     char res[256];

@@ -238,6 +238,11 @@ const api_kind *api_kind_storage_row(const api_kind *k);
 void api_kind_api_version(const api_kind *k, char *buf, size_t n);
 /* Store resource name: "pods", "deployments.apps". */
 void api_kind_store_resource(const api_kind *k, char *buf, size_t n);
+/* The REST path of object ns/name of kind k ("" ns: across namespaces or
+ * cluster scope; "" name: the collection) with subresource sub ("" none):
+ * "/api/v1/namespaces/ns/pods/name/status". Returns length or -1. */
+int api_kind_path(const api_kind *k, const char *ns, const char *name, const char *sub, char *buf,
+                  size_t n);
 /* Store key "<resource>/<ns>/<name>" (ns "" for cluster scope); returns length or -1. */
 int api_kind_key(const api_kind *k, const char *ns, const char *name, char *buf, size_t n);
 /* The kind a store key ("<resource>[.<group>]/<ns>/<name>") belongs to, or NULL. */

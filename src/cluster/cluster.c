@@ -106,15 +106,6 @@ static void feed_event(void *arg, const char *type, json_t *obj)
 
 static const kube_reflector_ops feed_ops = {feed_replace, feed_event};
 
-/* The collection path of kind k across namespaces. */
-static void collection_path(const api_kind *k, char *buf, size_t n)
-{
-    if (!*k->group)
-        snprintf(buf, n, "/api/%s/%s", k->version, k->resource);
-    else
-        snprintf(buf, n, "/apis/%s/%s/%s", k->group, k->version, k->resource);
-}
-
 /* Create obj at collection path `coll`, or replace the object of that name
  * (its current resourceVersion as precondition). 0 or -1 with err. */
 static int apply_object(kube_client *kc, const char *coll, json_t *obj, char *err, size_t errlen)
@@ -359,7 +350,7 @@ static int start_feed(cluster *c, const api_kind *k, char *err, size_t errlen)
     feed *f = &c->feeds[n];
     *f = (feed){.c = c, .k = k};
     char path[256];
-    collection_path(k, path, sizeof path);
+    api_kind_path(k, "", "", "", path, sizeof path);
     if (!(f->r = kube_reflector_start(c->kc, path, NULL, &feed_ops, f, err, errlen))) return -1;
     atomic_store(&c->nfeeds, n + 1);
     return 0;

@@ -352,18 +352,51 @@ int cq_guard(kube_client *kc, store *st, const ar_request *r, api_err *e)
 }
 
 json_t *cq_reservations_kept(const json_t *cur, int64_t now,
-                             bool (*settled)(void *arg, const json_t *reservation), void *arg)
+                             bool (*settled)(void *arg, const json_t *reservation),
+                             bool (*gone)(void *arg, const json_t *reservation), void *arg)
 {
     json_t *keep = json_array(), *v;
     size_t i;
     json_array_foreach(json_object_get(json_object_get(cur, "status"), "reservations"), i, v)
     {
         if (!keep) break;
-        if (json_integer_value(json_object_get(v, "expires")) <= now || settled(arg, v)) continue;
+        if (settled(arg, v)) continue;
+        if (json_integer_value(json_object_get(v, "expires")) <= now && gone(arg, v)) continue;
         if (json_array_append(keep, v) != 0) {
             json_decref(keep);
             keep = NULL;
         }
     }
     return keep;
+}
+
+bool cq_reservation_gone(kube_client *kc, const json_t *r)
+{
+    const char *res = json_string_value(json_object_get(r, "resource"));
+    const char *ns = json_string_value(json_object_get(r, "namespace"));
+    const char *name = json_string_value(json_object_get(r, "name"));
+    const char *uid = json_string_value(json_object_get(r, "uid"));
+    char key[700], path[800], err[256], *resp = NULL;
+    if (!res || !name || !uid) return true; /* not one of allot's: holds nothing */
+    snprintf(key, sizeof key, "%s/%s/%s", res, ns ? ns : "", name);
+    const api_kind *k = api_kind_for_key(key);
+    if (!k) return true; /* a kind allot no longer serves: nothing counts it */
+    if (api_kind_path(k, k->namespaced && ns ? ns : "", name, "", path, sizeof path) < 0)
+        return false;
+    long status = 0;
+    if (kube_request(kc, "GET", path, NULL, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
+                     sizeof err) != 0)
+        status = 0;
+    json_t *obj = status == 200 && resp ? json_loads(resp, 0, NULL) : NULL;
+    free(resp);
+    /* gone: no such object, another of that name, or (an update) the
+     * object still at the version the update was decided on, which an
+     * update past its expiry will never leave */
+    const char *have = str_at(obj, "metadata", "uid"),
+               *rv = str_at(obj, "metadata", "resourceVersion");
+    const char *from = json_string_value(json_object_get(r, "from"));
+    bool out = status == 404 || (status == 200 && *have && strcmp(have, uid)) ||
+               (status == 200 && from && *from && !strcmp(rv, from));
+    json_decref(obj);
+    return out;
 }

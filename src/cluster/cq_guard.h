@@ -49,9 +49,18 @@ int cq_guard(kube_client *kc, store *st, const ar_request *r, api_err *e);
 /* The writer's side: the reservations of quota `cur` (as the mirror holds
  * it) still in flight at time now (unix seconds), as an array to write
  * back (new; empty when none), given `settled(arg, reservation)`: whether
- * the mirror shows the reservation's object as counted. NULL when out of
- * memory. */
+ * the mirror shows the reservation's object as counted, and, for one past
+ * its expiry, `gone(arg, reservation)`: whether its object is surely not in
+ * the cluster (one the mirror has not taken in yet must stay reserved
+ * until it is counted). NULL when out of memory. */
 json_t *cq_reservations_kept(const json_t *cur, int64_t now,
-                             bool (*settled)(void *arg, const json_t *reservation), void *arg);
+                             bool (*settled)(void *arg, const json_t *reservation),
+                             bool (*gone)(void *arg, const json_t *reservation), void *arg);
+
+/* Whether what reservation r reserved is surely not in the cluster kc
+ * writes to: a GET of its object answers 404, or an object of another
+ * uid, or, for an update, the object still at the version the update was
+ * decided on. false when it is there or the cluster cannot be asked. */
+bool cq_reservation_gone(kube_client *kc, const json_t *r);
 
 #endif

@@ -2,6 +2,8 @@
  * pool_sync.h). */
 #include "cluster/pool_sync.h"
 
+#include "cluster/cq_guard.h"
+
 #include "cluster/reconcile.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -135,12 +137,20 @@ static bool apply(pool_sync *p, const cw_list *plan)
     return ok;
 }
 
+/* reconcile_cq_plan's check of an expired reservation: asked of the
+ * cluster, for an object the mirror may not have taken in yet. */
+static bool reservation_gone(void *arg, const json_t *r)
+{
+    pool_sync *p = arg;
+    return cq_reservation_gone(p->kc, r);
+}
+
 /* Write every custom quota's status as its books count it. false when
  * any needs another round. */
 static bool round_cq(pool_sync *p)
 {
     cw_list plan = {0};
-    bool ok = leader_is(p->l) && reconcile_cq_plan(p->st, p->m, &plan) == 0;
+    bool ok = leader_is(p->l) && reconcile_cq_plan(p->st, p->m, reservation_gone, p, &plan) == 0;
     /* (each write stands alone: one conflict does not stop the others) */
     for (size_t i = 0; i < plan.n; i++) {
         cw_list one = {.v = &plan.v[i], .n = 1, .cap = 1};

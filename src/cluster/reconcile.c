@@ -104,18 +104,6 @@ static const char *meta_str(const json_t *o, const char *f)
     return json_string_value(json_object_get(json_object_get(o, "metadata"), f));
 }
 
-/* The API path of object ns/name of kind k ("" name: the collection),
- * with subresource sub ("" none). */
-static void api_path(const api_kind *k, const char *ns, const char *name, const char *sub,
-                     char *buf, size_t n)
-{
-    int l = *k->group ? snprintf(buf, n, "/apis/%s/%s", k->group, k->version)
-                      : snprintf(buf, n, "/api/%s", k->version);
-    if (l < 0 || (size_t)l >= n) return;
-    snprintf(buf + l, n - (size_t)l, "%s%s/%s%s%s%s%s", *ns ? "/namespaces/" : "", ns, k->resource,
-             *name ? "/" : "", name, *sub ? "/" : "", sub);
-}
-
 /* What the cluster is sent: obj in k's version, without what the API
  * server owns (managedFields: it records its own), at the cluster's
  * resourceVersion crv (NULL for a create, which also drops the identity
@@ -271,18 +259,18 @@ static int plan_write(store *st, const char *key, const api_kind *k, bool quota,
     snprintf(w->key, sizeof w->key, "%s", key);
     if (type == STORE_EV_DELETED) {
         snprintf(w->method, sizeof w->method, "DELETE");
-        api_path(k, ns, name, "", w->path, sizeof w->path);
+        api_kind_path(k, ns, name, "", w->path, sizeof w->path);
         json_t *opts = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "DeleteOptions",
                                  "preconditions", "resourceVersion", crv);
         w->body = opts ? jdump(opts, NULL) : NULL;
         json_decref(opts);
     } else if (!held) {
         snprintf(w->method, sizeof w->method, "POST");
-        api_path(k, ns, "", "", w->path, sizeof w->path);
+        api_kind_path(k, ns, "", "", w->path, sizeof w->path);
         w->body = body_of(k, obj, NULL);
     } else {
         snprintf(w->method, sizeof w->method, "PUT");
-        api_path(k, ns, name, quota ? "" : "status", w->path, sizeof w->path);
+        api_kind_path(k, ns, name, quota ? "" : "status", w->path, sizeof w->path);
         w->body = body_of(k, obj, crv);
     }
     if (!w->body) {
@@ -544,7 +532,17 @@ static void drop_empty_groups(json_t *status)
 typedef struct settle_ctx {
     store *st;
     mirror *m;
+    bool (*gone)(void *arg, const json_t *r);
+    void *gone_arg;
 } settle_ctx;
+
+/* Whether an expired reservation's object is surely not in the cluster
+ * (the caller's check; without one, expired is gone). */
+static bool expired_gone(void *arg, const json_t *r)
+{
+    settle_ctx *c = arg;
+    return !c->gone || c->gone(c->gone_arg, r);
+}
 
 /* Whether the mirror shows reservation r's object as counted: the object
  * with its uid, for an update at another version than the one it was
@@ -631,7 +629,8 @@ static bool caught_up(mirror *m, const json_t *status)
     return true;
 }
 
-int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
+int reconcile_cq_plan(store *st, mirror *m, bool (*gone)(void *arg, const json_t *reservation),
+                      void *gone_arg, cw_list *out)
 {
     static const char *const prefixes[] = {CQ_PREFIX, GCQ_PREFIX};
     static const char *const resources[] = {"customquotas", "globalcustomquotas"};
@@ -652,7 +651,7 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
         json_t **kept = n ? calloc(n, sizeof *kept) : NULL,
                **want = n ? calloc(n, sizeof *want) : NULL;
         if (n && (!crv || !kept || !want)) rc = -1;
-        settle_ctx sc = {st, m};
+        settle_ctx sc = {st, m, gone, gone_arg};
         int64_t now = (int64_t)time(NULL);
         for (size_t i = 0; rc == 0 && i < n; i++) {
             json_t *cur = store_obj_parse(objs[i]);
@@ -669,7 +668,8 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
             if (caught_up(m, json_object_get(cur, "status")) && counted_kinds_listed(m, cur, r) &&
                 mirror_cluster_rv(m, objs[i]->key, crv[i], sizeof crv[i])) {
                 /* the reservations still in flight (cluster/cq_guard.h) */
-                if (!(kept[i] = cq_reservations_kept(cur, now, settled, &sc))) rc = -1;
+                if (!(kept[i] = cq_reservations_kept(cur, now, settled, expired_gone, &sc)))
+                    rc = -1;
             }
             json_decref(cur);
         }
@@ -705,7 +705,7 @@ int reconcile_cq_plan(store *st, mirror *m, cw_list *out)
                 } else {
                     snprintf(w->method, sizeof w->method, "PUT");
                     snprintf(w->key, sizeof w->key, "%s", objs[i]->key);
-                    api_path(k, objs[i]->ns, objs[i]->name, "status", w->path, sizeof w->path);
+                    api_kind_path(k, objs[i]->ns, objs[i]->name, "status", w->path, sizeof w->path);
                     if (!(w->body = body_of(k, want[i], crv[i]))) {
                         out->n--;
                         rc = -1;

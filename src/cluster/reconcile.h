@@ -48,8 +48,13 @@ int reconcile_pool_plan(store *st, mirror *m, const char *name, cw_list *out, js
  * the cluster to what a full recount of the objects the mirror holds gives
  * on st (the mirror m feeds): usage, claims, targets, namespaces, Ready,
  * as standalone writes them, each at the cluster's resourceVersion of the
- * quota version counted on. Appended to out. 0, or -1. */
-int reconcile_cq_plan(store *st, mirror *m, cw_list *out);
+ * quota version counted on. A reservation past its expiry whose object the
+ * mirror does not hold is dropped when gone(gone_arg, reservation) says
+ * the object is surely not in the cluster (cq_reservation_gone; NULL: it
+ * is dropped). Appended to out. 0, or -1. Not inside a store transaction
+ * (gone may ask the cluster). */
+int reconcile_cq_plan(store *st, mirror *m, bool (*gone)(void *arg, const json_t *reservation),
+                      void *gone_arg, cw_list *out);
 
 /* The label allot keeps on every namespace some pool selects, so that its
  * webhooks can be scoped to them (docs/cluster-mode.md, "Safe failure"). */

@@ -676,6 +676,28 @@ static void test_kind_for_key(void **state)
     assert_null(api_kind_for_key("deployments.app/ns/x"));
 }
 
+/* REST paths of objects, collections and subresources, core and grouped,
+ * namespaced and not; a buffer too small is an error, not a cut path. */
+static void test_kind_path(void **state)
+{
+    (void)state;
+    char p[128];
+    const api_kind *pods = api_kind_find("", "v1", "pods"),
+                   *dep = api_kind_find("apps", "v1", "deployments");
+    const api_kind *ns = api_kind_find("", "v1", "namespaces");
+    assert_true(api_kind_path(pods, "t", "a", "status", p, sizeof p) > 0);
+    assert_string_equal(p, "/api/v1/namespaces/t/pods/a/status");
+    assert_true(api_kind_path(pods, "", "", "", p, sizeof p) > 0);
+    assert_string_equal(p, "/api/v1/pods");
+    assert_true(api_kind_path(dep, "t", "", "", p, sizeof p) > 0);
+    assert_string_equal(p, "/apis/apps/v1/namespaces/t/deployments");
+    assert_true(api_kind_path(dep, "t", "d", "scale", p, sizeof p) > 0);
+    assert_string_equal(p, "/apis/apps/v1/namespaces/t/deployments/d/scale");
+    assert_true(api_kind_path(ns, "", "x", "", p, sizeof p) > 0);
+    assert_string_equal(p, "/api/v1/namespaces/x");
+    assert_int_equal(api_kind_path(pods, "t", "a", "", p, 10), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -702,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_v3_hash_stable),
         cmocka_unit_test(test_v2),
         cmocka_unit_test(test_kind_for_key),
+        cmocka_unit_test(test_kind_path),
     };
     return cmocka_run_group_tests(tests, setup_suite, NULL);
 }
