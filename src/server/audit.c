@@ -45,8 +45,8 @@ struct audit_policy {
 };
 
 static const char *const level_names[] = {"None", "Metadata", "Request", "RequestResponse"};
-static const char *const stage_names[] = {"RequestReceived", "ResponseStarted",
-                                          "ResponseComplete", "Panic"};
+static const char *const stage_names[] = {"RequestReceived", "ResponseStarted", "ResponseComplete",
+                                          "Panic"};
 
 static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t n, const char *fmt, ...)
@@ -105,8 +105,7 @@ static int parse_strs(const json_t *v, const char *where, strs *out, char *err, 
     return 0;
 }
 
-static int parse_stages(const json_t *v, const char *where, unsigned *out, char *err,
-                        size_t errlen)
+static int parse_stages(const json_t *v, const char *where, unsigned *out, char *err, size_t errlen)
 {
     strs s = {0};
     int rc = parse_strs(v, where, &s, err, errlen);
@@ -133,8 +132,9 @@ static int parse_rule(const json_t *j, size_t idx, rule *r, char *err, size_t er
     while (lv && k < 4 && strcmp(lv, level_names[k]))
         k++;
     if (!lv || k == 4)
-        return fail(err, errlen, "%s.level: Unsupported value: \"%s\": supported values: "
-                                 "\"None\", \"Metadata\", \"Request\", \"RequestResponse\"",
+        return fail(err, errlen,
+                    "%s.level: Unsupported value: \"%s\": supported values: "
+                    "\"None\", \"Metadata\", \"Request\", \"RequestResponse\"",
                     where, lv ? lv : "");
     r->level = (audit_level)k;
     static const char *const keys[] = {"users", "userGroups", "verbs", "namespaces",
@@ -146,11 +146,14 @@ static int parse_rule(const json_t *j, size_t idx, rule *r, char *err, size_t er
         if (parse_strs(json_object_get(j, keys[i]), w, dst[i], err, errlen) != 0) return -1;
     }
     const json_t *res = json_object_get(j, "resources");
-    if (res && !json_is_array(res)) return fail(err, errlen, "%s.resources: expected a list", where);
+    if (res && !json_is_array(res))
+        return fail(err, errlen, "%s.resources: expected a list", where);
     if ((res && json_array_size(res)) || r->namespaces.n) {
         if (r->urls.n)
-            return fail(err, errlen, "%s.nonResourceURLs: Invalid value: rules cannot apply to "
-                                     "both regular resources and non-resource URLs", where);
+            return fail(err, errlen,
+                        "%s.nonResourceURLs: Invalid value: rules cannot apply to "
+                        "both regular resources and non-resource URLs",
+                        where);
     }
     r->res = calloc(json_array_size(res) + 1, sizeof *r->res);
     if (!r->res) return fail(err, errlen, "out of memory");
@@ -184,8 +187,8 @@ audit_policy *audit_policy_parse(const char *text, size_t len, char *err, size_t
         rc = fail(err, errlen, "out of memory");
     for (size_t i = 0; rc == 0 && i < json_array_size(rules); i++)
         rc = parse_rule(json_array_get(rules, i), i, &p->rules[p->n++], err, errlen);
-    if (rc == 0) rc = parse_stages(json_object_get(doc, "omitStages"), "omitStages", &p->omit,
-                                   err, errlen);
+    if (rc == 0)
+        rc = parse_stages(json_object_get(doc, "omitStages"), "omitStages", &p->omit, err, errlen);
     json_decref(doc);
     if (rc != 0) {
         audit_policy_free(p);
@@ -403,8 +406,8 @@ static int add_object_ref(dbuf *b, const audit_attrs *a)
 {
     int rc = dbuf_adds(b, ",\"objectRef\":{");
     const char *keys[] = {"resource", "namespace", "name", "apiGroup", "apiVersion", "subresource"};
-    const char *vals[] = {a->resource, a->ns, a->name, a->api_group, a->api_version,
-                          a->subresource};
+    const char *vals[] = {a->resource,  a->ns,          a->name,
+                          a->api_group, a->api_version, a->subresource};
     for (int i = 0; rc == 0 && i < 6; i++)
         rc = add_opt(b, keys[i], vals[i]);
     return rc == 0 ? dbuf_add(b, "}", 1) : -1;
@@ -412,15 +415,18 @@ static int add_object_ref(dbuf *b, const audit_attrs *a)
 
 char *audit_event_line(const audit_event *ev, const audit_attrs *a, unsigned stage, size_t *len)
 {
-    int si = stage == AUDIT_STAGE_RECEIVED ? 0 : stage == AUDIT_STAGE_STARTED ? 1
-                                              : stage == AUDIT_STAGE_COMPLETE ? 2 : 3;
+    int si = stage == AUDIT_STAGE_RECEIVED   ? 0
+             : stage == AUDIT_STAGE_STARTED  ? 1
+             : stage == AUDIT_STAGE_COMPLETE ? 2
+                                             : 3;
     if (ev->level == AUDIT_NONE || (ev->omit & stage)) return NULL;
     char now[32];
     now_micro(now, sizeof now);
     dbuf b;
     dbuf_init(&b, 16u << 20);
-    int rc = dbuf_printf(&b, "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"%s\","
-                             "\"auditID\":\"%s\",\"stage\":\"%s\"",
+    int rc = dbuf_printf(&b,
+                         "{\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"%s\","
+                         "\"auditID\":\"%s\",\"stage\":\"%s\"",
                          level_names[ev->level], ev->id, stage_names[si]);
     if (rc == 0) rc = add_str(&b, "requestURI", a->path ? a->path : "");
     if (rc == 0) rc = add_str(&b, "verb", a->verb ? a->verb : "");

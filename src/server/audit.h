@@ -34,8 +34,12 @@
 typedef enum { AUDIT_NONE, AUDIT_METADATA, AUDIT_REQUEST, AUDIT_REQUEST_RESPONSE } audit_level;
 
 /* Stages, as bits for omitStages. */
-enum { AUDIT_STAGE_RECEIVED = 1, AUDIT_STAGE_STARTED = 2, AUDIT_STAGE_COMPLETE = 4,
-       AUDIT_STAGE_PANIC = 8 };
+enum {
+    AUDIT_STAGE_RECEIVED = 1,
+    AUDIT_STAGE_STARTED = 2,
+    AUDIT_STAGE_COMPLETE = 4,
+    AUDIT_STAGE_PANIC = 8
+};
 
 typedef struct audit_policy audit_policy;
 
@@ -75,8 +79,8 @@ void audit_log_close(audit_log *l);
 
 /* One request's audit record, filled as the request goes. */
 typedef struct audit_event {
-    char id[37];           /* auditID */
-    char received[32];     /* requestReceivedTimestamp */
+    char id[37];       /* auditID */
+    char received[32]; /* requestReceivedTimestamp */
     audit_level level;
     unsigned omit;
     const json_t *request;  /* the decoded body (borrowed), or NULL */

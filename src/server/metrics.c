@@ -280,8 +280,8 @@ static void render_load(void *arg, const char *kind, const double *le,
     dbuf_printf(b, "allot_recount_duration_seconds_count{kind=\"%s\"} %lu\n", kind, count);
 }
 
-static void render_decision(void *arg, const char *plugin, const char *result,
-                            const char *reason, unsigned long n)
+static void render_decision(void *arg, const char *plugin, const char *result, const char *reason,
+                            unsigned long n)
 {
     dbuf_printf(arg,
                 "allot_admission_decisions_total{plugin=\"%s\",result=\"%s\",reason=\"%s\"} "

@@ -60,8 +60,9 @@ static json_t *object_of(const json_t *spec, api_err *e)
             snprintf(err, sizeof err, "not an object");
         }
     } else {
-        api_err_set(e, API_BAD_REQUEST, "spec.object (an object) or spec.manifest (a string) "
-                                        "is required");
+        api_err_set(e, API_BAD_REQUEST,
+                    "spec.object (an object) or spec.manifest (a string) "
+                    "is required");
         return NULL;
     }
     if (!obj) api_err_set(e, API_BAD_REQUEST, "spec.manifest: %s", *err ? err : "out of memory");
@@ -104,8 +105,15 @@ static json_t *review(req *rq, const char *path_ns, const json_t *spec, api_err 
     const char *ns = !k->namespaced ? "" : path_ns ? path_ns : ons && *ons ? ons : "default";
     char nsbuf[256];
     snprintf(nsbuf, sizeof nsbuf, "%s", ns); /* (obj's metadata changes below) */
-    rbac_attrs a = {authz_user(rq), update ? "update" : "create", true, k->group, k->resource,
-                    "", name ? name : "", nsbuf, rq->path};
+    rbac_attrs a = {authz_user(rq),
+                    update ? "update" : "create",
+                    true,
+                    k->group,
+                    k->resource,
+                    "",
+                    name ? name : "",
+                    nsbuf,
+                    rq->path};
     resp deny = {0};
     if (authz_request(rq, &a, &deny) != 0) {
         const char *msg = str(deny.json, "message");

@@ -1,9 +1,8 @@
 /* scheduler_cmd.c - `allotd scheduler-config` (see scheduler_cmd.h). */
 #include "server/scheduler_cmd.h"
 
-#include "api/yaml_emit.h"
 #include "cluster/scheduler_config.h"
-#include "server/ca_pem.h"
+#include "server/cmd_io.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -77,8 +76,8 @@ int scheduler_cmd_main(int argc, char **argv)
         scheduler_usage(stderr);
         return 2;
     }
-    char err[256], *text = NULL, *ca = NULL;
-    json_t *cfg = NULL, *docs = NULL;
+    char err[256], *ca = NULL;
+    json_t *cfg = NULL;
     int rc = 2;
     /* (the arguments first: a usage error says so before any file is read) */
     if (!(cfg = scheduler_config(version, kubeconfig, url, "", err, sizeof err))) {
@@ -89,24 +88,12 @@ int scheduler_cmd_main(int argc, char **argv)
     cfg = NULL;
     rc = 1;
     if (!(ca = ca_pem_read(CMD, ca_path))) goto out;
-    if (!(cfg = scheduler_config(version, kubeconfig, url, ca, err, sizeof err)) ||
-        !(docs = json_pack("[O]", cfg))) {
-        fprintf(stderr, CMD ": %s\n", cfg ? "out of memory" : err);
+    if (!(cfg = scheduler_config(version, kubeconfig, url, ca, err, sizeof err))) {
+        fprintf(stderr, CMD ": %s\n", err);
         goto out;
     }
-    if (!(text = yaml_emit_stream(docs, NULL))) {
-        fprintf(stderr, CMD ": cannot write the configuration as YAML\n");
-        goto out;
-    }
-    size_t n = strlen(text);
-    if (fputs(HEADER, stdout) < 0 || fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0) {
-        perror(CMD ": stdout");
-        goto out;
-    }
-    rc = 0;
+    rc = cmd_print_yaml(CMD, HEADER, cfg);
 out:
-    free(text);
-    json_decref(docs);
     json_decref(cfg);
     free(ca);
     return rc;

@@ -7,9 +7,12 @@ const char *const ui_headers[] = {
     "Content-Security-Policy",
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-    "X-Content-Type-Options", "nosniff",
-    "X-Frame-Options", "DENY",
-    "Referrer-Policy", "no-referrer",
+    "X-Content-Type-Options",
+    "nosniff",
+    "X-Frame-Options",
+    "DENY",
+    "Referrer-Policy",
+    "no-referrer",
     NULL,
 };
 

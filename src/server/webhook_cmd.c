@@ -1,9 +1,8 @@
 /* webhook_cmd.c - `allotd webhook-config` (see webhook_cmd.h). */
 #include "server/webhook_cmd.h"
 
-#include "api/yaml_emit.h"
 #include "cluster/cluster.h"
-#include "server/ca_pem.h"
+#include "server/cmd_io.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -65,28 +64,17 @@ int webhook_cmd_main(int argc, char **argv)
         webhook_usage(stderr);
         return 2;
     }
-    char *ca = NULL, *text = NULL;
-    json_t *cfg = NULL, *docs = NULL;
+    char *ca = NULL;
+    json_t *cfg = NULL;
     int rc = 1;
     if (ca_path && !(ca = ca_pem_read("allotd webhook-config", ca_path))) goto out;
-    if (!(cfg = cluster_webhook_config(NULL, ca, ns)) || !(docs = json_pack("[O]", cfg))) {
+    if (!(cfg = cluster_webhook_config(NULL, ca, ns))) {
         fprintf(stderr, "allotd webhook-config: out of memory\n");
         goto out;
     }
-    if (!ca) drop_ca_bundles(json_array_get(docs, 0));
-    if (!(text = yaml_emit_stream(docs, NULL))) {
-        fprintf(stderr, "allotd webhook-config: cannot write the configuration as YAML\n");
-        goto out;
-    }
-    size_t n = strlen(text);
-    if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0) {
-        perror("allotd webhook-config: stdout");
-        goto out;
-    }
-    rc = 0;
+    if (!ca) drop_ca_bundles(cfg);
+    rc = cmd_print_yaml("allotd webhook-config", "", cfg);
 out:
-    free(text);
-    json_decref(docs);
     json_decref(cfg);
     free(ca);
     return rc;
