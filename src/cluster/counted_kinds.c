@@ -314,7 +314,7 @@ static int round_once(counted_kinds *ck, bool force)
 static void *run(void *arg)
 {
     counted_kinds *ck = arg;
-    int64_t last = clock_mono_ms() - MIN_GAP_MS, due = 0;
+    int64_t last = clock_mono_ms() - MIN_GAP_MS, due = 0, retry = RETRY_MS;
     for (;;) {
         pthread_mutex_lock(&ck->mu);
         bool go = false;
@@ -331,7 +331,12 @@ static void *run(void *arg)
         if (stop) break;
         int rc = round_once(ck, force);
         last = clock_mono_ms();
-        due = last + (rc == 0 ? COUNTED_KINDS_RESYNC_MS : RETRY_MS);
+        /* a failure is tried again soon, then less often, up to the
+         * resync (a configuration not installed, CRDs allot may not list:
+         * not a poll every 2 s) */
+        due = last + (rc == 0 ? COUNTED_KINDS_RESYNC_MS : retry);
+        retry = rc == 0 ? RETRY_MS : retry * 2;
+        if (retry > COUNTED_KINDS_RESYNC_MS) retry = COUNTED_KINDS_RESYNC_MS;
     }
     return NULL;
 }
