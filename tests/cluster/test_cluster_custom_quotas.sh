@@ -8,7 +8,8 @@
 # pod in a namespace outside the tenant counts for neither; then enforced
 # at admission through allot's webhook on pods (cluster/cq_guard.c): the
 # seed's refusals with Capsule's texts, reservations settled by the
-# writer, and a burst of 12 pods against a quota of 5 admitting 5; then a
+# writer, and a burst of 12 pods against a quota of 5 admitting at most 5,
+# with the books exact after it; then a
 # kind beyond pods (cluster/counted_kinds.c): a CustomQuota of 2
 # ConfigMaps makes allot watch ConfigMaps and take them at its webhook,
 # refuse the third and count them; and seed 003's GlobalCustomQuota on
@@ -87,8 +88,12 @@ wait_until 30 is "" reservations || fail "reservations left: $(reservations)"
 echo "ok: the fourth pod of solar-test and the seventh of the tenant are refused; reservations settled"
 
 # A burst: 12 pods at once against a quota of 5 in a namespace of its own:
-# exactly 5 are admitted (each increase is reserved on the quota by
-# compare-and-swap before the answer).
+# at most 5 are admitted (each increase is reserved on the quota by
+# compare-and-swap before the answer). Fewer only when a create allot
+# allowed failed after it (the API server's 5 s webhook timeout on a loaded
+# machine): its reservation then holds until it expires (CQ_RESERVE_S, 90 s)
+# and the writer sees the pod gone. Either way the books end exact: used is
+# the pods made, and exactly 5 - used more are admitted, then no more.
 kc create namespace burst >/dev/null
 kc create -f - >/dev/null <<EOF
 {"apiVersion": "capsule.clastix.io/v1beta2", "kind": "CustomQuota",
@@ -104,19 +109,30 @@ burst_pod() {
   local k out
   for k in 1 2 3 4 5; do
     out=$(pod burst "$1" 2>&1) && return 0
-    case "$out" in *"try again"*) ;; *) return 0 ;; esac
+    case "$out" in *"try again"*) ;; *) echo "$1: $out"; return 0 ;; esac
   done
 }
+mkdir -p "$E2E_DIR/burst"
 for i in $(seq 1 12); do
-  (burst_pod "p$i" >/dev/null 2>&1 || true) &
+  (burst_pod "p$i" >"$E2E_DIR/burst/p$i" 2>&1 || true) &
   pids+=($!)
 done
 wait "${pids[@]}" # (each kubectl bounded by --request-timeout)
 made=$(kc get pods -n burst -o name | wc -l)
-[ "$made" -eq 5 ] || fail "$made pods admitted against a quota of 5"
+[ "$made" -le 5 ] || fail "$made pods admitted against a quota of 5"
+[ "$made" -ge 1 ] || fail "no pod of 12 admitted against a quota of 5: $(cat "$E2E_DIR"/burst/*)"
+if [ "$made" -lt 5 ]; then
+  echo "note: $made admitted; the other creators were told:"
+  grep -hv "exceeds limit" "$E2E_DIR"/burst/* || true
+fi
 burst() { kc get customquota five -n burst -o 'jsonpath={.status.usage.used}/{.status.reservations}'; }
-wait_until 30 is 5/ burst || fail "burst quota: '$(burst)', want 5 used, no reservations"
-echo "ok: 12 pods at once against a quota of 5: 5 admitted"
+wait_until 150 is "$made/" burst || fail "burst quota: '$(burst)', want $made used, no reservations"
+for i in $(seq $((made + 1)) 5); do
+  out=$(pod burst "q$i" 2>&1) || fail "pod $i of 5 refused after the burst: $out"
+done
+out=$(pod burst q6 2>&1) && fail "a sixth pod admitted against a quota of 5"
+case "$out" in *'CustomQuota "five"'*) ;; *) fail "the sixth pod: $out" ;; esac
+echo "ok: 12 pods at once against a quota of 5: $made admitted, the books exact, 5 in all"
 
 # A kind beyond pods: ConfigMaps labelled quota=maps (kube-root-ca.crt, which
 # the controller manager puts in every namespace, is not), at most 2.
