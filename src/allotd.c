@@ -744,6 +744,39 @@ static void cluster_undo(void *arg, const struct ar_request *r)
     if (c) cluster_admit_undo(c, r);
 }
 
+static int cluster_mutate(void *arg, const struct ar_request *r, json_t **patch, api_err *e)
+{
+    (void)arg;
+    cluster *c = atomic_load(&the_cluster);
+    *patch = NULL;
+    return c ? cluster_admit_mutate(c, r, patch, e)
+             : api_err_set(e, API_UNAVAILABLE, "allot's caches of the cluster are not synced yet");
+}
+
+/* kube-scheduler's extender calls: 503 (it retries the pod) until the
+ * cluster is started. */
+static int unavailable(char **out)
+{
+    *out = strdup("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+                  "\"message\":\"allot is starting\",\"reason\":\"ServiceUnavailable\","
+                  "\"code\":503}");
+    return 503;
+}
+
+static int cluster_filter(void *arg, const char *body, size_t len, char **out)
+{
+    (void)arg;
+    cluster *c = atomic_load(&the_cluster);
+    return c ? cluster_extender_filter(c, body, len, out) : unavailable(out);
+}
+
+static int cluster_bind(void *arg, const char *body, size_t len, char **out)
+{
+    (void)arg;
+    cluster *c = atomic_load(&the_cluster);
+    return c ? cluster_extender_bind(c, body, len, out) : unavailable(out);
+}
+
 /* Cluster mode (docs/cluster-mode.md): the store is a memory mirror of the
  * cluster that nothing here writes; no controllers, scheduler or node
  * agent (the cluster has its own); the listener serves the webhooks,
@@ -787,7 +820,8 @@ static int run_cluster(const options *o, const sigset_t *sigs)
     srv.mirror = true;
     srv.ready = cluster_ready;
     srv.guard = (webhook_guard){cluster_catch_up, cluster_admit_dry_runs, cluster_guard,
-                                cluster_undo, NULL};
+                                cluster_undo, cluster_mutate, NULL};
+    srv.extender = (scheduler_extender){cluster_filter, cluster_bind, NULL};
     srv.m = metrics_new();
     srv.inflight = inflight_new(INFLIGHT_DEFAULT_LIMIT);
     srv.watches = inflight_new((unsigned)o->max_watches);

@@ -5,13 +5,16 @@
 #include "api/kinds.h"
 #include "cluster/counted_kinds.h"
 #include "cluster/cq_guard.h"
+#include "cluster/extender.h"
 #include "cluster/leader.h"
 #include "cluster/leave_guard.h"
 #include "cluster/mirror.h"
 #include "cluster/pool_sync.h"
 #include "cluster/reconcile.h"
 #include "cluster/release_guard.h"
+#include "cluster/scheduler_config.h"
 #include "core/b64.h"
+#include "core/deferred_book.h"
 #include "core/jdump.h"
 #include "registry/registry.h"
 #include "kube/kube.h"
@@ -27,6 +30,7 @@
 
 /* The path the webhooks are served at (server/webhook.c). */
 #define WEBHOOK_PATH "/admission/v1/validate"
+#define MUTATE_PATH "/admission/v1/mutate"
 #define WEBHOOK_CONFIG_NAME "allot.dev"
 /* The Lease the replicas elect a writer through, in allot's namespace. */
 #define LEASE_NAME "allot"
@@ -234,6 +238,58 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
     return cfg;
 }
 
+json_t *cluster_mutating_webhook_config(const char *url, const char *ca_pem,
+                                        const char *own_namespace)
+{
+    size_t calen = ca_pem ? strlen(ca_pem) : 0;
+    char *ca64 = malloc(b64_encoded_len(calen) + 1);
+    if (!ca64) return NULL;
+    b64_encode((const unsigned char *)(ca_pem ? ca_pem : ""), calen, ca64);
+    json_t *client = url ? json_pack("{s:s, s:s}", "url", url, "caBundle", ca64)
+                         : json_pack("{s:{s:s, s:s, s:s}, s:s}", "service", "namespace",
+                                     own_namespace ? own_namespace : "allot-system", "name",
+                                     "allot", "path", MUTATE_PATH, "caBundle", ca64);
+    free(ca64);
+    /* Only namespaces labelled for deferred quota, never a system one
+     * (docs/deferred-cluster.md): allot down stops no write elsewhere. */
+    json_t *skip = json_pack("[s,s,s,s]", "kube-system", "kube-public", "kube-node-lease",
+                             own_namespace ? own_namespace : "allot-system");
+    json_t *sel = json_pack("{s:{s:s}, s:[{s:s, s:s, s:o}]}", "matchLabels", DQ_MODE_LABEL,
+                            DQ_MODE_DEFERRED, "matchExpressions", "key",
+                            "kubernetes.io/metadata.name", "operator", "NotIn", "values", skip);
+    static const struct {
+        const char *name, *resource;
+        bool update;
+    } rules[] = {
+        {"pods.deferred.allot.dev", "pods", false},
+        {"resourcequotas.deferred.allot.dev", "resourcequotas", true},
+    };
+    json_t *hooks = json_array();
+    for (size_t i = 0; client && sel && hooks && i < sizeof rules / sizeof *rules; i++) {
+        json_t *h = json_pack(
+            "{s:s, s:O, s:[{s:[s], s:[s], s:[s], s:o, s:s}], s:s, s:s, s:i, s:[s,s], s:s, s:s, "
+            "s:O}",
+            "name", rules[i].name, "clientConfig", client, "rules", "apiGroups", "", "apiVersions",
+            "v1", "resources", rules[i].resource, "operations",
+            rules[i].update ? json_pack("[s,s]", "CREATE", "UPDATE") : json_pack("[s]", "CREATE"),
+            "scope", "Namespaced", "failurePolicy", "Fail", "sideEffects", "None",
+            "timeoutSeconds", WEBHOOK_TIMEOUT_S, "admissionReviewVersions", "v1", "v1beta1",
+            "matchPolicy", "Equivalent", "reinvocationPolicy", "Never", "namespaceSelector", sel);
+        if (h) json_array_append_new(hooks, h);
+    }
+    json_t *cfg = client && sel && hooks
+                      ? json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:O}", "apiVersion",
+                                  "admissionregistration.k8s.io/v1", "kind",
+                                  "MutatingWebhookConfiguration", "metadata", "name",
+                                  WEBHOOK_CONFIG_NAME, "labels", "app.kubernetes.io/managed-by",
+                                  "allot", "webhooks", hooks)
+                      : NULL;
+    json_decref(client);
+    json_decref(sel);
+    json_decref(hooks);
+    return cfg;
+}
+
 /* On Kubernetes before 1.21 the API server does not label namespaces with
  * their names; the webhooks' selectors need it on the namespaces they must
  * never be sent (a merge patch: idempotent, harmless on newer clusters). */
@@ -293,6 +349,14 @@ static int install(cluster *c, char *err, size_t errlen)
     json_t *cfg = cluster_webhook_config(url, c->ca_pem, c->own_namespace);
     rc = cfg ? apply_object(c->kc,
                             "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+                            cfg, err, errlen)
+             : (snprintf(err, errlen, "out of memory"), -1);
+    json_decref(cfg);
+    if (rc != 0) return rc;
+    snprintf(url, sizeof url, "https://%s%s", c->webhook_address, MUTATE_PATH);
+    cfg = cluster_mutating_webhook_config(url, c->ca_pem, c->own_namespace);
+    rc = cfg ? apply_object(c->kc,
+                            "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
                             cfg, err, errlen)
              : (snprintf(err, errlen, "out of memory"), -1);
     json_decref(cfg);
@@ -445,6 +509,40 @@ int cluster_admit_guard(cluster *c, const struct ar_request *r, api_err *e)
     int rc = release_guard(c->kc, r, e);
     if (rc == 0) rc = leave_guard(c->kc, c->st, c->m, r, e);
     return rc == 0 ? cq_guard(c->kc, c->st, r, e) : rc;
+}
+
+int cluster_admit_mutate(cluster *c, const struct ar_request *r, json_t **patch, api_err *e)
+{
+    (void)c;
+    *patch = NULL;
+    /* (the configuration sends only deferred namespaces' creates of pods
+     * and writes of quotas: its namespaceSelector) */
+    if (*r->resource.group || *r->sub_resource || !r->object) return 0;
+    if (!strcmp(r->resource.name, "pods") && r->op == AR_CREATE) {
+        const char *node = json_string_value(
+            json_object_get(json_object_get(r->object, "spec"), "nodeName"));
+        if (node && *node)
+            /* it would never meet the scheduler, so never allot's bind */
+            return api_err_set(e, API_FORBIDDEN,
+                               "pods \"%s\" is forbidden: namespace %s is under deferred quota "
+                               "(%s=%s): a pod must be scheduled, not created on a node",
+                               r->name, r->namespace_, DQ_MODE_LABEL, DQ_MODE_DEFERRED);
+        *patch = dq_pod_patch(r->object, SCHEDULER_MANAGED_RESOURCE);
+    } else if (!strcmp(r->resource.name, "resourcequotas") &&
+               (r->op == AR_CREATE || r->op == AR_UPDATE)) {
+        *patch = dq_quota_patch(r->object);
+    }
+    return 0;
+}
+
+int cluster_extender_filter(cluster *c, const char *body, size_t len, char **out)
+{
+    return extender_filter(c->st, body, len, out);
+}
+
+int cluster_extender_bind(cluster *c, const char *body, size_t len, char **out)
+{
+    return extender_bind(c->kc, c->st, body, len, out);
 }
 
 bool cluster_admit_dry_runs(const struct ar_request *r)

@@ -53,6 +53,16 @@ int cluster_admit_guard(cluster *c, const struct ar_request *r, api_err *e);
  * books do not follow the cluster's writes. */
 bool cluster_admit_dry_runs(const struct ar_request *r);
 void cluster_admit_undo(cluster *c, const struct ar_request *r);
+/* The mutating webhook (deferred quota, docs/deferred-cluster.md): a
+ * pod created in a deferred namespace gets the extended resource that
+ * sends it to allot's extender (one created on a node is refused: it would
+ * never be charged); a ResourceQuota's deferred limits move into the
+ * annotation allot holds them in (core/deferred_book.h). 0 with *patch
+ * (NULL: none), or -1 with e. */
+int cluster_admit_mutate(cluster *c, const struct ar_request *r, json_t **patch, api_err *e);
+/* kube-scheduler's extender calls (cluster/extender.h). */
+int cluster_extender_filter(cluster *c, const char *body, size_t len, char **out);
+int cluster_extender_bind(cluster *c, const char *body, size_t len, char **out);
 /* Every watched collection has been listed once (readiness). */
 bool cluster_synced(const cluster *c);
 void cluster_stop(cluster *c);
@@ -62,5 +72,9 @@ void cluster_stop(cluster *c);
  * own_namespace) with CA bundle ca_pem: pure, for tests and `allotd
  * webhook-config`. Caller owns. */
 json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *own_namespace);
+/* The MutatingWebhookConfiguration allot.dev, the same way: its webhooks
+ * on pods and ResourceQuotas of namespaces labelled for deferred quota. */
+json_t *cluster_mutating_webhook_config(const char *url, const char *ca_pem,
+                                        const char *own_namespace);
 
 #endif

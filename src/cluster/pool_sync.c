@@ -3,6 +3,8 @@
 #include "cluster/pool_sync.h"
 
 #include "cluster/cq_guard.h"
+#include "cluster/deferred_plan.h"
+#include "cluster/extender.h"
 
 #include "cluster/reconcile.h"
 #include "util/clock.h"
@@ -25,6 +27,8 @@
  * apart: the writer takes at most about a fifth of the time, and more
  * changes are decided per round as pools grow. */
 #define RETRY_MS 1000
+/* Waiting pods woken per namespace when its deferred usage goes down. */
+#define DQ_WAKE_MAX 8
 #define MIN_GAP_MS 200
 #define MAX_GAP_MS 5000
 #define GAP_FACTOR 4
@@ -168,6 +172,52 @@ static bool round_cq(pool_sync *p)
     return ok;
 }
 
+/* The leader's check of an expired bind reservation (cluster/extender.h). */
+static bool bind_gone(void *arg, const json_t *r)
+{
+    pool_sync *p = arg;
+    return dq_reservation_gone(p->kc, r);
+}
+
+/* Whether a change of key can change a deferred quota's book: its quota,
+ * a pod (bound, finished, gone) or a namespace (its mode). */
+static bool deferred_input(const char *key)
+{
+    return !strncmp(key, "pods/", 5) || !strncmp(key, "resourcequotas/", 15) ||
+           !strncmp(key, "namespaces/", 11);
+}
+
+/* Write every deferred quota's book as the recount gives it, then wake the
+ * first waiting pods of each namespace whose usage went down. false when
+ * any needs another round. */
+static bool round_dq(pool_sync *p)
+{
+    cw_list plan = {0};
+    json_t *freed = json_object();
+    bool ok = freed && leader_is(p->l) &&
+              reconcile_dq_plan(p->st, p->m, bind_gone, p, &plan, freed) == 0;
+    for (size_t i = 0; i < plan.n; i++) {
+        cw_list one = {.v = &plan.v[i], .n = 1, .cap = 1};
+        ok &= apply(p, &one);
+    }
+    cw_list_free(&plan);
+    const char *ns;
+    json_t *v;
+    json_object_foreach(freed, ns, v)
+    {
+        cw_list wake = {0};
+        if (reconcile_dq_wake(p->st, p->m, ns, DQ_WAKE_MAX, clock_wall_ms(), &wake) == 0) {
+            for (size_t i = 0; i < wake.n; i++) {
+                cw_list one = {.v = &wake.v[i], .n = 1, .cap = 1};
+                apply(p, &one); /* (a pod gone since needs no wake-up) */
+            }
+        }
+        cw_list_free(&wake);
+    }
+    json_decref(freed);
+    return ok;
+}
+
 /* Plan and write every pool. false when any needs another round. */
 static bool round_all(pool_sync *p)
 {
@@ -209,15 +259,16 @@ static bool round_all(pool_sync *p)
 static void *run(void *arg)
 {
     pool_sync *p = arg;
-    bool expired = false, dirty = true, cq_dirty = true;
+    bool expired = false, dirty = true, cq_dirty = true, dq_dirty = true;
     store_watch *w = store_watch_open(p->st, "", store_revision(p->st), &expired);
     int64_t next_resync = clock_mono_ms() + POOL_SYNC_RESYNC_MS, last_round = 0, gap = MIN_GAP_MS;
     while (!atomic_load(&p->stop)) {
         int64_t now = clock_mono_ms();
         bool can = leader_is(p->l) && p->ready(p->ready_arg);
-        if ((dirty || cq_dirty) && can && now - last_round >= gap) {
+        if ((dirty || cq_dirty || dq_dirty) && can && now - last_round >= gap) {
             if (dirty) dirty = !round_all(p);
             if (cq_dirty) cq_dirty = !round_cq(p);
+            if (dq_dirty) dq_dirty = !round_dq(p);
             last_round = clock_mono_ms();
             gap = (last_round - now) * GAP_FACTOR;
             gap = gap < MIN_GAP_MS ? MIN_GAP_MS : gap > MAX_GAP_MS ? MAX_GAP_MS : gap;
@@ -226,7 +277,7 @@ static void *run(void *arg)
         /* Sleep until something changes; only a round left to retry, or a
          * mirror still filling, wakes it sooner. */
         int64_t timeout = next_resync - now;
-        bool any = dirty || cq_dirty;
+        bool any = dirty || cq_dirty || dq_dirty;
         if (any && can) timeout = RETRY_MS;
         if (!p->ready(p->ready_arg)) timeout = RETRY_MS;
         if (any && can && now - last_round < gap) timeout = gap - (now - last_round);
@@ -236,6 +287,7 @@ static void *run(void *arg)
         if (rc == 1) {
             if (relevant(ev.obj->key)) dirty = true;
             if (counted(ev.obj->key)) cq_dirty = true;
+            if (deferred_input(ev.obj->key)) dq_dirty = true;
             store_obj_unref(ev.obj);
             store_obj_unref(ev.prev);
             /* take what else has come without sleeping again */
@@ -245,11 +297,11 @@ static void *run(void *arg)
             /* Fell behind the mirror's history: start again from now. */
             store_watch_close(w);
             w = store_watch_open(p->st, "", store_revision(p->st), &expired);
-            dirty = cq_dirty = true;
+            dirty = cq_dirty = dq_dirty = true;
         }
-        if (atomic_exchange(&p->kicked, false)) dirty = cq_dirty = true;
+        if (atomic_exchange(&p->kicked, false)) dirty = cq_dirty = dq_dirty = true;
         if (clock_mono_ms() >= next_resync) {
-            dirty = cq_dirty = true;
+            dirty = cq_dirty = dq_dirty = true;
             next_resync = clock_mono_ms() + POOL_SYNC_RESYNC_MS;
         }
     }

@@ -29,7 +29,7 @@ void cw_list_free(cw_list *l)
     memset(l, 0, sizeof *l);
 }
 
-static cluster_write *cw_add(cw_list *l)
+cluster_write *cw_list_add(cw_list *l)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 8;
@@ -108,7 +108,7 @@ static const char *meta_str(const json_t *o, const char *f)
  * server owns (managedFields: it records its own), at the cluster's
  * resourceVersion crv (NULL for a create, which also drops the identity
  * the dry run made up). */
-static char *body_of(const api_kind *k, const json_t *obj, const char *crv)
+char *cw_body(const api_kind *k, const json_t *obj, const char *crv)
 {
     json_t *o = jcopy(obj);
     if (!o) return NULL;
@@ -254,7 +254,7 @@ static int plan_write(store *st, const char *key, const api_kind *k, bool quota,
     if (!quota && !held) return 0; /* a pool or claim the cluster no longer has */
     const char *ns = k->namespaced ? meta_str(obj, "namespace") : "", *name = meta_str(obj, "name");
     if (!ns || !name) return -1;
-    cluster_write *w = cw_add(out);
+    cluster_write *w = cw_list_add(out);
     if (!w) return -1;
     snprintf(w->key, sizeof w->key, "%s", key);
     if (type == STORE_EV_DELETED) {
@@ -267,11 +267,11 @@ static int plan_write(store *st, const char *key, const api_kind *k, bool quota,
     } else if (!held) {
         snprintf(w->method, sizeof w->method, "POST");
         api_kind_path(k, ns, "", "", w->path, sizeof w->path);
-        w->body = body_of(k, obj, NULL);
+        w->body = cw_body(k, obj, NULL);
     } else {
         snprintf(w->method, sizeof w->method, "PUT");
         api_kind_path(k, ns, name, quota ? "" : "status", w->path, sizeof w->path);
-        w->body = body_of(k, obj, crv);
+        w->body = cw_body(k, obj, crv);
     }
     if (!w->body) {
         out->n--;
@@ -488,7 +488,7 @@ static int label_namespaces(store *st, const char *label, const json_t *selected
             store_obj_unref(objs[i]);
             continue;
         }
-        cluster_write *w = cw_add(out);
+        cluster_write *w = cw_list_add(out);
         if (!w) {
             rc = -1;
         } else {
@@ -699,14 +699,14 @@ int reconcile_cq_plan(store *st, mirror *m, bool (*gone)(void *arg, const json_t
             bool same = cur && json_equal(json_object_get(cur, "status"), ws);
             json_decref(cur);
             if (rc == 0 && ws && !same) {
-                cluster_write *w = cw_add(out);
+                cluster_write *w = cw_list_add(out);
                 if (!w) {
                     rc = -1;
                 } else {
                     snprintf(w->method, sizeof w->method, "PUT");
                     snprintf(w->key, sizeof w->key, "%s", objs[i]->key);
                     api_kind_path(k, objs[i]->ns, objs[i]->name, "status", w->path, sizeof w->path);
-                    if (!(w->body = body_of(k, want[i], crv[i]))) {
+                    if (!(w->body = cw_body(k, want[i], crv[i]))) {
                         out->n--;
                         rc = -1;
                     }

@@ -33,6 +33,13 @@ typedef struct cw_list {
 } cw_list;
 
 void cw_list_free(cw_list *l);
+/* A new write at the end of l (zeroed), or NULL when out of memory. */
+cluster_write *cw_list_add(cw_list *l);
+struct api_kind;
+/* What the cluster is sent for obj of kind k: in k's version, without
+ * managedFields, at the cluster's resourceVersion crv (NULL: a create,
+ * without the identity the dry run made up). Caller frees; NULL on OOM. */
+char *cw_body(const struct api_kind *k, const json_t *obj, const char *crv);
 
 /* The writes that bring pool `name`, its claims and its namespaces' quotas
  * in the cluster to what the books decide on st (the mirror m feeds), the

@@ -17,7 +17,10 @@
  *   - nodeCacheCapable true: allot decides quota, not nodes, so the
  *     scheduler sends node names only, not whole Node objects;
  *   - tlsConfig.caData: the CA that signed allot's serving certificate, so
- *     the scheduler verifies it (never insecure).
+ *     the scheduler verifies it (never insecure); certFile and keyFile: the
+ *     client certificate (signed by allot's CA, `allotd tls`) the
+ *     scheduler is known to allot by: the extender serves no anonymous
+ *     caller, since its bind binds pods.
  */
 #ifndef ALLOT_CLUSTER_SCHEDULER_CONFIG_H
 #define ALLOT_CLUSTER_SCHEDULER_CONFIG_H
@@ -34,9 +37,12 @@
  * ("v1beta1": Kubernetes 1.19-1.22; "v1": 1.25 and later), reading its
  * cluster through `kubeconfig` (a path on the scheduler's host) and asking
  * the extender at extender_url (https://...) whose serving certificate
- * ca_pem signed. A new object, or NULL with err (an unknown version, a URL
- * that is not https). */
+ * ca_pem signed, with the client certificate in the files cert_file and
+ * key_file (paths on the scheduler's host; both NULL: none). A new object,
+ * or NULL with err (an unknown version, a URL that is not https, one of
+ * the two files without the other). */
 json_t *scheduler_config(const char *api_version, const char *kubeconfig, const char *extender_url,
-                         const char *ca_pem, char *err, size_t errlen);
+                         const char *ca_pem, const char *cert_file, const char *key_file,
+                         char *err, size_t errlen);
 
 #endif

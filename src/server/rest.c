@@ -26,6 +26,7 @@
 #include "server/filter.h"
 #include "server/metrics.h"
 #include "server/tokenrequest.h"
+#include "server/extender_route.h"
 #include "server/webhook.h"
 
 #include <stdarg.h>
@@ -1324,6 +1325,7 @@ void rest_handle(req *rq, resp *rs)
     if (tokenreview_serve(rq, rs, segs, n)) return;
     if (quotareview_serve(rq, rs, segs, n)) return;
     if (webhook_serve(rq, rs, segs, n)) return;
+    if (extender_serve(rq, rs, segs, n)) return;
 
     int base;
     if (n >= 2 && !strcmp(segs[0], "api") && !strcmp(segs[1], "v1")) {

@@ -32,8 +32,20 @@ typedef struct webhook_guard {
     bool (*dry_runs)(const struct ar_request *r);
     int (*fn)(void *arg, const struct ar_request *r, api_err *e);
     void (*undo)(void *arg, const struct ar_request *r);
+    /* the mutating webhook: 0 with *patch its JSON Patch for r (new; NULL:
+     * none), or -1 with e (refused) */
+    int (*mutate)(void *arg, const struct ar_request *r, json_t **patch, api_err *e);
     void *arg;
 } webhook_guard;
+
+/* kube-scheduler's extender (cluster mode, cluster/extender.h): the
+ * answer to a filter or bind call, as JSON text (*out, caller frees), and
+ * the HTTP status. */
+typedef struct scheduler_extender {
+    int (*filter)(void *arg, const char *body, size_t len, char **out);
+    int (*bind)(void *arg, const char *body, size_t len, char **out);
+    void *arg;
+} scheduler_extender;
 
 typedef struct server {
     store *st;
@@ -55,6 +67,7 @@ typedef struct server {
     /* What the webhook checks after the dry run allows (server/webhook.h;
      * cluster mode's release guard). */
     webhook_guard guard;
+    scheduler_extender extender; /* (its functions NULL outside cluster mode) */
 } server;
 
 /* What a handler needs from the HTTP request. */

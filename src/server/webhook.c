@@ -188,11 +188,38 @@ static bool json_body(const req *rq)
     return ct && !strncasecmp(ct, "application/json", n) && (!ct[n] || ct[n] == ';');
 }
 
+int webhook_mutate(const webhook_guard *g, const char *body, size_t len, char **resp_json,
+                   size_t *resp_len)
+{
+    ar_request r;
+    api_err e;
+    api_err_init(&e);
+    *resp_json = NULL;
+    *resp_len = 0;
+    if (ar_parse(body, len, &r, &e) != 0) {
+        int code = status_text(&e, resp_json, resp_len);
+        api_err_clear(&e);
+        return code;
+    }
+    json_t *patch = NULL;
+    bool allowed = !g || !g->mutate || g->mutate(g->arg, &r, &patch, &e) == 0;
+    ar_answer a = {.allowed = allowed, .denial = &e, .patch = allowed ? patch : NULL};
+    json_t *review = ar_response(&r, &a);
+    *resp_json = review ? json_dumps(review, JSON_COMPACT) : NULL;
+    *resp_len = *resp_json ? strlen(*resp_json) : 0;
+    json_decref(review);
+    json_decref(patch);
+    api_err_clear(&e);
+    ar_request_free(&r);
+    return *resp_json ? 200 : 500;
+}
+
 bool webhook_serve(req *rq, resp *rs, char segs[][256], int n)
 {
     if (n != 3 || strcmp(segs[0], "admission") || strcmp(segs[1], "v1") ||
-        strcmp(segs[2], "validate"))
+        (strcmp(segs[2], "validate") && strcmp(segs[2], "mutate")))
         return false;
+    bool mutate = !strcmp(segs[2], "mutate");
     rq->verb = rq->method;
     snprintf(rq->resource, sizeof rq->resource, "%s", "admissionreviews");
     /* a non-resource URL: upstream's verb is the method, lower case */
@@ -218,7 +245,9 @@ bool webhook_serve(req *rq, resp *rs, char segs[][256], int n)
     }
     char *text = NULL;
     size_t len = 0;
-    rs->code = webhook_review(rq->srv->st, &rq->srv->guard, rq->body, rq->body_len, &text, &len);
+    rs->code = mutate ? webhook_mutate(&rq->srv->guard, rq->body, rq->body_len, &text, &len)
+                      : webhook_review(rq->srv->st, &rq->srv->guard, rq->body, rq->body_len,
+                                       &text, &len);
     if (!text) {
         resp_errf(rs, API_INTERNAL, "out of memory");
         return true;

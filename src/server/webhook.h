@@ -31,7 +31,13 @@
 int webhook_review(store *st, const webhook_guard *g, const char *body, size_t len,
                    char **resp_json, size_t *resp_len);
 
-/* The route: POST /admission/v1/validate (segs, n: the decoded path). True
+/* The mutating webhook: g->mutate's answer to the AdmissionReview `body`
+ * (allowed with its JSON Patch, or none; or refused); the same statuses
+ * as webhook_review. */
+int webhook_mutate(const webhook_guard *g, const char *body, size_t len, char **resp_json,
+                   size_t *resp_len);
+
+/* The route: POST /admission/v1/validate and /admission/v1/mutate (segs, n: the decoded path). True
  * when the path is the webhook's, with rs filled. The caller must be
  * authenticated and allowed by RBAC the non-resource URL with verb "post"
  * (docs/cluster-mode.md, "Admission webhooks"). */

@@ -5,6 +5,7 @@
 #include "server/cmd_io.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +13,16 @@
 
 static void webhook_usage(FILE *f)
 {
-    fputs("usage: allotd webhook-config [--ca FILE] [--namespace NS]\n"
+    fputs("usage: allotd webhook-config [--mutating] [--ca FILE] [--namespace NS]\n"
           "Print the ValidatingWebhookConfiguration allot.dev of an in-cluster allotd (the\n"
           "Service allot in NS, default allot-system) as YAML, with the CA certificate(s) in\n"
           "FILE as its caBundle; without --ca the caBundle is left out (deploy/cluster's\n"
-          "manifest). Put the CA into an installed configuration with:\n"
+          "manifest). --mutating: the MutatingWebhookConfiguration allot.dev instead (deferred\n"
+          "quota's webhooks). Put the CA into an installed configuration with:\n"
           "  kubectl patch validatingwebhookconfiguration allot.dev \\\n"
-          "      -p \"$(allotd webhook-config --ca ca.crt)\"\n",
+          "      -p \"$(allotd webhook-config --ca ca.crt)\"\n"
+          "  kubectl patch mutatingwebhookconfiguration allot.dev \\\n"
+          "      -p \"$(allotd webhook-config --mutating --ca ca.crt)\"\n",
           f);
 }
 
@@ -38,19 +42,24 @@ int webhook_cmd_main(int argc, char **argv)
     static const struct option longopts[] = {
         {"ca", required_argument, NULL, 'c'},
         {"namespace", required_argument, NULL, 'n'},
+        {"mutating", no_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *ca_path = NULL, *ns = "allot-system";
+    bool mutating = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "c:n:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:n:mh", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             ca_path = optarg;
             break;
         case 'n':
             ns = optarg;
+            break;
+        case 'm':
+            mutating = true;
             break;
         case 'h':
             webhook_usage(stdout);
@@ -68,7 +77,8 @@ int webhook_cmd_main(int argc, char **argv)
     json_t *cfg = NULL;
     int rc = 1;
     if (ca_path && !(ca = ca_pem_read("allotd webhook-config", ca_path))) goto out;
-    if (!(cfg = cluster_webhook_config(NULL, ca, ns))) {
+    if (!(cfg = mutating ? cluster_mutating_webhook_config(NULL, ca, ns)
+                         : cluster_webhook_config(NULL, ca, ns))) {
         fprintf(stderr, "allotd webhook-config: out of memory\n");
         goto out;
     }

@@ -32,7 +32,7 @@ PY
 )
 want="ClusterRole/allot ClusterRoleBinding/allot CustomResourceDefinition/customquotas.capsule.clastix.io \
 CustomResourceDefinition/globalcustomquotas.capsule.clastix.io CustomResourceDefinition/resourcepoolclaims.capsule.clastix.io \
-CustomResourceDefinition/resourcepools.capsule.clastix.io Deployment/allot Namespace/allot-system \
+CustomResourceDefinition/resourcepools.capsule.clastix.io Deployment/allot MutatingWebhookConfiguration/allot.dev Namespace/allot-system \
 PodDisruptionBudget/allot Role/allot-leader-election RoleBinding/allot-leader-election Service/allot \
 ServiceAccount/allot ValidatingWebhookConfiguration/allot.dev"
 [ "$kinds" = "$want" ] || fail "rendered: $kinds"
@@ -58,8 +58,13 @@ ca64=$(base64 -w0 <"$E2E_DIR/tls/ca.crt")
 bundles() { kc get validatingwebhookconfiguration allot.dev -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'; }
 [ "$(bundles | sort -u)" = "$ca64" ] || fail "caBundle after patch: $(bundles | head -c 200)"
 [ "$(bundles | wc -l)" = 6 ] || fail "webhooks: $(bundles | wc -l)"
+kc patch mutatingwebhookconfiguration allot.dev -p "$("$ALLOTD" webhook-config --mutating --ca "$E2E_DIR/tls/ca.crt")" >/dev/null
+mbundles() { kc get mutatingwebhookconfiguration allot.dev -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'; }
+[ "$(mbundles | sort -u)" = "$ca64" ] || fail "mutating caBundle after patch: $(mbundles | head -c 200)"
+[ "$(mbundles | wc -l)" = 2 ] || fail "mutating webhooks: $(mbundles | wc -l)"
 kc apply -k "$base" >/dev/null
 [ "$(bundles | sort -u)" = "$ca64" ] || fail "a second apply -k dropped the caBundle"
+[ "$(mbundles | sort -u)" = "$ca64" ] || fail "a second apply -k dropped the mutating caBundle"
 svc=$(kc get validatingwebhookconfiguration allot.dev -o jsonpath='{.webhooks[0].clientConfig.service.namespace}/{.webhooks[0].clientConfig.service.name}:{.webhooks[0].clientConfig.service.port}{.webhooks[0].clientConfig.service.path}')
 [ "$svc" = "allot-system/allot:443/admission/v1/validate" ] || fail "webhook service: $svc"
 [ "$(kc get svc allot -n allot-system -o jsonpath='{.spec.ports[0].port}->{.spec.ports[0].targetPort}')" = "443->https" ] ||
@@ -105,8 +110,12 @@ can no list leases.coordination.k8s.io -A
 can no list secrets -A
 can no get secrets/allot-tls -n allot-system
 can no list configmaps -A
-can no get pods -n tenant
-for v in create update patch delete; do can no "$v" pods -n tenant; done
+# deferred quota: the bind reads and binds the pod, the wake-up annotates it
+can yes get pods -n tenant
+can yes patch pods -n tenant
+can yes create pods --subresource=binding -n tenant
+for v in create update delete; do can no "$v" pods -n tenant; done
+can no update pods --subresource=status -n tenant
 can no create pods/eviction -n tenant
 can yes patch namespaces/tenant # the allot.dev/pooled label
 for v in create update delete; do can no "$v" namespaces; done

@@ -23,7 +23,8 @@ contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 KC
 url=https://allot.allot-system.svc:443/scheduler
-args=(--kubeconfig "$tmp/kubeconfig" --extender-url "$url" --ca "$tmp/tls/ca.crt")
+args=(--kubeconfig "$tmp/kubeconfig" --extender-url "$url" --ca "$tmp/tls/ca.crt"
+  --client-cert "$tmp/tls/scheduler.crt" --client-key "$tmp/tls/scheduler.key")
 
 # Usage errors: 2, nothing printed on stdout.
 expect_rc() { # WANT ARGS...
@@ -34,6 +35,8 @@ expect_rc() { # WANT ARGS...
 }
 expect_rc 2 --kubeconfig "$tmp/kubeconfig" --extender-url "$url"
 expect_rc 2 "${args[@]}" --api-version v2
+expect_rc 2 --kubeconfig "$tmp/kubeconfig" --extender-url "$url" --ca "$tmp/tls/ca.crt" \
+  --client-cert "$tmp/tls/scheduler.crt" # (its key missing)
 expect_rc 2 --kubeconfig "$tmp/kubeconfig" --extender-url http://allot/scheduler --ca "$tmp/tls/ca.crt"
 expect_rc 1 --kubeconfig "$tmp/kubeconfig" --extender-url "$url" --ca "$tmp/tls/ca.key"
 expect_rc 1 --kubeconfig "$tmp/kubeconfig" --extender-url "$url" --ca "$tmp/missing.crt"
@@ -43,9 +46,9 @@ expect_rc 1 --kubeconfig "$tmp/kubeconfig" --extender-url "$url" --ca "$tmp/miss
 timeout 60 "$kbin/kube-scheduler" --config "$tmp/v1beta1.yaml" --write-config-to "$tmp/out.yaml" \
   >"$tmp/scheduler.log" 2>&1 || { cat "$tmp/scheduler.log" >&2; fail "kube-scheduler refused the configuration"; }
 check() { # FILE APIVERSION
-  /usr/bin/python3 - "$1" "$2" "$url" "$tmp/tls/ca.crt" "$tmp/kubeconfig" <<'PY'
+  /usr/bin/python3 - "$1" "$2" "$url" "$tmp/tls/ca.crt" "$tmp/kubeconfig" "$tmp/tls" <<'PY'
 import base64, sys, yaml
-path, av, url, ca, kc = sys.argv[1:]
+path, av, url, ca, kc, tls = sys.argv[1:]
 cfg = yaml.safe_load(open(path))
 assert cfg["apiVersion"] == av, cfg["apiVersion"]
 assert cfg["kind"] == "KubeSchedulerConfiguration"
@@ -59,6 +62,8 @@ for k, v in want.items():
 assert not ext.get("ignorable"), "ignorable"
 assert "prioritizeVerb" not in ext and not ext["tlsConfig"].get("insecure")
 assert base64.b64decode(ext["tlsConfig"]["caData"]) == open(ca, "rb").read()
+assert ext["tlsConfig"]["certFile"] == tls + "/scheduler.crt", ext["tlsConfig"]
+assert ext["tlsConfig"]["keyFile"] == tls + "/scheduler.key", ext["tlsConfig"]
 PY
 }
 check "$tmp/out.yaml" kubescheduler.config.k8s.io/v1beta1 || fail "kube-scheduler's view of the configuration"

@@ -1,0 +1,277 @@
+/* deferred_plan.c - the leader's recount of deferred quota books (see
+ * deferred_plan.h). */
+#include "cluster/deferred_plan.h"
+
+#include "api/kinds.h"
+#include "cluster/cq_guard.h"
+#include "core/deferred_book.h"
+#include "core/jget.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct settle_ctx {
+    store *st;
+    bool (*gone)(void *arg, const json_t *r);
+    void *gone_arg;
+} settle_ctx;
+
+/* Whether the mirror shows reservation r's pod bound: the recount counts
+ * it (or, terminal, has released it). */
+static bool settled(void *arg, const json_t *r)
+{
+    settle_ctx *c = arg;
+    const api_kind *k = api_kind_find("", "v1", "pods");
+    char key[700];
+    if (!jstr(r, "name") || !jstr(r, "uid")) return true; /* not one of allot's */
+    if (!k || api_kind_key(k, jtext(r, "namespace"), jtext(r, "name"), key, sizeof key) < 0)
+        return false;
+    store_obj *o = store_get(c->st, key);
+    json_t *pod = o ? store_obj_parse(o) : NULL;
+    store_obj_unref(o);
+    bool bound = pod && !strcmp(jtext(pod, "metadata", "uid"), jtext(r, "uid")) &&
+                 *jtext(pod, "spec", "nodeName");
+    json_decref(pod);
+    return bound;
+}
+
+static bool expired_gone(void *arg, const json_t *r)
+{
+    settle_ctx *c = arg;
+    return !c->gone || c->gone(c->gone_arg, r);
+}
+
+/* The mirror's pods of namespace ns, parsed, with their cluster
+ * resourceVersions: 0 or -1. */
+static int pods_of(store *st, mirror *m, const char *ns, json_t ***pods, uint64_t **versions,
+                   size_t *n)
+{
+    const api_kind *k = api_kind_find("", "v1", "pods");
+    char prefix[400], crv[64];
+    store_obj **objs = NULL;
+    int64_t rev;
+    bool more;
+    *pods = NULL;
+    *versions = NULL;
+    *n = 0;
+    if (!k || api_kind_key(k, ns, "", prefix, sizeof prefix) < 0 ||
+        store_list(st, prefix, NULL, 0, &objs, n, &rev, &more) != 0)
+        return -1;
+    int rc = 0;
+    *pods = *n ? calloc(*n, sizeof **pods) : NULL;
+    *versions = *n ? calloc(*n, sizeof **versions) : NULL;
+    if (*n && (!*pods || !*versions)) rc = -1;
+    for (size_t i = 0; i < *n; i++) {
+        if (rc == 0 && !((*pods)[i] = store_obj_parse(objs[i]))) rc = -1;
+        if (rc == 0 && mirror_cluster_rv(m, objs[i]->key, crv, sizeof crv))
+            (*versions)[i] = mirror_rv_value(crv);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    return rc;
+}
+
+static void pods_free(json_t **pods, uint64_t *versions, size_t n)
+{
+    for (size_t i = 0; pods && i < n; i++)
+        json_decref(pods[i]);
+    free(pods);
+    free(versions);
+}
+
+/* The write for one quota (cur, under key in the mirror), if its book
+ * differs from what it holds: 0 or -1. */
+static int plan_one(store *st, mirror *m, settle_ctx *sc, const char *key, const json_t *cur,
+                    cw_list *out, json_t *freed)
+{
+    rlist *hard = rl_new(), *used = rl_new();
+    dq_book b = {0}, nb = {0};
+    json_t **pods = NULL;
+    uint64_t *versions = NULL, through = 0;
+    size_t n = 0;
+    char crv[64], err[256], through_s[32];
+    int rc = hard && used ? 0 : -1;
+    /* nothing deferred, or a book this mirror has not caught up with */
+    if (rc || dq_hard(cur, hard) != 0 || !rl_len(hard) || dq_book_read(cur, &b) != 0 ||
+        mirror_progress(m, "pods") < mirror_rv_value(b.through) ||
+        !mirror_cluster_rv(m, key, crv, sizeof crv))
+        goto done;
+    rc = pods_of(st, m, jtext(cur, "metadata", "namespace"), &pods, &versions, &n);
+    if (rc == 0) {
+        /* dq_recount reads versions from the objects: the mirror's are its
+         * own, so the cluster's are put in their place */
+        for (size_t i = 0; i < n; i++) {
+            snprintf(through_s, sizeof through_s, "%llu", (unsigned long long)versions[i]);
+            json_object_set_new(json_object_get(pods[i], "metadata"), "resourceVersion",
+                                json_string(through_s));
+        }
+        rc = dq_recount(cur, hard, pods, n, (int64_t)time(NULL), used, &through, err, sizeof err) ==
+                     0
+                 ? 0
+                 : 1; /* (a bad scope: nothing to write) */
+    }
+    json_t *holder =
+        rc == 0 ? json_pack("{s:{s:O}}", "status", "reservations", b.reservations) : NULL;
+    json_t *kept =
+        holder ? cq_reservations_kept(holder, (int64_t)time(NULL), settled, expired_gone, sc)
+               : NULL;
+    json_decref(holder);
+    if (rc == 0 && !kept) rc = -1;
+    if (rc == 0) {
+        nb.used = used;
+        nb.reservations = kept;
+        if (through) snprintf(nb.through, sizeof nb.through, "%llu", (unsigned long long)through);
+        bool same = rl_equal(b.used, used) && json_equal(b.reservations, kept) &&
+                    !strcmp(b.through, nb.through);
+        /* (less held than before: a waiting pod may fit now) */
+        rlist *was = rl_mask(b.used, hard);
+        for (size_t i = 0; was && i < rl_len(used); i++) {
+            const qty *w = rl_get(was, rl_name(used, i));
+            if (w && qty_cmp(rl_qty(used, i), w) < 0 && freed)
+                json_object_set_new(freed, jtext(cur, "metadata", "namespace"), json_true());
+        }
+        rl_free(was);
+        char *text = same ? NULL : dq_book_text(&nb);
+        json_t *obj = text ? json_deep_copy(cur) : NULL;
+        json_t *meta = json_object_get(obj, "metadata");
+        json_t *ann = json_object_get(meta, "annotations");
+        if (!same) {
+            cluster_write *w = text && json_is_object(ann) ? cw_list_add(out) : NULL;
+            const api_kind *k = api_kind_find("", "v1", "resourcequotas");
+            json_object_set_new(ann, DQ_BOOK_ANNOTATION, json_string(text ? text : ""));
+            if (!w || !k) {
+                rc = -1;
+            } else {
+                snprintf(w->method, sizeof w->method, "PUT");
+                snprintf(w->key, sizeof w->key, "%s", key);
+                api_kind_path(k, jtext(cur, "metadata", "namespace"),
+                              jtext(cur, "metadata", "name"), "", w->path, sizeof w->path);
+                if (!(w->body = cw_body(k, obj, crv))) {
+                    out->n--;
+                    rc = -1;
+                }
+            }
+        }
+        free(text);
+        json_decref(obj);
+        nb.used = NULL; /* (used and kept are freed below) */
+        nb.reservations = NULL;
+    }
+    json_decref(kept);
+done:
+    pods_free(pods, versions, n);
+    dq_book_free(&b);
+    rl_free(hard);
+    rl_free(used);
+    return rc < 0 ? -1 : 0;
+}
+
+int reconcile_dq_plan(store *st, mirror *m, bool (*gone)(void *arg, const json_t *reservation),
+                      void *gone_arg, cw_list *out, json_t *freed)
+{
+    const api_kind *k = api_kind_find("", "v1", "resourcequotas");
+    char prefix[64];
+    store_obj **objs = NULL;
+    size_t n = 0;
+    int64_t rev;
+    bool more;
+    if (!k) return -1;
+    api_kind_store_resource(k, prefix, sizeof prefix - 1);
+    strcat(prefix, "/");
+    if (store_list(st, prefix, NULL, 0, &objs, &n, &rev, &more) != 0) return -1;
+    settle_ctx sc = {st, gone, gone_arg};
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *cur = rc == 0 ? store_obj_parse(objs[i]) : NULL;
+        /* (only quotas with deferred limits: most have none, and cost a
+         * lookup of one annotation) */
+        if (cur && jstr(cur, "metadata", "annotations", DQ_HARD_ANNOTATION))
+            rc = plan_one(st, m, &sc, objs[i]->key, cur, out, freed);
+        json_decref(cur);
+        store_obj_unref(objs[i]);
+    }
+    free(objs);
+    return rc;
+}
+
+/* A pod waiting on deferred quota, for the order of wake-ups. */
+typedef struct waiting {
+    int64_t priority;
+    char created[40];
+    char name[256];
+} waiting;
+
+/* Higher priority first, then older, then by name. */
+static int waiting_cmp(const void *a, const void *b)
+{
+    const waiting *x = a, *y = b;
+    if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
+    int c = strcmp(x->created, y->created);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+/* Whether pod waits on quota: unbound, not terminal, and marked by the
+ * scheduler Unschedulable (a quota's message, or any: the quota may be
+ * what holds it). */
+static bool waits(const json_t *pod)
+{
+    if (*jtext(pod, "spec", "nodeName") || jget(pod, "metadata", "deletionTimestamp")) return false;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(jget(pod, "status", "conditions"), i, c)
+    {
+        if (!strcmp(jtext(c, "type"), "PodScheduled") && !strcmp(jtext(c, "status"), "False") &&
+            !strcmp(jtext(c, "reason"), "Unschedulable"))
+            return true;
+    }
+    return false;
+}
+
+int reconcile_dq_wake(store *st, mirror *m, const char *ns, size_t max, int64_t stamp, cw_list *out)
+{
+    json_t **pods = NULL;
+    uint64_t *versions = NULL;
+    size_t n = 0, nw = 0;
+    if (pods_of(st, m, ns, &pods, &versions, &n) != 0) {
+        pods_free(pods, versions, n);
+        return -1;
+    }
+    waiting *w = n ? calloc(n, sizeof *w) : NULL;
+    int rc = n && !w ? -1 : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!waits(pods[i])) continue;
+        w[nw].priority = json_integer_value(jget(pods[i], "spec", "priority"));
+        snprintf(w[nw].created, sizeof w[nw].created, "%s",
+                 jtext(pods[i], "metadata", "creationTimestamp"));
+        snprintf(w[nw].name, sizeof w[nw].name, "%s", jtext(pods[i], "metadata", "name"));
+        nw++;
+    }
+    if (nw) qsort(w, nw, sizeof *w, waiting_cmp);
+    const api_kind *k = api_kind_find("", "v1", "pods");
+    char value[32];
+    snprintf(value, sizeof value, "%lld", (long long)stamp);
+    for (size_t i = 0; rc == 0 && k && i < nw && i < max; i++) {
+        cluster_write *cw = cw_list_add(out);
+        json_t *patch =
+            json_pack("{s:{s:{s:s}}}", "metadata", "annotations", DQ_WAKE_ANNOTATION, value);
+        if (!cw || !patch) {
+            json_decref(patch);
+            rc = -1;
+            break;
+        }
+        snprintf(cw->method, sizeof cw->method, "PATCH");
+        api_kind_path(k, ns, w[i].name, "", cw->path, sizeof cw->path);
+        api_kind_key(k, ns, w[i].name, cw->key, sizeof cw->key);
+        cw->body = json_dumps(patch, JSON_COMPACT);
+        json_decref(patch);
+        if (!cw->body) {
+            out->n--;
+            rc = -1;
+        }
+    }
+    free(w);
+    pods_free(pods, versions, n);
+    return rc;
+}
