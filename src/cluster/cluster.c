@@ -530,7 +530,7 @@ int cluster_admit_mutate(cluster *c, const struct ar_request *r, json_t **patch,
         *patch = dq_pod_patch(r->object, SCHEDULER_MANAGED_RESOURCE);
     } else if (!strcmp(r->resource.name, "resourcequotas") &&
                (r->op == AR_CREATE || r->op == AR_UPDATE)) {
-        *patch = dq_quota_patch(r->object);
+        *patch = dq_quota_patch(r->object, r->op == AR_UPDATE ? r->old_object : NULL);
     }
     return 0;
 }

@@ -18,19 +18,26 @@ typedef struct settle_ctx {
     void *gone_arg;
 } settle_ctx;
 
+/* Object ns/name of core kind `resource` as the mirror holds it (new
+ * reference), or NULL. */
+static json_t *mirror_obj(store *st, const char *resource, const char *ns, const char *name)
+{
+    const api_kind *k = api_kind_find("", "v1", resource);
+    char key[700];
+    if (!k || api_kind_key(k, ns, name, key, sizeof key) < 0) return NULL;
+    store_obj *o = store_get(st, key);
+    json_t *v = o ? store_obj_parse(o) : NULL;
+    store_obj_unref(o);
+    return v;
+}
+
 /* Whether the mirror shows reservation r's pod bound: the recount counts
  * it (or, terminal, has released it). */
 static bool settled(void *arg, const json_t *r)
 {
     settle_ctx *c = arg;
-    const api_kind *k = api_kind_find("", "v1", "pods");
-    char key[700];
     if (!jstr(r, "name") || !jstr(r, "uid")) return true; /* not one of allot's */
-    if (!k || api_kind_key(k, jtext(r, "namespace"), jtext(r, "name"), key, sizeof key) < 0)
-        return false;
-    store_obj *o = store_get(c->st, key);
-    json_t *pod = o ? store_obj_parse(o) : NULL;
-    store_obj_unref(o);
+    json_t *pod = mirror_obj(c->st, "pods", jtext(r, "namespace"), jtext(r, "name"));
     bool bound = pod && !strcmp(jtext(pod, "metadata", "uid"), jtext(r, "uid")) &&
                  *jtext(pod, "spec", "nodeName");
     json_decref(pod);
@@ -81,6 +88,19 @@ static void pods_free(json_t **pods, uint64_t *versions, size_t n)
     free(versions);
 }
 
+/* Record in freed[namespace][quota] the room quota cur has left by book
+ * nb: 0 or -1. */
+static int room_of(json_t *freed, const json_t *cur, const dq_book *nb)
+{
+    const char *ns = jtext(cur, "metadata", "namespace");
+    json_t *rooms = json_object_get(freed, ns);
+    if (!rooms && json_object_set_new(freed, ns, rooms = json_object()) != 0) return -1;
+    rlist *room = dq_room(nb->hard, nb, (int64_t)time(NULL));
+    json_t *j = room ? rl_to_json(room) : NULL;
+    rl_free(room);
+    return j && json_object_set_new(rooms, jtext(cur, "metadata", "name"), j) == 0 ? 0 : -1;
+}
+
 /* The write for one quota (cur, under key in the mirror), if its book
  * differs from what it holds: 0 or -1. */
 static int plan_one(store *st, mirror *m, settle_ctx *sc, const char *key, const json_t *cur,
@@ -121,18 +141,23 @@ static int plan_one(store *st, mirror *m, settle_ctx *sc, const char *key, const
     if (rc == 0 && !kept) rc = -1;
     if (rc == 0) {
         nb.used = used;
+        nb.hard = hard;
         nb.reservations = kept;
         if (through) snprintf(nb.through, sizeof nb.through, "%llu", (unsigned long long)through);
-        bool same = rl_equal(b.used, used) && json_equal(b.reservations, kept) &&
-                    !strcmp(b.through, nb.through);
-        /* (less held than before: a waiting pod may fit now) */
-        rlist *was = rl_mask(b.used, hard);
-        for (size_t i = 0; was && i < rl_len(used); i++) {
-            const qty *w = rl_get(was, rl_name(used, i));
-            if (w && qty_cmp(rl_qty(used, i), w) < 0 && freed)
-                json_object_set_new(freed, jtext(cur, "metadata", "namespace"), json_true());
+        bool same = rl_equal(b.used, used) && b.hard && rl_equal(b.hard, hard) &&
+                    json_equal(b.reservations, kept) && !strcmp(b.through, nb.through);
+        /* A limit raised, or less held than before: waiting pods may fit
+         * now, in the room left (the wake-up's measure). */
+        bool frees = false;
+        for (size_t i = 0; b.hard && i < rl_len(hard); i++) {
+            const qty *h = rl_get(b.hard, rl_name(hard, i));
+            if (h && qty_cmp(rl_qty(hard, i), h) > 0) frees = true;
         }
-        rl_free(was);
+        for (size_t i = 0; i < rl_len(used); i++) {
+            const qty *w = rl_get(b.used, rl_name(used, i));
+            if (w && qty_cmp(rl_qty(used, i), w) < 0) frees = true;
+        }
+        if (frees && freed) rc = room_of(freed, cur, &nb);
         char *text = same ? NULL : dq_book_text(&nb);
         json_t *obj = text ? json_deep_copy(cur) : NULL;
         json_t *meta = json_object_get(obj, "metadata");
@@ -147,7 +172,7 @@ static int plan_one(store *st, mirror *m, settle_ctx *sc, const char *key, const
                 snprintf(w->method, sizeof w->method, "PUT");
                 snprintf(w->key, sizeof w->key, "%s", key);
                 api_kind_path(k, jtext(cur, "metadata", "namespace"),
-                              jtext(cur, "metadata", "name"), "", w->path, sizeof w->path);
+                              jtext(cur, "metadata", "name"), "status", w->path, sizeof w->path);
                 if (!(w->body = cw_body(k, obj, crv))) {
                     out->n--;
                     rc = -1;
@@ -156,7 +181,7 @@ static int plan_one(store *st, mirror *m, settle_ctx *sc, const char *key, const
         }
         free(text);
         json_decref(obj);
-        nb.used = NULL; /* (used and kept are freed below) */
+        nb.used = nb.hard = NULL; /* (used, hard and kept are freed below) */
         nb.reservations = NULL;
     }
     json_decref(kept);
@@ -212,9 +237,10 @@ static int waiting_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->name, y->name);
 }
 
-/* Whether pod waits on quota: unbound, not terminal, and marked by the
- * scheduler Unschedulable (a quota's message, or any: the quota may be
- * what holds it). */
+/* Whether pod waits on quota: unbound, not being deleted, and marked by
+ * the scheduler as not scheduled: Unschedulable (a quota's message, or
+ * any: the quota may be what holds it) or SchedulerError (a bind allot
+ * refused: kube-scheduler parks it with the unschedulable pods). */
 static bool waits(const json_t *pod)
 {
     if (*jtext(pod, "spec", "nodeName") || jget(pod, "metadata", "deletionTimestamp")) return false;
@@ -223,13 +249,39 @@ static bool waits(const json_t *pod)
     json_array_foreach(jget(pod, "status", "conditions"), i, c)
     {
         if (!strcmp(jtext(c, "type"), "PodScheduled") && !strcmp(jtext(c, "status"), "False") &&
-            !strcmp(jtext(c, "reason"), "Unschedulable"))
+            (!strcmp(jtext(c, "reason"), "Unschedulable") ||
+             !strcmp(jtext(c, "reason"), "SchedulerError")))
             return true;
     }
     return false;
 }
 
-int reconcile_dq_wake(store *st, mirror *m, const char *ns, size_t max, int64_t stamp, cw_list *out)
+/* A quota of the wake-up: the mirror's object, its deferred limits and
+ * the room it has left. */
+typedef struct wake_quota {
+    json_t *rq;
+    rlist *hard, *room;
+} wake_quota;
+
+/* Whether pod's charge fits in every quota's room (taken from it when it
+ * does): 1, 0, or -1. */
+static int fits(wake_quota *q, size_t n, const json_t *pod)
+{
+    rlist *want = rl_new();
+    char err[256];
+    int rc = want ? 1 : -1;
+    for (size_t i = 0; rc == 1 && i < n; i++) {
+        if (dq_pod_charge(q[i].rq, q[i].hard, pod, want, err, sizeof err) != 0)
+            rc = 0; /* (a bad scope: the scheduler's filter says why) */
+        else if (rl_len(want))
+            rc = dq_take(q[i].room, want);
+    }
+    rl_free(want);
+    return rc;
+}
+
+int reconcile_dq_wake(store *st, mirror *m, const char *ns, const json_t *rooms, size_t max,
+                      int64_t stamp, cw_list *out)
 {
     json_t **pods = NULL;
     uint64_t *versions = NULL;
@@ -249,10 +301,35 @@ int reconcile_dq_wake(store *st, mirror *m, const char *ns, size_t max, int64_t 
         nw++;
     }
     if (nw) qsort(w, nw, sizeof *w, waiting_cmp);
+    /* the quotas that freed, with their room */
+    size_t nq = 0;
+    wake_quota *q = calloc(json_object_size(rooms) + 1, sizeof *q);
+    const char *qname;
+    json_t *qroom;
+    if (!q) rc = -1;
+    json_object_foreach((json_t *)rooms, qname, qroom)
+    {
+        if (rc) break;
+        q[nq].rq = mirror_obj(st, "resourcequotas", ns, qname);
+        q[nq].hard = rl_new();
+        q[nq].room = rl_new();
+        if (!q[nq].hard || !q[nq].room || rl_from_json(qroom, q[nq].room, NULL) != 0)
+            rc = -1;
+        else if (q[nq].rq && dq_hard(q[nq].rq, q[nq].hard) != 0)
+            rl_clear(q[nq].hard);
+        nq++;
+    }
     const api_kind *k = api_kind_find("", "v1", "pods");
     char value[32];
     snprintf(value, sizeof value, "%lld", (long long)stamp);
     for (size_t i = 0; rc == 0 && k && i < nw && i < max; i++) {
+        /* as many as the room takes, in the queue's order: the first that
+         * does not fit ends it (a later, smaller one would jump it) */
+        json_t *pod = mirror_obj(st, "pods", ns, w[i].name);
+        int f = pod ? fits(q, nq, pod) : 0;
+        json_decref(pod);
+        if (f < 0) rc = -1;
+        if (f <= 0) break;
         cluster_write *cw = cw_list_add(out);
         json_t *patch =
             json_pack("{s:{s:{s:s}}}", "metadata", "annotations", DQ_WAKE_ANNOTATION, value);
@@ -271,6 +348,12 @@ int reconcile_dq_wake(store *st, mirror *m, const char *ns, size_t max, int64_t 
             rc = -1;
         }
     }
+    for (size_t i = 0; q && i < nq; i++) {
+        json_decref(q[i].rq);
+        rl_free(q[i].hard);
+        rl_free(q[i].room);
+    }
+    free(q);
     free(w);
     pods_free(pods, versions, n);
     return rc;

@@ -24,10 +24,12 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-/* The book writes, appended to out; the namespace of every quota whose
- * used goes down is added to `freed` (an object used as a set; NULL: not
- * asked): its waiting pods may fit now. 0, or -1 (out of memory). Not
- * inside a store transaction (gone may ask the cluster). */
+/* The book writes, appended to out. For every quota whose used goes down
+ * or whose deferred limit goes up, freed[namespace][quota] (freed an
+ * object; NULL: not asked) is the room it has left after them (its limit
+ * less what is used and reserved): waiting pods may fit now. 0, or -1
+ * (out of memory). Not inside a store transaction (gone may ask the
+ * cluster). */
 int reconcile_dq_plan(store *st, mirror *m, bool (*gone)(void *arg, const json_t *reservation),
                       void *gone_arg, cw_list *out, json_t *freed);
 
@@ -37,10 +39,11 @@ int reconcile_dq_plan(store *st, mirror *m, bool (*gone)(void *arg, const json_t
 #define DQ_WAKE_ANNOTATION "quota.allot.dev/retry"
 
 /* The wake-up of namespace ns: a merge patch of DQ_WAKE_ANNOTATION (value
- * `stamp`) on its `max` first pods waiting Unschedulable, highest priority
- * then oldest first (only so many: no thundering herd; each bind that
- * frees more wakes more). Appended to out. 0 or -1. */
-int reconcile_dq_wake(store *st, mirror *m, const char *ns, size_t max, int64_t stamp,
-                      cw_list *out);
+ * `stamp`) on its pods waiting Unschedulable, highest priority then oldest
+ * first, as many as the room of `rooms` (quota name -> room left, from
+ * reconcile_dq_plan's freed) takes in that order, at most `max`: no
+ * thundering herd of pods that cannot fit. Appended to out. 0 or -1. */
+int reconcile_dq_wake(store *st, mirror *m, const char *ns, const json_t *rooms, size_t max,
+                      int64_t stamp, cw_list *out);
 
 #endif

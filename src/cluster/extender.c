@@ -201,9 +201,15 @@ static long get_json(kube_client *kc, const char *path, json_t **obj, char *err,
 static int reserve(kube_client *kc, const char *name, const json_t *pod, dbuf *msg)
 {
     const api_kind *k = api_kind_find("", "v1", "resourcequotas");
-    char path[700], err[256] = "";
+    char path[700], spath[720], err[256] = "";
     const char *ns = jtext(pod, "metadata", "namespace");
-    if (!k || api_kind_path(k, ns, name, "", path, sizeof path) < 0) return -1;
+    /* Written through the status subresource, whose update keeps the
+     * object's metadata: a write of the quota itself would go through
+     * allot's own mutating webhook on quotas, a call back into this
+     * server while one of its workers waits here. */
+    if (!k || api_kind_path(k, ns, name, "", path, sizeof path) < 0 ||
+        api_kind_path(k, ns, name, "status", spath, sizeof spath) < 0)
+        return -1;
     for (int t = 0; t < TRIES; t++) {
         json_t *rq = NULL;
         long status = get_json(kc, path, &rq, err, sizeof err);
@@ -233,7 +239,7 @@ static int reserve(kube_client *kc, const char *name, const json_t *pod, dbuf *m
             free(text);
             dq_book_free(&b);
             status = 0;
-            if (!body || kube_request(kc, "PUT", path, body, NULL, REQUEST_TIMEOUT_MS, &status,
+            if (!body || kube_request(kc, "PUT", spath, body, NULL, REQUEST_TIMEOUT_MS, &status,
                                       &resp, err, sizeof err) != 0)
                 status = 0;
             free(body);

@@ -27,8 +27,9 @@
  * apart: the writer takes at most about a fifth of the time, and more
  * changes are decided per round as pools grow. */
 #define RETRY_MS 1000
-/* Waiting pods woken per namespace when its deferred usage goes down. */
-#define DQ_WAKE_MAX 8
+/* At most so many waiting pods woken per namespace at once, when its
+ * deferred quota frees room (as many as fit in it, below this). */
+#define DQ_WAKE_MAX 64
 #define MIN_GAP_MS 200
 #define MAX_GAP_MS 5000
 #define GAP_FACTOR 4
@@ -188,14 +189,14 @@ static bool deferred_input(const char *key)
 }
 
 /* Write every deferred quota's book as the recount gives it, then wake the
- * first waiting pods of each namespace whose usage went down. false when
+ * waiting pods that fit in the room each namespace's quotas freed. false when
  * any needs another round. */
 static bool round_dq(pool_sync *p)
 {
     cw_list plan = {0};
     json_t *freed = json_object();
-    bool ok = freed && leader_is(p->l) &&
-              reconcile_dq_plan(p->st, p->m, bind_gone, p, &plan, freed) == 0;
+    bool ok =
+        freed && leader_is(p->l) && reconcile_dq_plan(p->st, p->m, bind_gone, p, &plan, freed) == 0;
     for (size_t i = 0; i < plan.n; i++) {
         cw_list one = {.v = &plan.v[i], .n = 1, .cap = 1};
         ok &= apply(p, &one);
@@ -206,11 +207,13 @@ static bool round_dq(pool_sync *p)
     json_object_foreach(freed, ns, v)
     {
         cw_list wake = {0};
-        if (reconcile_dq_wake(p->st, p->m, ns, DQ_WAKE_MAX, clock_wall_ms(), &wake) == 0) {
+        if (reconcile_dq_wake(p->st, p->m, ns, v, DQ_WAKE_MAX, clock_wall_ms(), &wake) == 0) {
             for (size_t i = 0; i < wake.n; i++) {
                 cw_list one = {.v = &wake.v[i], .n = 1, .cap = 1};
                 apply(p, &one); /* (a pod gone since needs no wake-up) */
             }
+            log_msg(LOG_INFO, "deferred quota freed room: waiting pods woken",
+                    "\"namespace\":\"%s\",\"woken\":%zu", ns, wake.n);
         }
         cw_list_free(&wake);
     }

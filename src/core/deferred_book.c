@@ -49,6 +49,7 @@ int dq_hard(const json_t *rq, rlist *out)
 void dq_book_free(dq_book *b)
 {
     rl_free(b->used);
+    rl_free(b->hard);
     json_decref(b->reservations);
     memset(b, 0, sizeof *b);
 }
@@ -67,6 +68,8 @@ int dq_book_read(const json_t *rq, dq_book *b)
             (res && !json_is_array(res)) || json_array_extend(b->reservations, (json_t *)res) != 0)
             rc = -1;
         snprintf(b->through, sizeof b->through, "%s", jtext(v, "countedThrough"));
+        const json_t *h = json_object_get(v, "hard");
+        if (rc == 0 && h && (!(b->hard = rl_new()) || rl_from_json(h, b->hard, NULL) != 0)) rc = -1;
     }
     json_decref(v);
     if (rc) {
@@ -83,6 +86,9 @@ char *dq_book_text(const dq_book *b)
     json_t *v =
         used ? json_pack("{s:o, s:O}", "used", used, "reservations", b->reservations) : NULL;
     if (v && *b->through) json_object_set_new(v, "countedThrough", json_string(b->through));
+    json_t *hard = v && b->hard ? rl_to_json(b->hard) : NULL;
+    if (hard && json_object_set_new(v, "hard", hard) != 0) json_decref(v), v = NULL;
+    if (v && b->hard && !hard) json_decref(v), v = NULL;
     char *text = v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(v);
     return text;
@@ -166,6 +172,37 @@ int dq_check(const char *name, const rlist *hard, const dq_book *b, const rlist 
     return rc;
 }
 
+rlist *dq_room(const rlist *hard, const dq_book *b, int64_t now)
+{
+    rlist *held = rl_copy(b->used);
+    if (!held || reserved(b, NULL, now, held) != 0) {
+        rl_free(held);
+        return NULL;
+    }
+    rlist *room = rl_subtract_nonneg(hard, held);
+    /* (only what hard names: a resource held but no longer limited) */
+    rlist *mine = room ? rl_mask(room, hard) : NULL;
+    rl_free(room);
+    rl_free(held);
+    return mine;
+}
+
+int dq_take(rlist *room, const rlist *want)
+{
+    for (size_t i = 0; i < rl_len(want); i++) {
+        const qty *r = rl_get(room, rl_name(want, i));
+        if (r && qty_cmp(rl_qty(want, i), r) > 0) return 0;
+    }
+    for (size_t i = 0; i < rl_len(want); i++) {
+        const qty *r = rl_get(room, rl_name(want, i));
+        if (!r) continue;
+        qty left = *r;
+        if (qty_sub(&left, rl_qty(want, i)) != 0 || rl_set(room, rl_name(want, i), &left) != 0)
+            return -1;
+    }
+    return 1;
+}
+
 int dq_reserve(dq_book *b, const json_t *pod, const rlist *want, int64_t now)
 {
     const char *uid = jtext(pod, "metadata", "uid");
@@ -247,35 +284,46 @@ json_t *dq_pod_patch(const json_t *pod, const char *managed_resource)
                : NULL;
 }
 
-json_t *dq_quota_patch(const json_t *rq)
+json_t *dq_quota_patch(const json_t *rq, const json_t *old)
 {
     const json_t *hard = jget(rq, "spec", "hard");
-    json_t *keep = json_object(), *moved = NULL, *v;
+    json_t *keep = json_object(), *v;
     const char *k;
-    bool bad;
+    bool bad, moved = false;
     json_t *held = annotation_json(rq, DQ_HARD_ANNOTATION, &bad);
     if (!held) held = json_object();
     json_object_foreach((json_t *)hard, k, v)
     {
         if (!keep || !held) break;
         if (quota_deferred_resource(k)) {
-            moved = held;
+            moved = true;
             json_object_set(held, k, v);
         } else {
             json_object_set(keep, k, v);
         }
     }
-    json_t *patch = NULL;
+    /* allot's book outlives a write that drops it (kubectl replace of the
+     * user's manifest): its reservations are binds in flight */
+    const char *book = jstr(old, "metadata", "annotations", DQ_BOOK_ANNOTATION);
+    bool carry = book && !jget(rq, "metadata", "annotations", DQ_BOOK_ANNOTATION);
+    json_t *patch = NULL, *ann = NULL;
     char *text = moved ? json_dumps(held, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    if (text) {
-        json_t *ann = json_deep_copy(jget(rq, "metadata", "annotations"));
+    if ((moved && text) || carry) {
+        ann = json_deep_copy(jget(rq, "metadata", "annotations"));
         if (!json_is_object(ann)) json_decref(ann), ann = json_object();
-        if (ann) json_object_set_new(ann, DQ_HARD_ANNOTATION, json_string(text));
-        patch = ann ? json_pack("[{s:s, s:s, s:O}, {s:s, s:s, s:o}]", "op", "add", "path",
-                                "/spec/hard", "value", keep, "op", "add", "path",
-                                "/metadata/annotations", "value", ann)
-                    : NULL;
+        if (ann && text) json_object_set_new(ann, DQ_HARD_ANNOTATION, json_string(text));
+        if (ann && carry) json_object_set_new(ann, DQ_BOOK_ANNOTATION, json_string(book));
+        patch = json_array();
+        if (patch && moved)
+            json_array_append_new(patch, json_pack("{s:s, s:s, s:O}", "op", "add", "path",
+                                                   "/spec/hard", "value", keep));
+        if (patch && ann)
+            json_array_append_new(patch, json_pack("{s:s, s:s, s:O}", "op", "add", "path",
+                                                   "/metadata/annotations", "value", ann));
+        if (patch && json_array_size(patch) != (size_t)(moved + 1))
+            json_decref(patch), patch = NULL;
     }
+    json_decref(ann);
     free(text);
     json_decref(held);
     json_decref(keep);

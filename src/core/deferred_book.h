@@ -11,6 +11,7 @@
  * DQ_BOOK_ANNOTATION on the same quota:
  *
  *   {"used": {"requests.cpu": "2"},            the recount of bound pods
+ *    "hard": {"requests.cpu": "25"},           the limits it was counted on
  *    "reservations": [{uid, namespace, name,   binds decided, not yet in
  *                      resource, usage, expires, from}],   the recount
  *    "countedThrough": "1234"}                 highest pod resourceVersion
@@ -46,6 +47,8 @@
 
 typedef struct dq_book {
     rlist *used;
+    rlist *hard;          /* the limits last counted against (NULL: none
+                             recorded): a rise wakes waiting pods */
     json_t *reservations; /* a JSON array (owned) */
     char through[32];     /* "" when none */
 } dq_book;
@@ -79,6 +82,15 @@ int dq_pod_charge(const json_t *rq, const rlist *hard, const json_t *pod, rlist 
 int dq_check(const char *name, const rlist *hard, const dq_book *b, const rlist *want,
              const char *uid, int64_t now, dbuf *msg);
 
+/* What quota hard still has room for: hard - used - every live
+ * reservation (expires > now), at least 0 per resource (new; caller
+ * frees), or NULL when out of memory. */
+rlist *dq_room(const rlist *hard, const dq_book *b, int64_t now);
+/* Whether `want` fits in `room` (every resource it charges at most what
+ * room has left; one room does not name is not limited): 1, with room
+ * lowered by want; 0 (room unchanged); -1 out of memory. */
+int dq_take(rlist *room, const rlist *want);
+
 /* Add pod's reservation of `want` to b, replacing any earlier one of the
  * same uid: from = the pod's resourceVersion decided on. 0 or -1. */
 int dq_reserve(dq_book *b, const json_t *pod, const rlist *want, int64_t now);
@@ -96,10 +108,12 @@ int dq_recount(const json_t *rq, const rlist *hard, json_t *const *pods, size_t 
  * Caller owns. */
 json_t *dq_pod_patch(const json_t *pod, const char *managed_resource);
 
-/* The JSON Patch for a ResourceQuota written in a deferred namespace: its
- * deferred resources moved from spec.hard into DQ_HARD_ANNOTATION (over
- * what the annotation held for them); NULL when spec.hard has none.
- * Caller owns. */
-json_t *dq_quota_patch(const json_t *rq);
+/* The JSON Patch for a ResourceQuota written in a deferred namespace (old:
+ * the version an update replaces, or NULL): its deferred resources moved
+ * from spec.hard into DQ_HARD_ANNOTATION (over what the annotation held for
+ * them), and the book of `old` kept when the write drops it (a replace of
+ * the user's manifest: its reservations are binds in flight); NULL when
+ * there is neither to do. Caller owns. */
+json_t *dq_quota_patch(const json_t *rq, const json_t *old);
 
 #endif

@@ -15,6 +15,10 @@
 #   start_cluster_writer        a second replica, started first so that it
 #                               holds the Lease: the writer is not the
 #                               replica the webhooks call
+#   deferred_up                 deferred quota's set-up (issue 29): both
+#                               replicas, kube-scheduler with allot as its
+#                               extender (ALLOT_SCHEDULER_V=N: its -v), a
+#                               node n1 (64 cpu)
 
 cluster_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 kbin=${ALLOT_KUBE_BIN:-${ALLOT_KUBE_CACHE:-$HOME/.cache/allot/kubernetes-1.20.2}/bin}
@@ -165,4 +169,49 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 # to allot's webhooks.
 pooled() {
   [ "$(kc get namespace "$1" -o jsonpath='{.metadata.labels.allot\.dev/pooled}')" = true ]
+}
+
+# deferred_up: after kube_up, as deployed for deferred quota: `allotd tls`
+# makes the CA, allot's serving certificate and kube-scheduler's client
+# certificate (the extender serves no anonymous caller) in $E2E_DIR/tls;
+# the writer replica, then the one the webhooks and the extender call;
+# the default kube-scheduler replaced by one configured by `allotd
+# scheduler-config` (its log: $KUBE_DIR/kube-scheduler-allot.log, shown by
+# fail from then on); one node n1 of 64 cpu (no kubelet: bound pods stay
+# Pending, their nodeName set; the API server taints a new node
+# not-ready, so pods must tolerate it).
+deferred_up() {
+  "$ALLOTD" tls --out "$E2E_DIR/tls" --san 127.0.0.1 2>/dev/null || fail "allotd tls"
+  start_cluster_writer
+  start_cluster_allotd --tls-dir "$E2E_DIR/tls"
+  "$ALLOTD" scheduler-config --kubeconfig "$KUBE_DIR/kubeconfig" \
+    --extender-url "https://127.0.0.1:$CLUSTER_PORT/scheduler" --ca "$E2E_DIR/tls/ca.crt" \
+    --client-cert "$E2E_DIR/tls/scheduler.crt" --client-key "$E2E_DIR/tls/scheduler.key" \
+    >"$E2E_DIR/scheduler.yaml" || fail "allotd scheduler-config"
+  # (one scheduler here: no election to wait for)
+  /usr/bin/python3 - "$E2E_DIR/scheduler.yaml" <<'PY'
+import sys, yaml
+p = sys.argv[1]
+cfg = yaml.safe_load(open(p))
+cfg["leaderElection"] = {"leaderElect": False}
+yaml.safe_dump(cfg, open(p, "w"))
+PY
+  local old
+  old=$(cat "$KUBE_DIR/kube-scheduler.pid")
+  kill "$old"
+  wait_until 30 sh -c "! kill -0 $old" || fail "the default kube-scheduler did not stop"
+  "$kbin/kube-scheduler" --config "$E2E_DIR/scheduler.yaml" --bind-address=127.0.0.1 -v=${ALLOT_SCHEDULER_V:-0} \
+    --secure-port="$(free_port)" --port=0 >"$KUBE_DIR/kube-scheduler-allot.log" 2>&1 &
+  echo $! >"$KUBE_DIR/kube-scheduler.pid"
+  fail() {
+    echo "FAIL: $*" >&2
+    echo "--- kube-scheduler log (tail) ---" >&2
+    tail -30 "$KUBE_DIR/kube-scheduler-allot.log" >&2 || true
+    exit 1
+  }
+  kc create -f - >/dev/null <<'EOF'
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+ "status": {"capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"},
+            "allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}}
+EOF
 }

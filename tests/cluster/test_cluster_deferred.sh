@@ -18,49 +18,11 @@ set -euo pipefail
 is() { [ "$("${@:2}")" = "$1" ]; } # is WANT CMD...: CMD prints WANT
 
 kube_up
-# As deployed: allotd tls makes the CA, allot's serving certificate and
-# kube-scheduler's client certificate (the extender serves no anonymous
-# caller).
-"$ALLOTD" tls --out "$E2E_DIR/tls" --san 127.0.0.1 2>/dev/null || fail "allotd tls"
-start_cluster_writer
-start_cluster_allotd --tls-dir "$E2E_DIR/tls"
+deferred_up
 ext=https://127.0.0.1:$CLUSTER_PORT/scheduler
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$E2E_DIR/tls/ca.crt" -X POST \
   -H 'Content-Type: application/json' -d '{}' "$ext/bind")
 [ "$code" = 401 ] || fail "an anonymous extender call: HTTP $code, want 401"
-
-# ---- kube-scheduler with allot as its extender, in place of the default ----
-"$ALLOTD" scheduler-config --kubeconfig "$KUBE_DIR/kubeconfig" --extender-url "$ext" \
-  --ca "$E2E_DIR/tls/ca.crt" --client-cert "$E2E_DIR/tls/scheduler.crt" \
-  --client-key "$E2E_DIR/tls/scheduler.key" >"$E2E_DIR/scheduler.yaml" || fail "allotd scheduler-config"
-# (one scheduler here: no election to wait for)
-/usr/bin/python3 - "$E2E_DIR/scheduler.yaml" <<'PY'
-import sys, yaml
-p = sys.argv[1]
-cfg = yaml.safe_load(open(p))
-cfg["leaderElection"] = {"leaderElect": False}
-yaml.safe_dump(cfg, open(p, "w"))
-PY
-old=$(cat "$KUBE_DIR/kube-scheduler.pid")
-kill "$old"
-wait_until 30 sh -c "! kill -0 $old" || fail "the default kube-scheduler did not stop"
-"$kbin/kube-scheduler" --config "$E2E_DIR/scheduler.yaml" --bind-address=127.0.0.1 \
-  --secure-port="$(free_port)" --port=0 >"$KUBE_DIR/kube-scheduler-allot.log" 2>&1 &
-echo $! >"$KUBE_DIR/kube-scheduler.pid"
-fail() {
-  echo "FAIL: $*" >&2
-  echo "--- kube-scheduler log (tail) ---" >&2
-  tail -30 "$KUBE_DIR/kube-scheduler-allot.log" >&2 || true
-  exit 1
-}
-
-# One node (no kubelet: bound pods stay Pending, their nodeName set). The
-# API server taints a new node not-ready; the pods tolerate it.
-kc create -f - >/dev/null <<'EOF'
-{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
- "status": {"capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"},
-            "allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}}}
-EOF
 
 kc create namespace team >/dev/null
 kc label namespace team quota.allot.dev/mode=deferred >/dev/null
@@ -128,6 +90,17 @@ kc delete pod "$gone" -n team --grace-period=0 --force >/dev/null 2>&1
 wait_until 60 bound team "$pending" || fail "$pending not bound after $gone was deleted: '$(cond team "$pending")'"
 echo "ok: $gone deleted, $pending bound $(ms_since "$start") ms later"
 wait_until 30 settled || fail "p1's book after the swap: $(book)"
+
+# ---- quota raised: a waiting pod is bound ----
+out=$(pod team test-4) || fail "create test-4: $out"
+wait_until 60 waiting team test-4 || fail "test-4: '$(cond team test-4)'"
+start=$(date +%s%N)
+kc apply -f - >/dev/null <<'EOF'
+{"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "p1", "namespace": "team"},
+ "spec": {"hard": {"count/pods": "20", "cpu": "3", "memory": "200Gi"}}}
+EOF
+wait_until 90 bound team test-4 || fail "test-4 not bound after p1 was raised: '$(cond team test-4)'"
+echo "ok: p1 raised to cpu=3, test-4 bound $(ms_since "$start") ms later"
 
 # ---- what allot refuses, and what it leaves alone ----
 out=$(pod team on-node '"nodeName": "n1"') && fail "a pod created on a node was admitted"

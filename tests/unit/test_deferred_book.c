@@ -108,11 +108,21 @@ static void test_check_and_reserve(void **state)
     assert_int_equal(dq_pod_charge(q, h, a, want, err, sizeof err), 0);
     assert_int_equal(dq_reserve(&b, a, want, 1001), 0);
     assert_int_equal(json_array_size(b.reservations), 1);
+    b.hard = rl_copy(h); /* (the limits counted on) */
     char *text = dq_book_text(&b);
     assert_non_null(text);
     json_t *back = parse(text);
     assert_string_equal(jtext(back, "countedThrough"), "7");
     assert_string_equal(jtext(back, "used", "requests.cpu"), "1");
+    assert_string_equal(jtext(back, "hard", "requests.cpu"), "2");
+    json_t *q2 = quota("{}", text, NULL);
+    dq_book again;
+    assert_int_equal(dq_book_read(q2, &again), 0);
+    assert_non_null(again.hard);
+    assert_int_equal(qty_cmp_int64(rl_get(again.hard, "requests.cpu"), 2), 0);
+    assert_int_equal(json_array_size(again.reservations), 1);
+    dq_book_free(&again);
+    json_decref(q2);
     json_t *r = json_array_get(json_object_get(back, "reservations"), 0);
     assert_string_equal(jtext(r, "uid"), "a");
     assert_string_equal(jtext(r, "from"), "10");
@@ -194,7 +204,7 @@ static void test_patches(void **state)
     json_t *q = parse("{\"metadata\":{\"name\":\"q\",\"annotations\":{\"a\":\"b\","
                       "\"quota.allot.dev/deferred-hard\":\"{\\\"limits.memory\\\":\\\"1Gi\\\"}\"}},"
                       "\"spec\":{\"hard\":{\"pods\":\"50\",\"requests.cpu\":\"25\"}}}");
-    patch = dq_quota_patch(q);
+    patch = dq_quota_patch(q, NULL);
     assert_non_null(patch);
     assert_int_equal(json_array_size(patch), 2);
     op = json_array_get(patch, 0);
@@ -208,17 +218,70 @@ static void test_patches(void **state)
                         "{\"limits.memory\":\"1Gi\",\"requests.cpu\":\"25\"}");
     json_decref(patch);
     json_object_del(json_object_get(jget(q, "spec"), "hard"), "requests.cpu");
-    assert_null(dq_quota_patch(q)); /* nothing deferred in spec.hard */
+    assert_null(dq_quota_patch(q, NULL)); /* nothing deferred in spec.hard */
+    /* a replace that drops allot's book gets it back from the old version */
+    json_t *old = quota("{\"requests.cpu\":\"25\"}", "{\"used\":{}}", NULL);
+    patch = dq_quota_patch(q, old);
+    assert_non_null(patch);
+    assert_int_equal(json_array_size(patch), 1);
+    op = json_array_get(patch, 0);
+    assert_string_equal(jtext(op, "path"), "/metadata/annotations");
+    assert_string_equal(jtext(op, "value", DQ_BOOK_ANNOTATION), "{\"used\":{}}");
+    assert_string_equal(jtext(op, "value", "a"), "b");
+    json_decref(patch);
+    /* a write that keeps it needs nothing */
+    assert_null(dq_quota_patch(old, old));
+    json_decref(old);
     json_decref(q);
+}
+
+static void test_room(void **state)
+{
+    (void)state;
+    json_t *q = quota("{\"requests.cpu\":\"5\"}",
+                      "{\"used\":{\"requests.cpu\":\"2\"},\"reservations\":["
+                      "{\"uid\":\"x\",\"usage\":{\"requests.cpu\":\"1\"},\"expires\":100},"
+                      "{\"uid\":\"y\",\"usage\":{\"requests.cpu\":\"1\"},\"expires\":50}]}",
+                      NULL);
+    rlist *h = rl_new(), *want = rl_new();
+    dq_book b;
+    assert_int_equal(dq_hard(q, h), 0);
+    assert_int_equal(dq_book_read(q, &b), 0);
+    /* 5 - 2 used - 1 live reservation (y's has expired) */
+    rlist *room = dq_room(h, &b, 60);
+    assert_non_null(room);
+    assert_int_equal(qty_cmp_int64(rl_get(room, "requests.cpu"), 2), 0);
+    qty one = qty_from_int64(1, 0, QTY_DECIMAL_SI), three = qty_from_int64(3, 0, QTY_DECIMAL_SI);
+    rl_set(want, "requests.cpu", &three);
+    assert_int_equal(dq_take(room, want), 0); /* 3 does not fit in 2 */
+    assert_int_equal(qty_cmp_int64(rl_get(room, "requests.cpu"), 2), 0);
+    rl_set(want, "requests.cpu", &one);
+    rl_set(want, "requests.memory", &three); /* (not limited by this room) */
+    assert_int_equal(dq_take(room, want), 1);
+    assert_int_equal(dq_take(room, want), 1);
+    assert_int_equal(dq_take(room, want), 0); /* full */
+    assert_int_equal(qty_sign(rl_get(room, "requests.cpu")), 0);
+    assert_false(rl_has(room, "requests.memory"));
+    rl_free(room);
+    /* over its hard already (a limit lowered): no room, not negative */
+    rlist *low = rl_new();
+    rl_set(low, "requests.cpu", &one);
+    room = dq_room(low, &b, 60);
+    assert_int_equal(qty_sign(rl_get(room, "requests.cpu")), 0);
+    rl_free(room);
+    rl_free(low);
+    dq_book_free(&b);
+    json_decref(q);
+    rl_free(h);
+    rl_free(want);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hard),
-        cmocka_unit_test(test_check_and_reserve),
-        cmocka_unit_test(test_recount),
-        cmocka_unit_test(test_patches),
+        cmocka_unit_test(test_hard),    cmocka_unit_test(test_check_and_reserve),
+        cmocka_unit_test(test_recount), cmocka_unit_test(test_patches),
+        cmocka_unit_test(test_room),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
