@@ -152,7 +152,10 @@ static int apply_object(kube_client *kc, const char *coll, json_t *obj, char *er
     return rc;
 }
 
-json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *own_namespace)
+/* A webhook's clientConfig: url, or (NULL) the Service allot in
+ * own_namespace at `path`, with ca_pem as its caBundle. New, or NULL. */
+static json_t *webhook_client(const char *url, const char *path, const char *ca_pem,
+                              const char *own_namespace)
 {
     size_t calen = ca_pem ? strlen(ca_pem) : 0;
     char *ca64 = malloc(b64_encoded_len(calen) + 1);
@@ -161,16 +164,27 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
     json_t *client = url ? json_pack("{s:s, s:s}", "url", url, "caBundle", ca64)
                          : json_pack("{s:{s:s, s:s, s:s}, s:s}", "service", "namespace",
                                      own_namespace ? own_namespace : "allot-system", "name",
-                                     "allot", "path", WEBHOOK_PATH, "caBundle", ca64);
+                                     "allot", "path", path, "caBundle", ca64);
     free(ca64);
-    /* Never kube-system, the other system namespaces or allot's own:
-     * allot being down must not stop what heals the cluster. The label is
-     * set by the API server from 1.21 (on 1.20, by allot: see
-     * docs/cluster-mode.md). */
+    return client;
+}
+
+/* The namespaceSelector that skips kube-system, the other system
+ * namespaces and allot's own: allot being down must not stop what heals
+ * the cluster. The label is set by the API server from 1.21 (on 1.20, by
+ * allot: see docs/cluster-mode.md). New, or NULL. */
+static json_t *not_system(const char *own_namespace)
+{
     json_t *skip = json_pack("[s,s,s,s]", "kube-system", "kube-public", "kube-node-lease",
                              own_namespace ? own_namespace : "allot-system");
-    json_t *ns_sel = json_pack("{s:[{s:s, s:s, s:o}]}", "matchExpressions", "key",
-                               "kubernetes.io/metadata.name", "operator", "NotIn", "values", skip);
+    return json_pack("{s:[{s:s, s:s, s:o}]}", "matchExpressions", "key",
+                     "kubernetes.io/metadata.name", "operator", "NotIn", "values", skip);
+}
+
+json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *own_namespace)
+{
+    json_t *client = webhook_client(url, WEBHOOK_PATH, ca_pem, own_namespace);
+    json_t *ns_sel = not_system(own_namespace);
     /* Claims and namespace updates: only in namespaces some pool selects
      * (marked by the pool writer, cluster/reconcile.h), so that allot down
      * stops no write outside any tenant's selection. */
@@ -241,22 +255,13 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
 json_t *cluster_mutating_webhook_config(const char *url, const char *ca_pem,
                                         const char *own_namespace)
 {
-    size_t calen = ca_pem ? strlen(ca_pem) : 0;
-    char *ca64 = malloc(b64_encoded_len(calen) + 1);
-    if (!ca64) return NULL;
-    b64_encode((const unsigned char *)(ca_pem ? ca_pem : ""), calen, ca64);
-    json_t *client = url ? json_pack("{s:s, s:s}", "url", url, "caBundle", ca64)
-                         : json_pack("{s:{s:s, s:s, s:s}, s:s}", "service", "namespace",
-                                     own_namespace ? own_namespace : "allot-system", "name",
-                                     "allot", "path", MUTATE_PATH, "caBundle", ca64);
-    free(ca64);
+    json_t *client = webhook_client(url, MUTATE_PATH, ca_pem, own_namespace);
     /* Only namespaces labelled for deferred quota, never a system one
      * (docs/deferred-cluster.md): allot down stops no write elsewhere. */
-    json_t *skip = json_pack("[s,s,s,s]", "kube-system", "kube-public", "kube-node-lease",
-                             own_namespace ? own_namespace : "allot-system");
-    json_t *sel = json_pack("{s:{s:s}, s:[{s:s, s:s, s:o}]}", "matchLabels", DQ_MODE_LABEL,
-                            DQ_MODE_DEFERRED, "matchExpressions", "key",
-                            "kubernetes.io/metadata.name", "operator", "NotIn", "values", skip);
+    json_t *sel = not_system(own_namespace);
+    if (sel)
+        json_object_set_new(sel, "matchLabels",
+                            json_pack("{s:s}", DQ_MODE_LABEL, DQ_MODE_DEFERRED));
     static const struct {
         const char *name, *resource;
         bool update;
@@ -272,18 +277,18 @@ json_t *cluster_mutating_webhook_config(const char *url, const char *ca_pem,
             "name", rules[i].name, "clientConfig", client, "rules", "apiGroups", "", "apiVersions",
             "v1", "resources", rules[i].resource, "operations",
             rules[i].update ? json_pack("[s,s]", "CREATE", "UPDATE") : json_pack("[s]", "CREATE"),
-            "scope", "Namespaced", "failurePolicy", "Fail", "sideEffects", "None",
-            "timeoutSeconds", WEBHOOK_TIMEOUT_S, "admissionReviewVersions", "v1", "v1beta1",
-            "matchPolicy", "Equivalent", "reinvocationPolicy", "Never", "namespaceSelector", sel);
+            "scope", "Namespaced", "failurePolicy", "Fail", "sideEffects", "None", "timeoutSeconds",
+            WEBHOOK_TIMEOUT_S, "admissionReviewVersions", "v1", "v1beta1", "matchPolicy",
+            "Equivalent", "reinvocationPolicy", "Never", "namespaceSelector", sel);
         if (h) json_array_append_new(hooks, h);
     }
-    json_t *cfg = client && sel && hooks
-                      ? json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:O}", "apiVersion",
-                                  "admissionregistration.k8s.io/v1", "kind",
-                                  "MutatingWebhookConfiguration", "metadata", "name",
-                                  WEBHOOK_CONFIG_NAME, "labels", "app.kubernetes.io/managed-by",
-                                  "allot", "webhooks", hooks)
-                      : NULL;
+    json_t *cfg =
+        client && sel && hooks
+            ? json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:O}", "apiVersion",
+                        "admissionregistration.k8s.io/v1", "kind", "MutatingWebhookConfiguration",
+                        "metadata", "name", WEBHOOK_CONFIG_NAME, "labels",
+                        "app.kubernetes.io/managed-by", "allot", "webhooks", hooks)
+            : NULL;
     json_decref(client);
     json_decref(sel);
     json_decref(hooks);
@@ -519,10 +524,9 @@ int cluster_admit_mutate(cluster *c, const struct ar_request *r, json_t **patch,
      * and writes of quotas: its namespaceSelector) */
     if (*r->resource.group || *r->sub_resource || !r->object) return 0;
     if (!strcmp(r->resource.name, "pods") && r->op == AR_CREATE) {
-        const char *node = json_string_value(
-            json_object_get(json_object_get(r->object, "spec"), "nodeName"));
-        if (node && *node)
-            /* it would never meet the scheduler, so never allot's bind */
+        const char *node =
+            json_string_value(json_object_get(json_object_get(r->object, "spec"), "nodeName"));
+        if (node && *node) /* it would never meet the scheduler, so never allot's bind */
             return api_err_set(e, API_FORBIDDEN,
                                "pods \"%s\" is forbidden: namespace %s is under deferred quota "
                                "(%s=%s): a pod must be scheduled, not created on a node",

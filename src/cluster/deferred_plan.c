@@ -18,26 +18,13 @@ typedef struct settle_ctx {
     void *gone_arg;
 } settle_ctx;
 
-/* Object ns/name of core kind `resource` as the mirror holds it (new
- * reference), or NULL. */
-static json_t *mirror_obj(store *st, const char *resource, const char *ns, const char *name)
-{
-    const api_kind *k = api_kind_find("", "v1", resource);
-    char key[700];
-    if (!k || api_kind_key(k, ns, name, key, sizeof key) < 0) return NULL;
-    store_obj *o = store_get(st, key);
-    json_t *v = o ? store_obj_parse(o) : NULL;
-    store_obj_unref(o);
-    return v;
-}
-
 /* Whether the mirror shows reservation r's pod bound: the recount counts
  * it (or, terminal, has released it). */
 static bool settled(void *arg, const json_t *r)
 {
     settle_ctx *c = arg;
     if (!jstr(r, "name") || !jstr(r, "uid")) return true; /* not one of allot's */
-    json_t *pod = mirror_obj(c->st, "pods", jtext(r, "namespace"), jtext(r, "name"));
+    json_t *pod = mirror_core_obj(c->st, "pods", jtext(r, "namespace"), jtext(r, "name"));
     bool bound = pod && !strcmp(jtext(pod, "metadata", "uid"), jtext(r, "uid")) &&
                  *jtext(pod, "spec", "nodeName");
     json_decref(pod);
@@ -310,7 +297,7 @@ int reconcile_dq_wake(store *st, mirror *m, const char *ns, const json_t *rooms,
     json_object_foreach((json_t *)rooms, qname, qroom)
     {
         if (rc) break;
-        q[nq].rq = mirror_obj(st, "resourcequotas", ns, qname);
+        q[nq].rq = mirror_core_obj(st, "resourcequotas", ns, qname);
         q[nq].hard = rl_new();
         q[nq].room = rl_new();
         if (!q[nq].hard || !q[nq].room || rl_from_json(qroom, q[nq].room, NULL) != 0)
@@ -325,7 +312,7 @@ int reconcile_dq_wake(store *st, mirror *m, const char *ns, const json_t *rooms,
     for (size_t i = 0; rc == 0 && k && i < nw && i < max; i++) {
         /* as many as the room takes, in the queue's order: the first that
          * does not fit ends it (a later, smaller one would jump it) */
-        json_t *pod = mirror_obj(st, "pods", ns, w[i].name);
+        json_t *pod = mirror_core_obj(st, "pods", ns, w[i].name);
         int f = pod ? fits(q, nq, pod) : 0;
         json_decref(pod);
         if (f < 0) rc = -1;

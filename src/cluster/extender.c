@@ -4,6 +4,7 @@
 
 #include "api/kinds.h"
 #include "api/status.h"
+#include "cluster/mirror.h"
 #include "core/dbuf.h"
 #include "core/deferred_book.h"
 #include "core/jdump.h"
@@ -29,18 +30,6 @@ static const json_t *arg(const json_t *o, const char *name)
         low[0] = (char)(low[0] - 'A' + 'a');
         v = json_object_get(o, low);
     }
-    return v;
-}
-
-/* The namespace `ns` as the mirror holds it (new reference), or NULL. */
-static json_t *mirror_get(store *st, const char *resource, const char *ns, const char *name)
-{
-    const api_kind *k = api_kind_find("", "v1", resource);
-    char key[600];
-    if (!k || api_kind_key(k, ns, name, key, sizeof key) < 0) return NULL;
-    store_obj *o = store_get(st, key);
-    json_t *v = o ? store_obj_parse(o) : NULL;
-    store_obj_unref(o);
     return v;
 }
 
@@ -118,7 +107,7 @@ int extender_filter(store *st, const char *body, size_t len, char **out)
         return bad_request("ExtenderArgs.Pod: Required value", out);
     }
     const char *ns = jtext(pod, "metadata", "namespace");
-    json_t *nso = mirror_get(st, "namespaces", "", ns);
+    json_t *nso = mirror_core_obj(st, "namespaces", "", ns);
     dbuf msg;
     dbuf_init(&msg, MSG_MAX);
     int verdict = 0;
@@ -324,7 +313,7 @@ int extender_bind(kube_client *kc, store *st, const char *body, size_t len, char
         rc = -1;
     }
     /* the quotas first, every one recorded before the pod is bound */
-    json_t *nso = rc == 0 ? mirror_get(st, "namespaces", "", ns) : NULL;
+    json_t *nso = rc == 0 ? mirror_core_obj(st, "namespaces", "", ns) : NULL;
     if (rc == 0 && dq_ns_deferred(nso)) {
         store_obj **qs = NULL;
         size_t n = 0;

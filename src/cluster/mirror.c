@@ -1,6 +1,7 @@
 /* mirror.c - a cluster's objects in allot's store (see mirror.h). */
 #include "cluster/mirror.h"
 
+#include "api/kinds.h"
 #include "core/jdump.h"
 #include "core/strmap.h"
 #include "util/clock.h"
@@ -400,4 +401,15 @@ void mirror_get_stats(mirror *m, mirror_stats *out)
     pthread_mutex_lock(&m->mu);
     *out = m->stats;
     pthread_mutex_unlock(&m->mu);
+}
+
+json_t *mirror_core_obj(store *st, const char *resource, const char *ns, const char *name)
+{
+    const api_kind *k = api_kind_find("", "v1", resource);
+    char key[700];
+    if (!k || api_kind_key(k, ns, name, key, sizeof key) < 0) return NULL;
+    store_obj *o = store_get(st, key);
+    json_t *v = o ? store_obj_parse(o) : NULL;
+    store_obj_unref(o);
+    return v;
 }

@@ -57,6 +57,10 @@ int mirror_replace(mirror *m, const api_kind *k, const json_t *items, const char
 int mirror_event(mirror *m, const api_kind *k, const char *type, const json_t *obj, char *err,
                  size_t errlen);
 
+/* The object ns/name of the core (v1) kind `resource` as the mirror's
+ * store st holds it (a new reference), or NULL. */
+json_t *mirror_core_obj(store *st, const char *resource, const char *ns, const char *name);
+
 /* The cluster's resourceVersion of the object under store key `key` as the
  * mirror holds it, into buf: false when the mirror holds no such object. */
 bool mirror_cluster_rv(mirror *m, const char *key, char *buf, size_t n);

@@ -139,20 +139,28 @@ static int status_text(const api_err *e, char **out, size_t *len)
     return *out ? api_errcode_http(e->code) : 500;
 }
 
+/* Parse the review `body` into r (e initialised): 0, or the HTTP status
+ * with the Status for a review that could not be read in *resp_json. */
+static int read_review(const char *body, size_t len, ar_request *r, api_err *e, char **resp_json,
+                       size_t *resp_len)
+{
+    api_err_init(e);
+    *resp_json = NULL;
+    *resp_len = 0;
+    if (ar_parse(body, len, r, e) == 0) return 0;
+    int code = status_text(e, resp_json, resp_len);
+    api_err_clear(e);
+    return code;
+}
+
 int webhook_review(store *st, const webhook_guard *g, const char *body, size_t len,
                    char **resp_json, size_t *resp_len)
 {
     ar_request r;
     api_err e;
-    api_err_init(&e);
-    *resp_json = NULL;
-    *resp_len = 0;
-    if (ar_parse(body, len, &r, &e) != 0) {
-        int code = status_text(&e, resp_json, resp_len);
-        api_err_clear(&e);
-        return code;
-    }
-    int code = 200;
+    int code = read_review(body, len, &r, &e, resp_json, resp_len);
+    if (code) return code;
+    code = 200;
     /* A verdict is all a review asks for (registry.h). */
     bool allowed = !g || !g->catch_up || g->catch_up(g->arg, &r, &e) == 0;
     reg_set_verdict_only(true);
@@ -193,14 +201,8 @@ int webhook_mutate(const webhook_guard *g, const char *body, size_t len, char **
 {
     ar_request r;
     api_err e;
-    api_err_init(&e);
-    *resp_json = NULL;
-    *resp_len = 0;
-    if (ar_parse(body, len, &r, &e) != 0) {
-        int code = status_text(&e, resp_json, resp_len);
-        api_err_clear(&e);
-        return code;
-    }
+    int code = read_review(body, len, &r, &e, resp_json, resp_len);
+    if (code) return code;
     json_t *patch = NULL;
     bool allowed = !g || !g->mutate || g->mutate(g->arg, &r, &patch, &e) == 0;
     ar_answer a = {.allowed = allowed, .denial = &e, .patch = allowed ? patch : NULL};

@@ -349,14 +349,69 @@ static void test_decision(void **state)
     store_close(st);
 }
 
+/* ---- the mutating webhook ---- */
+
+/* A mutate hook: a patch for pod "p", a refusal for pod "no". */
+static int mutate_hook(void *arg, const ar_request *r, json_t **patch, api_err *e)
+{
+    (void)arg;
+    if (!strcmp(r->name, "no")) return api_err_set(e, API_FORBIDDEN, "pods \"no\" is forbidden");
+    *patch =
+        json_pack("[{s:s, s:s, s:s}]", "op", "add", "path", "/metadata/labels/x", "value", "y");
+    return 0;
+}
+
+static json_t *mutate(const webhook_guard *g, const char *name, int *code)
+{
+    char s[512], *resp = NULL;
+    snprintf(s, sizeof s,
+             HEAD "'uid':'u1','name':'%s','namespace':'ns'," GVKR "'operation':'CREATE',"
+                  "'userInfo':{'username':'a'},'object':{'metadata':{'name':'%s'}}}}",
+             name, name);
+    char *t = text_of(s);
+    size_t len = 0;
+    *code = webhook_mutate(g, t, strlen(t), &resp, &len);
+    json_t *out = json_loadb(resp, len, 0, NULL);
+    free(resp);
+    free(t);
+    return out;
+}
+
+static void test_mutate(void **state)
+{
+    (void)state;
+    webhook_guard g = {.mutate = mutate_hook};
+    int code;
+    json_t *out = mutate(&g, "p", &code);
+    assert_int_equal(code, 200);
+    assert_true(json_is_true(api_json_path(out, "response.allowed")));
+    assert_string_equal(json_string_value(api_json_path(out, "response.patchType")), "JSONPatch");
+    assert_non_null(api_json_path(out, "response.patch"));
+    json_decref(out);
+    out = mutate(&g, "no", &code);
+    assert_int_equal(code, 200);
+    assert_true(json_is_false(api_json_path(out, "response.allowed")));
+    assert_int_equal(json_integer_value(api_json_path(out, "response.status.code")), 403);
+    json_decref(out);
+    /* no hook: allowed, unchanged */
+    out = mutate(NULL, "p", &code);
+    assert_true(json_is_true(api_json_path(out, "response.allowed")));
+    assert_null(api_json_path(out, "response.patch"));
+    json_decref(out);
+    /* unreadable: a Status */
+    char *resp = NULL;
+    size_t len;
+    assert_int_equal(webhook_mutate(&g, "{", 1, &resp, &len), 400);
+    free(resp);
+}
+
 int main(void)
 {
     if (admission_register_defaults() != 0) return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_upstream_example),
-        cmocka_unit_test(test_v1beta1_and_patch),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_decision),
+        cmocka_unit_test(test_upstream_example), cmocka_unit_test(test_v1beta1_and_patch),
+        cmocka_unit_test(test_malformed),        cmocka_unit_test(test_decision),
+        cmocka_unit_test(test_mutate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
