@@ -39,6 +39,14 @@ def pod(name, ns, cpu="1"):
 def namespace(ns, deferred, cpu):
     labels = {"quota.allot.dev/mode": "deferred"} if deferred else {}
     core.create_namespace({"metadata": {"name": ns, "labels": labels}})
+    # (a pod created before the namespace's default ServiceAccount has its
+    # token is refused: wait for it)
+    deadline = time.monotonic() + 60
+    while not any(sa.metadata.name == "default" and sa.secrets
+                  for sa in core.list_namespaced_service_account(ns).items):
+        if time.monotonic() > deadline:
+            sys.exit(f"FAIL: {ns}: no token for the default ServiceAccount within 60 s")
+        time.sleep(0.05)
     if cpu:
         core.create_namespaced_resource_quota(ns, {"metadata": {"name": "q"},
                                                    "spec": {"hard": {"requests.cpu": cpu}}})

@@ -541,7 +541,7 @@ int cluster_admit_mutate(cluster *c, const struct ar_request *r, json_t **patch,
 
 int cluster_extender_filter(cluster *c, const char *body, size_t len, char **out)
 {
-    return extender_filter(c->st, body, len, out);
+    return extender_filter(c->kc, c->st, body, len, out);
 }
 
 int cluster_extender_bind(cluster *c, const char *body, size_t len, char **out)

@@ -15,7 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#define TRIES 5
+/* Compare-and-swap attempts of one bind (kube-scheduler binds many pods
+ * at once, all on the same quota) */
+#define TRIES 20
 #define REQUEST_TIMEOUT_MS 3000
 #define MSG_MAX 4096
 
@@ -96,7 +98,24 @@ static int bad_request(const char *what, char **out)
     return 400;
 }
 
-int extender_filter(store *st, const char *body, size_t len, char **out)
+/* GET path into *obj (new reference): the HTTP status, or 0 with err. */
+static long get_json(kube_client *kc, const char *path, json_t **obj, char *err, size_t errlen)
+{
+    char *resp = NULL;
+    long status = 0;
+    *obj = NULL;
+    if (kube_request(kc, "GET", path, NULL, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
+                     errlen) != 0)
+        return 0;
+    if (status == 200 && !(*obj = json_loads(resp ? resp : "", 0, NULL))) {
+        snprintf(err, errlen, "an unreadable answer to GET %s", path);
+        status = 0;
+    }
+    free(resp);
+    return status;
+}
+
+int extender_filter(kube_client *kc, store *st, const char *body, size_t len, char **out)
 {
     *out = NULL;
     json_t *args = json_loadb(body ? body : "", len, 0, NULL);
@@ -124,6 +143,19 @@ int extender_filter(store *st, const char *body, size_t len, char **out)
             json_t *rq = store_obj_parse(qs[i]);
             verdict = rq ? decide(rq, pod, want, (int64_t)time(NULL), &msg) : -1;
             json_decref(rq);
+            /* A refusal is read again from the cluster: the mirror may not
+             * have the book the leader just wrote (a wake-up right after
+             * room freed), and a pod refused waits for the next one. */
+            char path[700], err[256];
+            if (verdict == 1 &&
+                api_kind_path(api_kind_for_key(qs[i]->key), ns, qs[i]->name, "", path,
+                              sizeof path) >= 0 &&
+                get_json(kc, path, &rq, err, sizeof err) == 200) {
+                dbuf_free(&msg);
+                dbuf_init(&msg, MSG_MAX);
+                verdict = decide(rq, pod, want, (int64_t)time(NULL), &msg);
+                json_decref(rq);
+            }
         }
         rl_free(want);
         unref_all(qs, n);
@@ -164,23 +196,6 @@ int extender_filter(store *st, const char *body, size_t len, char **out)
     json_decref(args);
     dbuf_free(&msg);
     return *out ? 200 : 500;
-}
-
-/* GET path into *obj (new reference): the HTTP status, or 0 with err. */
-static long get_json(kube_client *kc, const char *path, json_t **obj, char *err, size_t errlen)
-{
-    char *resp = NULL;
-    long status = 0;
-    *obj = NULL;
-    if (kube_request(kc, "GET", path, NULL, NULL, REQUEST_TIMEOUT_MS, &status, &resp, err,
-                     errlen) != 0)
-        return 0;
-    if (status == 200 && !(*obj = json_loads(resp ? resp : "", 0, NULL))) {
-        snprintf(err, errlen, "an unreadable answer to GET %s", path);
-        status = 0;
-    }
-    free(resp);
-    return status;
 }
 
 /* Reserve pod's charge on quota `name` of its namespace, by

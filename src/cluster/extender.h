@@ -6,7 +6,9 @@
  * whose charge does not fit one of its ResourceQuotas' deferred limits
  * fails every node with "quota exceeded: <quota>, requested: ..., used:
  * ..., limited: ...", so it stays Pending (Unschedulable, naming the
- * quota, never a capacity reason). Read from the mirror: advice only.
+ * quota, never a capacity reason). Read from the mirror, and a refusal
+ * read again from the cluster (the mirror may trail the book a wake-up
+ * was decided on): advice only, the bind decides.
  *
  * bind: the decision. For each quota that charges the pod, its
  * reservation is added to the quota's book by compare-and-swap on the
@@ -31,7 +33,7 @@
  * ExtenderBindingArgs (bind), as JSON text (caller frees); the HTTP
  * status: 200, or 400 with a Status text for a body that is not one. st
  * is the mirror. */
-int extender_filter(store *st, const char *body, size_t len, char **out);
+int extender_filter(kube_client *kc, store *st, const char *body, size_t len, char **out);
 int extender_bind(kube_client *kc, store *st, const char *body, size_t len, char **out);
 
 /* The leader's check of an expired bind reservation: true when the
