@@ -14,21 +14,27 @@
 
 typedef struct settle_ctx {
     store *st;
+    mirror *m;
     bool (*gone)(void *arg, const json_t *r);
     void *gone_arg;
 } settle_ctx;
 
-/* Whether the mirror shows reservation r's pod bound: the recount counts
- * it (or, terminal, has released it). */
+/* Whether the mirror shows reservation r settled: its pod bound (the
+ * recount counts it, or, terminal, has released it), or its pod gone
+ * (another uid, or none) once the mirror has taken in every pod change up
+ * to the version the bind was decided on: it held the pod then, so its
+ * absence is a delete, which releases. */
 static bool settled(void *arg, const json_t *r)
 {
     settle_ctx *c = arg;
     if (!jstr(r, "name") || !jstr(r, "uid")) return true; /* not one of allot's */
     json_t *pod = mirror_core_obj(c->st, "pods", jtext(r, "namespace"), jtext(r, "name"));
-    bool bound = pod && !strcmp(jtext(pod, "metadata", "uid"), jtext(r, "uid")) &&
-                 *jtext(pod, "spec", "nodeName");
+    bool same = pod && !strcmp(jtext(pod, "metadata", "uid"), jtext(r, "uid"));
+    bool out = same ? *jtext(pod, "spec", "nodeName") != '\0'
+                    : mirror_rv_value(jtext(r, "from")) &&
+                          mirror_progress(c->m, "pods") >= mirror_rv_value(jtext(r, "from"));
     json_decref(pod);
-    return bound;
+    return out;
 }
 
 static bool expired_gone(void *arg, const json_t *r)
@@ -133,18 +139,21 @@ static int plan_one(store *st, mirror *m, settle_ctx *sc, const char *key, const
         if (through) snprintf(nb.through, sizeof nb.through, "%llu", (unsigned long long)through);
         bool same = rl_equal(b.used, used) && b.hard && rl_equal(b.hard, hard) &&
                     json_equal(b.reservations, kept) && !strcmp(b.through, nb.through);
-        /* A limit raised, or less held than before: waiting pods may fit
-         * now, in the room left (the wake-up's measure). */
-        bool frees = false;
-        for (size_t i = 0; b.hard && i < rl_len(hard); i++) {
-            const qty *h = rl_get(b.hard, rl_name(hard, i));
-            if (h && qty_cmp(rl_qty(hard, i), h) > 0) frees = true;
+        /* More room than the book it replaces left (a limit raised, a pod
+         * gone, a reservation released): waiting pods may fit now. */
+        if (freed) {
+            int64_t now = (int64_t)time(NULL);
+            rlist *was = dq_room(b.hard ? b.hard : hard, &b, now), *is = dq_room(hard, &nb, now);
+            bool frees = false;
+            for (size_t i = 0; was && is && i < rl_len(is); i++) {
+                const qty *w = rl_get(was, rl_name(is, i));
+                if (!w || qty_cmp(rl_qty(is, i), w) > 0) frees = true;
+            }
+            if (!was || !is) rc = -1;
+            rl_free(was);
+            rl_free(is);
+            if (rc == 0 && frees) rc = room_of(freed, cur, &nb);
         }
-        for (size_t i = 0; i < rl_len(used); i++) {
-            const qty *w = rl_get(b.used, rl_name(used, i));
-            if (w && qty_cmp(rl_qty(used, i), w) < 0) frees = true;
-        }
-        if (frees && freed) rc = room_of(freed, cur, &nb);
         char *text = same ? NULL : dq_book_text(&nb);
         json_t *obj = text ? json_deep_copy(cur) : NULL;
         json_t *meta = json_object_get(obj, "metadata");
@@ -193,7 +202,7 @@ int reconcile_dq_plan(store *st, mirror *m, bool (*gone)(void *arg, const json_t
     api_kind_store_resource(k, prefix, sizeof prefix - 1);
     strcat(prefix, "/");
     if (store_list(st, prefix, NULL, 0, &objs, &n, &rev, &more) != 0) return -1;
-    settle_ctx sc = {st, gone, gone_arg};
+    settle_ctx sc = {st, m, gone, gone_arg};
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *cur = rc == 0 ? store_obj_parse(objs[i]) : NULL;

@@ -4,8 +4,10 @@
  * For every ResourceQuota the mirror holds with deferred limits, the book
  * as a recount of the mirror's pods gives it: `used` the charge of the
  * namespace's bound, non-terminal pods; each reservation kept until the
- * mirror shows its pod bound (then `used` holds it) or, past its expiry,
- * gone(gone_arg, reservation) says the cluster does not hold it bound;
+ * mirror shows its pod bound (then `used` holds it) or deleted (gone from
+ * a mirror that has taken in the version the bind was decided on), or,
+ * past its expiry, gone(gone_arg, reservation) says the cluster does not
+ * hold it bound;
  * `countedThrough` the highest pod resourceVersion counted. A book counted
  * by a replica whose pod watch was further on is recounted only once this
  * mirror has taken in as much (mirror_progress), so a new leader never
@@ -24,8 +26,9 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-/* The book writes, appended to out. For every quota whose used goes down
- * or whose deferred limit goes up, freed[namespace][quota] (freed an
+/* The book writes, appended to out. For every quota with more room than
+ * its book left (usage or reservations down, a limit up),
+ * freed[namespace][quota] (freed an
  * object; NULL: not asked) is the room it has left after them (its limit
  * less what is used and reserved): waiting pods may fit now. 0, or -1
  * (out of memory). Not inside a store transaction (gone may ask the
