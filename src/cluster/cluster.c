@@ -181,6 +181,15 @@ static json_t *not_system(const char *own_namespace)
                      "kubernetes.io/metadata.name", "operator", "NotIn", "values", skip);
 }
 
+/* The configuration object `kind` allot.dev holding `hooks`. New, or NULL. */
+static json_t *webhook_config_object(const char *kind, json_t *hooks)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:O}", "apiVersion",
+                     "admissionregistration.k8s.io/v1", "kind", kind, "metadata", "name",
+                     WEBHOOK_CONFIG_NAME, "labels", "app.kubernetes.io/managed-by", "allot",
+                     "webhooks", hooks);
+}
+
 json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *own_namespace)
 {
     json_t *client = webhook_client(url, WEBHOOK_PATH, ca_pem, own_namespace);
@@ -237,13 +246,9 @@ json_t *cluster_webhook_config(const char *url, const char *ca_pem, const char *
             json_object_set(h, "objectSelector", pooled);
         json_array_append_new(hooks, h);
     }
-    json_t *cfg =
-        client && ns_sel && pooled && counted && hooks
-            ? json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:O}", "apiVersion",
-                        "admissionregistration.k8s.io/v1", "kind", "ValidatingWebhookConfiguration",
-                        "metadata", "name", WEBHOOK_CONFIG_NAME, "labels",
-                        "app.kubernetes.io/managed-by", "allot", "webhooks", hooks)
-            : NULL;
+    json_t *cfg = client && ns_sel && pooled && counted && hooks
+                      ? webhook_config_object("ValidatingWebhookConfiguration", hooks)
+                      : NULL;
     json_decref(client);
     json_decref(ns_sel);
     json_decref(pooled);
@@ -282,13 +287,9 @@ json_t *cluster_mutating_webhook_config(const char *url, const char *ca_pem,
             "Equivalent", "reinvocationPolicy", "Never", "namespaceSelector", sel);
         if (h) json_array_append_new(hooks, h);
     }
-    json_t *cfg =
-        client && sel && hooks
-            ? json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:O}", "apiVersion",
-                        "admissionregistration.k8s.io/v1", "kind", "MutatingWebhookConfiguration",
-                        "metadata", "name", WEBHOOK_CONFIG_NAME, "labels",
-                        "app.kubernetes.io/managed-by", "allot", "webhooks", hooks)
-            : NULL;
+    json_t *cfg = client && sel && hooks
+                      ? webhook_config_object("MutatingWebhookConfiguration", hooks)
+                      : NULL;
     json_decref(client);
     json_decref(sel);
     json_decref(hooks);
