@@ -69,9 +69,10 @@ cluster_cleanup() {
 trap cluster_cleanup EXIT
 
 # kc ARGS...: kubectl against the real cluster, bounded per request.
-kc() { "$KUBECTL" --kubeconfig "$KUBE_DIR/kubeconfig" --request-timeout=20s "$@"; }
+# (--cache-dir: kubectl 1.20 has no KUBECACHEDIR; see tests/e2e/lib.sh)
+kc() { "$KUBECTL" --kubeconfig "$KUBE_DIR/kubeconfig" --cache-dir "$KUBECACHEDIR" --request-timeout=20s "$@"; }
 # km ARGS...: kubectl against allot's mirror (the kubeconfig allotd writes).
-km() { "$KUBECTL" --kubeconfig "$CLUSTER_DATA/kubeconfig" --request-timeout=20s "$@"; }
+km() { "$KUBECTL" --kubeconfig "$CLUSTER_DATA/kubeconfig" --cache-dir "$KUBECACHEDIR" --request-timeout=20s "$@"; }
 
 kube_up() {
   KUBE_IS_UP=1

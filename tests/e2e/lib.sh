@@ -5,6 +5,11 @@ set -euo pipefail
 
 : "${ALLOTD:?ALLOTD must point at the allotd binary}"
 E2E_DIR=$(mktemp -d /tmp/allot-e2e.XXXXXX)
+# kubectl's discovery cache, per test: it is keyed by host:port, and a port
+# a test's allotd gets may have served another API (a real kube-apiserver
+# of a concurrent test) minutes before, whose cached discovery kubectl would
+# trust ("the server could not find the requested resource").
+export KUBECACHEDIR=$E2E_DIR/kubecache
 # Objects more than one test creates as written (tests/fixtures/README.md).
 FIXTURES=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fixtures" && pwd)
 ALLOT_PID=
