@@ -331,6 +331,58 @@ static const char *nested_repetition(const char *p, const char **what)
     return NULL;
 }
 
+/* What regcomp would make of POSIX ERE `re`, read as regcomp reads it
+ * (inside brackets a backslash is literal and `]` closes): a repetition
+ * stacked on another, or {m,n} bounds whose product passes 1000 (glibc
+ * expands each level), is refused with why; NULL when fine. A check of the
+ * pattern as its author wrote it can be misled by a difference between
+ * the two syntaxes (`[a-z\\]+++`: an escaped `]` there, the end of the
+ * class here); this one reads what is compiled. */
+static const char *posix_costly(const char *re)
+{
+    double repeat = 1;
+    bool quant = false;
+    for (const char *q = re; *q; q++) {
+        if (*q == '\\') {
+            if (q[1]) q++;
+            quant = false;
+        } else if (*q == '[') {
+            const char *e = q + 1;
+            if (*e == '^') e++;
+            if (*e == ']') e++;
+            while (*e && *e != ']') {
+                if (*e == '[' && (e[1] == ':' || e[1] == '.' || e[1] == '=')) {
+                    const char *f = e + 2;
+                    while (*f && !(f[0] == e[1] && f[1] == ']'))
+                        f++;
+                    if (!*f) return "missing closing ]";
+                    e = f + 2;
+                } else {
+                    e++;
+                }
+            }
+            if (!*e) return "missing closing ]";
+            q = e;
+            quant = false;
+        } else if (*q == '*' || *q == '+' || *q == '?' ||
+                   (*q == '{' && q[1] >= '0' && q[1] <= '9')) {
+            if (quant) return "invalid nested repetition operator";
+            if (*q == '{') {
+                char *end;
+                unsigned long a = strtoul(q + 1, &end, 10), b = a;
+                if (*end == ',') b = strtoul(end + 1, &end, 10);
+                repeat *= (double)(a > b ? a : b) + 1;
+                if (repeat > 1000) return "repetition counts are too large";
+                q = *end ? end : end - 1;
+            }
+            quant = true;
+        } else {
+            quant = false;
+        }
+    }
+    return NULL;
+}
+
 static char *rewrite_pattern(const char *p, const char **why)
 {
     size_t len = strlen(p);
@@ -621,6 +673,10 @@ static js_node *compile_node(cctx *c, const json_t *j, unsigned depth, int lvl)
                         strcmp(what, "missing closing ]") ? 2 : 200, at);
         char *posix = rewrite_pattern(p, &why);
         if (!posix) return fail(c, n, "pattern", "Invalid value: \"%.200s\": %s", p, why);
+        if ((why = posix_costly(posix))) {
+            free(posix);
+            return fail(c, n, "pattern", "Invalid value: \"%.200s\": %s", p, why);
+        }
         int rc = regcomp(&n->re, posix, REG_EXTENDED | REG_NOSUB);
         free(posix);
         if (rc != 0) {

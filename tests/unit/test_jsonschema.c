@@ -274,6 +274,12 @@ static void test_non_structural(void **st)
     refused("{'type':'object','properties':{'a':{'type':'string','pattern':'^[a-z]+++++d$'}}}",
             "openAPIV3Schema.properties[a].pattern: Invalid value: \"^[a-z]+++++d$\": error "
             "parsing regexp: invalid nested repetition operator: `++`");
+    /* the same behind an escaped `]`, which ends the class for glibc (a
+     * fuzzer's find: the check of the written pattern saw a class) */
+    refused(
+        "{'type':'object','properties':{'a':{'type':'string','pattern':'^7[a-z\\\\]+++++d[$]'}}}",
+        "openAPIV3Schema.properties[a].pattern: Invalid value: \"^7[a-z\\]+++++d[$]\": invalid "
+        "nested repetition operator");
     refused("{'type':'object','properties':{'a':{'type':'strin'}}}",
             "openAPIV3Schema.properties[a].type: Unsupported value: \"strin\": supported values: "
             "\"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\"");
